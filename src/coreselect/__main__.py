@@ -1,0 +1,3 @@
+from coreselect.cli import main
+
+main()
