@@ -2,11 +2,13 @@
 
 Subcommands live in their own modules and are imported only when used, so that
 ``coreselect --help`` stays fast. Commands parse arguments and delegate; they hold no logic.
+Every usage error is one line on stderr with exit code 2.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 
 import click
 
@@ -34,8 +36,22 @@ class _LazyGroup(click.Group):
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="coreselect")
-def main() -> None:
+def cli() -> None:
     """Multi-label feature selection: relevance (submodular) plus diversity, on huge data."""
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point: run the CLI; usage errors become one line on stderr and exit code 2."""
+    try:
+        code = cli.main(args=args, prog_name="coreselect", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("coreselect: aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        msg = " ".join(exc.format_message().split())
+        click.echo(f"coreselect: error: {msg}", err=True)
+        sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,405 @@
+"""Per-column discretization of features and labels into small integer codes.
+
+Every statistic of coreselect is an entropy of a count table, so features are first turned
+into discrete codes. The rules, applied to each column on its own (a column never needs
+another column, which is what lets distributed workers bin their own blocks):
+
+1. A column with at most ``n_bins`` distinct values is used as it is: one bin per distinct
+   value. This rule comes first; such columns are never re-binned.
+2. Otherwise, with ``strategy="auto"``: a non-negative column that is sparse (scipy.sparse
+   input) or mostly zero (more than half of the samples) keeps zero as its own bin and splits
+   its non-zero values into ``n_bins - 1`` equal-frequency bins; any other column gets
+   ``n_bins`` equal-frequency bins.
+   ``strategy="quantile"``: ``n_bins`` equal-frequency bins over all values (zeros included).
+   ``strategy="uniform"``: ``n_bins`` equal-width bins between the column's min and max.
+   ``strategy="none"``: the values are already discrete integer codes and are used as they are.
+3. Equal values always share a bin. Equal-frequency binning puts a distinct value ``v`` in bin
+   ``floor(q * W(<v) / W)`` where ``W(<v)`` is the number of samples with a smaller value (among
+   the samples being split) and ``W`` their total, ``q`` the number of bins.
+4. In a split column no bin holds fewer than ``min_bin_count`` samples: the smallest such bin
+   is merged into its smaller neighbour (the left one on a tie) until none is left or only one
+   bin remains. The zero bin of rule 2 is never merged, so a word seen in three documents ends
+   up as present/absent rather than with three bins of its own.
+
+The result, :class:`DiscreteMatrix`, stores codes in a CSC matrix in which code 0 is each
+column's most frequent bin. Zero cells stay implicit, so sparse data stays sparse and all
+count tables can be filled in closed form from co-occurrences of non-zero codes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from coreselect.errors import InputError
+
+Strategy = Literal["auto", "quantile", "uniform", "none"]
+STRATEGIES = ("auto", "quantile", "uniform", "none")
+
+
+@dataclass(eq=False)
+class DiscreteMatrix:
+    """Discrete codes of ``d`` columns over ``n`` samples.
+
+    Attributes
+    ----------
+    codes : scipy.sparse.csc_matrix of int, shape (n_samples, n_columns)
+        Code of every cell; code 0 (the column's most frequent bin) is implicit.
+    n_codes : ndarray of int, shape (n_columns,)
+        Number of non-empty bins of each column (codes are ``0 .. n_codes - 1``).
+    """
+
+    codes: sp.csc_matrix
+    n_codes: np.ndarray
+
+    def __post_init__(self) -> None:
+        self.codes = sp.csc_matrix(self.codes)
+        self.codes.sort_indices()
+        self.n_codes = np.asarray(self.n_codes, dtype=np.int64)
+
+    # -- shape -----------------------------------------------------------------------------
+    @property
+    def n_samples(self) -> int:
+        return int(self.codes.shape[0])
+
+    @property
+    def n_columns(self) -> int:
+        return int(self.codes.shape[1])
+
+    # -- derived statistics (cached; the matrix is treated as immutable) -------------------
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Start of each column's non-zero codes in the flat "expanded" code space."""
+        out = np.zeros(self.n_columns + 1, dtype=np.int64)
+        np.cumsum(np.maximum(self.n_codes - 1, 0), out=out[1:])
+        return out
+
+    @cached_property
+    def expanded_column(self) -> np.ndarray:
+        """Expanded index (column, code >= 1) of every stored cell of ``codes``."""
+        col = np.repeat(np.arange(self.n_columns), np.diff(self.codes.indptr))
+        return self.offsets[col] + self.codes.data.astype(np.int64) - 1
+
+    @cached_property
+    def code_counts(self) -> np.ndarray:
+        """Number of samples with each (column, code >= 1), flat in expanded order."""
+        return np.bincount(self.expanded_column, minlength=int(self.offsets[-1])).astype(np.int64)
+
+    @cached_property
+    def nonzero_counts(self) -> np.ndarray:
+        """Number of samples whose code is not 0, per column."""
+        return np.diff(self.codes.indptr).astype(np.int64)
+
+    @property
+    def is_constant(self) -> np.ndarray:
+        """Columns with a single value in every sample."""
+        return self.n_codes <= 1
+
+    @cached_property
+    def expanded_owner(self) -> np.ndarray:
+        """Column that owns each expanded (column, code) slot."""
+        return np.repeat(np.arange(self.n_columns), np.maximum(self.n_codes - 1, 0))
+
+    @cached_property
+    def indicator(self) -> sp.csr_matrix:
+        """One-hot matrix (n_samples x expanded) of the non-zero codes, CSR for row gathers."""
+        rows = self.codes.indices
+        mat = sp.csr_matrix(
+            (np.ones(rows.size, dtype=np.float64), (rows, self.expanded_column)),
+            shape=(self.n_samples, int(self.offsets[-1])),
+        )
+        mat.sort_indices()
+        return mat
+
+    def dense_codes(self) -> np.ndarray:
+        """All codes as a dense (n_samples, n_columns) integer array."""
+        return self.codes.toarray()
+
+    def take(self, columns: np.ndarray | list[int]) -> "DiscreteMatrix":
+        """The sub-matrix of the given columns, in the given order."""
+        columns = np.asarray(columns, dtype=np.int64)
+        return DiscreteMatrix(self.codes[:, columns], self.n_codes[columns])
+
+    @classmethod
+    def hstack(cls, parts: list["DiscreteMatrix"]) -> "DiscreteMatrix":
+        """Columns of several matrices over the same samples, side by side."""
+        return cls(
+            sp.hstack([p.codes for p in parts], format="csc"),
+            np.concatenate([p.n_codes for p in parts]),
+        )
+
+    @classmethod
+    def from_dense_codes(cls, codes: np.ndarray) -> "DiscreteMatrix":
+        """Build from a dense integer array of arbitrary codes (relabelled per column)."""
+        return discretize(np.asarray(codes), strategy="none")
+
+
+# ------------------------------------------------------------------------------------------
+def discretize(
+    X: np.ndarray | sp.spmatrix,
+    n_bins: int = 5,
+    strategy: Strategy = "auto",
+    min_bin_count: int = 10,
+) -> DiscreteMatrix:
+    """Discretize every column of ``X`` (dense or scipy.sparse) by the rules of this module.
+
+    Raises
+    ------
+    InputError
+        On NaN or infinite values, on non-integer values with ``strategy="none"``, or on bad
+        parameters.
+    """
+    if strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    if int(n_bins) < 2:
+        raise InputError(f"n_bins must be at least 2, got {n_bins}")
+    n_bins = int(n_bins)
+    is_sparse = sp.issparse(X)
+    cols, vals, weights, rows, n, d = _entries(X)
+    if vals.size and not np.all(np.isfinite(vals)):
+        raise InputError("the data contain NaN or infinite values")
+    if strategy == "none" and vals.size and np.any(vals != np.round(vals)):
+        raise InputError('strategy="none" needs integer codes, but the data hold fractional values')
+
+    # Distinct values per column, with the number of samples holding each.
+    order = np.lexsort((vals, cols))
+    s_col, s_val, s_w = cols[order], vals[order], weights[order]
+    new = np.ones(s_col.size, dtype=bool)
+    new[1:] = (s_col[1:] != s_col[:-1]) | (s_val[1:] != s_val[:-1])
+    group_of_sorted = np.cumsum(new) - 1
+    u_col, u_val = s_col[new], s_val[new]
+    u_w = np.bincount(group_of_sorted, weights=s_w).astype(np.int64)
+    u_start = np.searchsorted(u_col, np.arange(d + 1))
+    n_distinct = np.diff(u_start)
+    rank = np.arange(u_col.size) - u_start[u_col]
+
+    bins = rank.copy()  # rule 1: a column with few distinct values keeps one bin per value
+    split = n_distinct > n_bins if strategy != "none" else np.zeros(d, dtype=bool)
+    if split.any():
+        bins = _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy,
+                           min_bin_count, is_sparse, bins)
+
+    # Relabel so that code 0 is the most frequent bin (lowest bin on a tie) of each column.
+    n_codes = np.zeros(d, dtype=np.int64)
+    np.maximum.at(n_codes, u_col, bins + 1)
+    base = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(n_codes, out=base[1:])
+    slot = base[u_col] + bins
+    slot_count = np.bincount(slot, weights=u_w, minlength=int(base[-1]))
+    mode = _segment_argmax(slot_count, base)
+    u_code = bins.copy()
+    is_mode = bins == mode[u_col]
+    was_zero = bins == 0
+    u_code[is_mode] = 0
+    u_code[was_zero & ~is_mode] = mode[u_col[was_zero & ~is_mode]]
+
+    # Map back to the cells. Virtual "implicit zero" entries have rows == -1.
+    group = np.empty_like(group_of_sorted)
+    group[order] = group_of_sorted
+    cell_code = u_code[group]
+    real = rows >= 0
+    keep = real & (cell_code != 0)
+    out_rows, out_cols, out_codes = [rows[keep]], [cols[keep]], [cell_code[keep]]
+    # Columns whose implicit zeros are not code 0 (zero is not their mode): write them out.
+    virtual_code = np.zeros(d, dtype=np.int64)
+    virtual_code[cols[~real]] = cell_code[~real]
+    if is_sparse and np.any(virtual_code):
+        csc = sp.csc_matrix(X)
+        for j in np.flatnonzero(virtual_code):
+            present = np.zeros(n, dtype=bool)
+            present[csc.indices[csc.indptr[j]:csc.indptr[j + 1]]] = True
+            zrows = np.flatnonzero(~present)
+            out_rows.append(zrows)
+            out_cols.append(np.full(zrows.size, j))
+            out_codes.append(np.full(zrows.size, virtual_code[j]))
+    dtype = np.int16 if n_codes.size == 0 or n_codes.max() < 2**15 else np.int32
+    codes = sp.csc_matrix(
+        (np.concatenate(out_codes).astype(dtype),
+         (np.concatenate(out_rows), np.concatenate(out_cols))),
+        shape=(n, d),
+    )
+    return DiscreteMatrix(codes, n_codes)
+
+
+def discretize_labels(Y: np.ndarray | sp.spmatrix) -> DiscreteMatrix:
+    """Check that ``Y`` is a binary (0/1) label matrix and return it as codes.
+
+    A label column with a single value is kept (its entropy is 0, so it carries no relevance).
+    """
+    try:
+        if sp.issparse(Y):
+            Y = sp.csc_matrix(Y, dtype=np.float64)
+            values = Y.data
+        else:
+            Y = np.asarray(Y, dtype=np.float64)
+            values = Y.ravel()
+    except (TypeError, ValueError):
+        raise InputError("labels must be a numeric 0/1 matrix") from None
+    if Y.ndim != 2:
+        raise InputError(f"labels must be a 2-D matrix, got shape {Y.shape}")
+    if Y.shape[1] == 0:
+        raise InputError("there are no label columns")
+    if values.size and not np.all(np.isfinite(values)):
+        raise InputError("the labels contain NaN or infinite values")
+    if values.size and not np.all((values == 0) | (values == 1)):
+        raise InputError("labels must be binary (0/1)")
+    return discretize(Y, strategy="none")
+
+
+# ------------------------------------------------------------------------------------------
+def _entries(X) -> tuple[np.ndarray, ...]:
+    """(column, value, weight, row) of every cell; a sparse column's implicit zeros become one
+    virtual entry with the number of zero cells as weight and row -1."""
+    if sp.issparse(X):
+        X = sp.csc_matrix(X, dtype=np.float64, copy=True)
+        X.sum_duplicates()
+        X.eliminate_zeros()
+        n, d = X.shape
+        nnz = np.diff(X.indptr)
+        cols = np.repeat(np.arange(d), nnz)
+        zero_cols = np.flatnonzero(nnz < n)
+        return (
+            np.concatenate([cols, zero_cols]),
+            np.concatenate([X.data, np.zeros(zero_cols.size)]),
+            np.concatenate([np.ones(cols.size, dtype=np.int64), n - nnz[zero_cols]]),
+            np.concatenate([X.indices.astype(np.int64), np.full(zero_cols.size, -1)]),
+            n,
+            d,
+        )
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise InputError(f"expected a 2-D matrix, got shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        try:
+            X = X.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"the data are not numeric: {exc}") from None
+    n, d = X.shape
+    return (
+        np.repeat(np.arange(d), n),
+        np.asarray(X, dtype=np.float64).ravel(order="F"),
+        np.ones(n * d, dtype=np.int64),
+        np.tile(np.arange(n, dtype=np.int64), d),
+        n,
+        d,
+    )
+
+
+def _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy, min_bin_count,
+                is_sparse, bins):
+    """Bins of the distinct values of the columns that must be split (rules 2 to 4)."""
+    d = split.size
+    col_min = np.full(d, np.inf)
+    col_max = np.full(d, -np.inf)
+    has = u_start[:-1] < u_start[1:]
+    col_min[has] = u_val[u_start[:-1][has]]
+    col_max[has] = u_val[u_start[1:][has] - 1]
+    zero_w = np.zeros(d, dtype=np.int64)
+    zero_at = u_val == 0
+    zero_w[u_col[zero_at]] = u_w[zero_at]
+    zero_bin = np.zeros(d, dtype=bool)
+    if strategy == "auto":
+        zero_bin = split & (col_min >= 0) & (zero_w > 0) & (is_sparse | (zero_w * 2 > n))
+    in_split = split[u_col]
+    separate_zero = zero_bin[u_col] & zero_at  # the kept zero bin of sparse-like columns
+    part = in_split & ~separate_zero  # values that are cut into bins
+    q = np.where(zero_bin, n_bins - 1, n_bins)
+
+    if strategy == "uniform":
+        width = np.where(col_max > col_min, col_max - col_min, 1.0)
+        raw = np.floor(n_bins * (u_val - col_min[u_col]) / width[u_col]).astype(np.int64)
+        raw = np.minimum(raw, n_bins - 1)
+    else:
+        # Equal frequency: cumulative sample count before each distinct value, per column.
+        w_part = np.where(part, u_w, 0)
+        csum = np.cumsum(w_part)
+        before = csum - w_part
+        col_offset = np.zeros(d, dtype=np.int64)
+        first = u_start[:-1][has]
+        col_offset[has] = (csum - w_part)[first]
+        before = before - col_offset[u_col]
+        total = np.bincount(u_col, weights=w_part, minlength=d).astype(np.int64)
+        raw = (q[u_col] * before) // np.maximum(total[u_col], 1)
+
+    # Compress empty bins, then merge small bins, on a (split columns x bins) count table.
+    sc = np.flatnonzero(split)
+    row_of = np.full(d, -1, dtype=np.int64)
+    row_of[sc] = np.arange(sc.size)
+    r = row_of[u_col[part]]
+    b = raw[part]
+    counts = np.zeros((sc.size, n_bins), dtype=np.int64)
+    np.add.at(counts, (r, b), u_w[part])
+    present = counts > 0
+    compact = np.cumsum(present, axis=1) - 1  # old bin -> compressed bin
+    nb = present.sum(axis=1)
+    table = np.zeros_like(counts)
+    rr, cc = np.nonzero(present)
+    table[rr, compact[rr, cc]] = counts[rr, cc]
+    mapping = _merge_small_bins(table, nb, min_bin_count)  # compressed bin -> merged bin
+    merged = mapping[r, compact[r, b]]
+    out = bins.copy()
+    out[part] = merged + zero_bin[u_col[part]]  # the zero bin, when kept, is bin 0
+    out[separate_zero] = 0
+    return out
+
+
+def _merge_small_bins(table: np.ndarray, nb: np.ndarray, min_count: int) -> np.ndarray:
+    """Merge, row by row and all rows at once, the smallest bin below ``min_count`` into its
+    smaller neighbour (left on a tie) until no such bin is left or one bin remains.
+
+    Returns the map from each original (compressed) bin to its final bin index.
+    """
+    table = table.copy()
+    nb = nb.copy()
+    rows, width = table.shape
+    mapping = np.tile(np.arange(width), (rows, 1))
+    j_idx = np.arange(width)
+    while True:
+        valid = j_idx[None, :] < nb[:, None]
+        small = valid & (table < min_count)
+        act = np.flatnonzero(small.any(axis=1) & (nb > 1))
+        if act.size == 0:
+            return mapping
+        t = table[act]
+        cand = np.where(small[act], t, np.iinfo(np.int64).max)
+        j = cand.argmin(axis=1)  # smallest small bin, leftmost on a tie
+        ar = np.arange(act.size)
+        left_ok = j > 0
+        right_ok = j + 1 < nb[act]
+        left = np.where(left_ok, t[ar, np.maximum(j - 1, 0)], np.iinfo(np.int64).max)
+        right = np.where(right_ok, t[ar, np.minimum(j + 1, width - 1)], np.iinfo(np.int64).max)
+        go_left = left_ok & (left <= right)
+        target = np.where(go_left, j - 1, j + 1)
+        t[ar, target] += t[ar, j]
+        # Delete bin j: shift the bins right of it one place left.
+        keep = j_idx[None, :] < j[:, None]
+        shifted = np.concatenate([t[:, 1:], np.zeros((act.size, 1), dtype=t.dtype)], axis=1)
+        table[act] = np.where(keep, t, shifted)
+        m = mapping[act]
+        m = np.where(m > j[:, None], m - 1, m)
+        m = np.where((mapping[act] == j[:, None]) & go_left[:, None], j[:, None] - 1, m)
+        mapping[act] = m
+        nb[act] -= 1
+
+
+def _segment_argmax(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Index within each segment ``values[bounds[i]:bounds[i+1]]`` of its first maximum."""
+    n_seg = bounds.size - 1
+    out = np.zeros(n_seg, dtype=np.int64)
+    lengths = np.diff(bounds)
+    has = lengths > 0
+    if not has.any():
+        return out
+    seg = np.repeat(np.arange(n_seg), lengths)
+    seg_max = np.full(n_seg, -np.inf)
+    np.maximum.at(seg_max, seg, values)
+    is_max = values == seg_max[seg]
+    pos = np.arange(values.size) - bounds[seg]
+    first = np.full(n_seg, np.iinfo(np.int64).max)
+    np.minimum.at(first, seg[is_max], pos[is_max])
+    out[has] = first[has]
+    return out

@@ -1,0 +1,132 @@
+"""The objective of Ghadiri & Schmidt (2019), eq. (2), and the incremental state that gives
+every candidate's marginal gain in O(d) per greedy step.
+
+* ``g(S) = sum over labels l of top^p_{x in S} MI(x, l)``: the sum of the ``p`` largest
+  relevances to ``l`` among the selected features (all of them when ``|S| < p``). It is
+  non-negative, monotone and submodular (the paper's Lemma 1).
+* ``D(S) = sum over unordered pairs {u, v} of S of d(u, v)`` (sum-sum diversity).
+* ``h(S) = (1 - lam) * c * g(S) + lam * D(S)`` with ``c = k (k - 1) / (2 p |L|)``, ``k`` the
+  requested number of features (the coefficient puts both terms on the same range).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Scores within this relative distance of the best count as tied; ties go to the lowest
+#: column index (the paper's consistent tie-breaking), robustly against float rounding.
+TIE_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class ObjectiveParams:
+    """Parameters of ``h``: ``k`` requested features, weight ``lam``, ``p`` per label."""
+
+    k: int
+    lam: float
+    p: int
+    n_labels: int
+
+    @property
+    def coefficient(self) -> float:
+        """``c = k (k - 1) / (2 p |L|)``."""
+        return self.k * (self.k - 1) / (2.0 * self.p * self.n_labels)
+
+    def value(self, relevance: float, diversity: float) -> float:
+        """``h = (1 - lam) c g + lam D``."""
+        return (1.0 - self.lam) * self.coefficient * relevance + self.lam * diversity
+
+
+def top_p_sum(values: np.ndarray, p: int) -> np.ndarray:
+    """Sum of the ``p`` largest entries of each column of ``values`` (shape (m, L))."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape[0] <= p:
+        return values.sum(axis=0)
+    part = np.partition(values, values.shape[0] - p, axis=0)[values.shape[0] - p:]
+    return part.sum(axis=0)
+
+
+def relevance_of(relevance: np.ndarray, selected, p: int) -> float:
+    """``g(S)`` from the relevance matrix rows of the selected features."""
+    selected = np.asarray(selected, dtype=np.int64)
+    if selected.size == 0:
+        return 0.0
+    return float(top_p_sum(relevance[selected], p).sum())
+
+
+def argmax_first(scores: np.ndarray, rtol: float = TIE_RTOL) -> int:
+    """Index of the best score; among scores within ``rtol`` of it, the lowest index."""
+    best = scores.max()
+    if not np.isfinite(best):
+        return int(np.argmax(scores))
+    tol = rtol * max(1.0, abs(best))
+    return int(np.flatnonzero(scores >= best - tol)[0])
+
+
+class RelevanceGains:
+    """Marginal gains ``g(S + v) - g(S)`` of every candidate ``v``, updated as ``S`` grows.
+
+    With ``t_l`` the p-th largest relevance to label ``l`` in ``S`` (0 while ``|S| < p``; all
+    relevances are >= 0), ``g(S + v) - g(S) = sum_l max(0, MI(v, l) - t_l)``. Thresholds only
+    grow, so when ``t_l`` rises from ``a`` to ``b`` every gain drops by
+    ``clip(MI(v, l), a, b) - a``, and a candidate with ``MI(v, l) <= b`` never gains from label
+    ``l`` again: each label keeps a shrinking list of the candidates that still can.
+    """
+
+    def __init__(self, relevance: np.ndarray, p: int, use_numba: bool = False):
+        self.relevance = np.asarray(relevance, dtype=np.float64, order="F")
+        self.p = int(p)
+        d, n_labels = self.relevance.shape
+        self.gains = self.relevance.sum(axis=1)  # g({v}) with every threshold at 0
+        self.top = np.zeros((n_labels, self.p))  # per label, the p largest values, descending
+        # Per label, the candidates whose relevance is still above the threshold: they are the
+        # front ``n_active[l]`` entries of ``active[l]`` (None until the first rise: all).
+        self.active: list[np.ndarray | None] = [None] * n_labels
+        self.n_active = np.full(n_labels, d, dtype=np.int64)
+        self._lower = None
+        if use_numba:
+            from coreselect.core._numba import lower_gains
+
+            self._lower = lower_gains
+
+    @property
+    def thresholds(self) -> np.ndarray:
+        return self.top[:, -1]
+
+    @property
+    def value(self) -> float:
+        """``g(S)`` of the features added so far."""
+        return float(self.top.sum())
+
+    def add(self, u: int) -> None:
+        """Add feature ``u`` to ``S`` and update every candidate's gain."""
+        vals = self.relevance[u]
+        old = self.top[:, -1].copy()
+        enters = np.flatnonzero(vals > old)
+        if enters.size == 0:
+            return
+        merged = np.concatenate([self.top[enters], vals[enters, None]], axis=1)
+        merged = -np.sort(-merged, axis=1)
+        self.top[enters] = merged[:, : self.p]
+        new = self.top[:, -1]
+        for label in enters[new[enters] > old[enters]]:
+            self._raise(int(label), old[label], new[label])
+
+    def _raise(self, label: int, low: float, high: float) -> None:
+        column = self.relevance[:, label]
+        act = self.active[label]
+        if act is None:
+            act = np.arange(column.size, dtype=np.int64)
+            self.active[label] = act
+        count = int(self.n_active[label])
+        if self._lower is not None:
+            self.n_active[label] = self._lower(column, act, count, low, high, self.gains)
+            return
+        live = act[:count]
+        vals = column[live]
+        self.gains[live] -= np.clip(vals, low, high) - low
+        keep = live[vals > high]
+        act[: keep.size] = keep
+        self.n_active[label] = keep.size

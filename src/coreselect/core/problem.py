@@ -1,0 +1,146 @@
+"""A selection problem: discretized features and labels, relevance matrix, objective
+parameters. Engines (local, Dask, streaming) take parts of it and call the greedy on them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from coreselect.core.discretize import DiscreteMatrix, Strategy, discretize, discretize_labels
+from coreselect.core.entropy import Backend, Relevance, pairwise_distances, relevance_matrix
+from coreselect.core.greedy import GreedyResult, StepCallback, greedy
+from coreselect.core.objective import ObjectiveParams, relevance_of
+from coreselect.errors import InputError
+
+
+@dataclass
+class Problem:
+    """Everything the greedy needs about a set of candidate columns.
+
+    ``column_ids`` are the columns' original indices (increasing); ``selectable`` marks the
+    columns that may be picked (constant columns are not, unless ``keep_constant``).
+    """
+
+    features: DiscreteMatrix
+    labels: DiscreteMatrix
+    relevance: np.ndarray
+    params: ObjectiveParams
+    column_ids: np.ndarray
+    selectable: np.ndarray
+
+    @classmethod
+    def build(
+        cls,
+        X: np.ndarray | sp.spmatrix,
+        Y: np.ndarray | sp.spmatrix,
+        *,
+        k: int,
+        lam: float = 0.5,
+        p: int = 10,
+        relevance: Relevance = "nmi",
+        n_bins: int = 5,
+        strategy: Strategy = "auto",
+        min_bin_count: int = 10,
+        keep_constant: bool = False,
+        labels: DiscreteMatrix | None = None,
+        column_ids: np.ndarray | None = None,
+    ) -> "Problem":
+        """Discretize ``X`` (and ``Y`` unless ``labels`` is given) and compute relevances."""
+        if Y is not None and X.shape[0] != Y.shape[0]:
+            raise InputError(f"X has {X.shape[0]} samples but Y has {Y.shape[0]}")
+        features = discretize(X, n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count)
+        if labels is None:
+            labels = discretize_labels(Y)
+        return cls.from_discrete(features, labels, k=k, lam=lam, p=p, relevance=relevance,
+                                 keep_constant=keep_constant, column_ids=column_ids)
+
+    @classmethod
+    def from_discrete(
+        cls,
+        features: DiscreteMatrix,
+        labels: DiscreteMatrix,
+        *,
+        k: int,
+        lam: float = 0.5,
+        p: int = 10,
+        relevance: Relevance = "nmi",
+        keep_constant: bool = False,
+        column_ids: np.ndarray | None = None,
+    ) -> "Problem":
+        if features.n_samples != labels.n_samples:
+            raise InputError(
+                f"X has {features.n_samples} samples but Y has {labels.n_samples}"
+            )
+        ids = (np.arange(features.n_columns) if column_ids is None
+               else np.asarray(column_ids, dtype=np.int64))
+        selectable = np.ones(features.n_columns, dtype=bool)
+        if not keep_constant:
+            selectable &= ~features.is_constant
+        return cls(
+            features=features,
+            labels=labels,
+            relevance=relevance_matrix(features, labels, relevance),
+            params=ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=labels.n_columns),
+            column_ids=ids,
+            selectable=selectable,
+        )
+
+    @property
+    def n_columns(self) -> int:
+        return self.features.n_columns
+
+    def subproblem(self, positions: np.ndarray) -> "Problem":
+        """The problem restricted to some columns (positions into this problem, any order);
+        columns are kept in increasing original-id order so tie-breaking stays consistent."""
+        positions = np.asarray(positions, dtype=np.int64)
+        positions = positions[np.argsort(self.column_ids[positions], kind="stable")]
+        return Problem(
+            features=self.features.take(positions),
+            labels=self.labels,
+            relevance=self.relevance[positions],
+            params=self.params,
+            column_ids=self.column_ids[positions],
+            selectable=self.selectable[positions],
+        )
+
+    def positions_of(self, ids: np.ndarray) -> np.ndarray:
+        """Positions of the given original column ids in this problem."""
+        pos = np.searchsorted(self.column_ids, ids)
+        if np.any(pos >= self.column_ids.size) or np.any(self.column_ids[np.minimum(pos, self.column_ids.size - 1)] != ids):
+            raise KeyError("some column ids are not in this problem")
+        return pos
+
+    def check_k(self, n_select: int) -> None:
+        n_ok = int(self.selectable.sum())
+        if n_select > n_ok:
+            extra = "" if n_ok == self.n_columns else (
+                f" ({self.n_columns - n_ok} constant columns are never selected;"
+                " keep_constant=True allows them)")
+            raise InputError(
+                f"k={n_select} is larger than the number of selectable features ({n_ok}){extra}"
+            )
+
+    def run(self, n_select: int | None = None, *, alternate: bool, backend: Backend = "auto",
+            callback: StepCallback | None = None) -> GreedyResult:
+        """Greedy or AltGreedy on all columns of this problem."""
+        n_select = self.params.k if n_select is None else n_select
+        self.check_k(n_select)
+        return greedy(self.features, self.relevance, self.params, n_select,
+                      alternate=alternate, column_ids=self.column_ids,
+                      selectable=self.selectable, backend=backend, callback=callback)
+
+    def evaluate(self, ids: np.ndarray) -> tuple[float, float, float]:
+        """``(h, g, D)`` of a set of original column ids, recomputed from scratch."""
+        pos = self.positions_of(np.asarray(ids, dtype=np.int64))
+        g_value = relevance_of(self.relevance, pos, self.params.p)
+        dist = pairwise_distances(self.features.take(pos))
+        diversity = float(np.triu(dist, 1).sum())
+        return self.params.value(g_value, diversity), g_value, diversity
+
+
+def centralized(problem: Problem, *, backend: Backend = "auto",
+                callback: StepCallback | None = None) -> GreedyResult:
+    """The paper's centralized baseline (CGDS): AltGreedy over every feature."""
+    return problem.run(alternate=True, backend=backend, callback=callback)
