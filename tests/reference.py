@@ -1,0 +1,143 @@
+"""Slow, obviously-correct implementations written straight from the definitions.
+
+Everything here works on dense arrays, one column or one pair at a time, with no closed forms,
+no sparse tricks and no incremental state; the fast paths of coreselect are tested against it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+TIE_RTOL = 1e-9
+
+
+# -- discretization ------------------------------------------------------------------------
+def discretize_column(x, n_bins=5, strategy="auto", min_bin_count=10, sparse_input=False):
+    """Codes of one column, by the rules in coreselect.core.discretize's docstring."""
+    x = np.asarray(x, dtype=float)
+    n = x.size
+    distinct = np.unique(x)
+    if strategy == "none" or distinct.size <= n_bins:
+        return np.searchsorted(distinct, x)
+    zero_bin = (
+        strategy == "auto" and x.min() >= 0 and (x == 0).any()
+        and (sparse_input or 2 * (x == 0).sum() > n)
+    )
+    split_values = x[x != 0] if zero_bin else x
+    q = n_bins - 1 if zero_bin else n_bins
+    bin_of = {}
+    for v in np.unique(split_values):
+        if strategy == "uniform":
+            lo, hi = x.min(), x.max()
+            b = min(int(math.floor(n_bins * (v - lo) / (hi - lo))), n_bins - 1)
+        else:
+            before = int((split_values < v).sum())
+            b = (q * before) // split_values.size
+        bin_of[v] = b
+    # Bins in order with their sizes; merge the smallest one below min_bin_count into its
+    # smaller neighbour (left on a tie) until none is left or one bin remains.
+    groups = sorted(set(bin_of.values()))
+    members = [[v for v in bin_of if bin_of[v] == g] for g in groups]
+    sizes = [int(sum((split_values == v).sum() for v in m)) for m in members]
+    while len(sizes) > 1 and min(sizes) < min_bin_count:
+        j = min(range(len(sizes)), key=lambda i: (sizes[i], i))
+        left = sizes[j - 1] if j > 0 else math.inf
+        right = sizes[j + 1] if j + 1 < len(sizes) else math.inf
+        t = j - 1 if left <= right else j + 1
+        sizes[t] += sizes[j]
+        members[t] += members[j]
+        del sizes[j], members[j]
+    final = {v: i for i, m in enumerate(members) for v in m}
+    codes = np.empty(n, dtype=int)
+    for i, v in enumerate(x):
+        if zero_bin and v == 0:
+            codes[i] = 0
+        else:
+            codes[i] = final[v] + (1 if zero_bin else 0)
+    return codes
+
+
+def same_partition(a, b) -> bool:
+    """True when two code vectors group the samples identically (codes may be relabelled)."""
+    a, b = np.asarray(a), np.asarray(b)
+    pairs = len({(int(i), int(j)) for i, j in zip(a, b)})
+    return pairs == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+# -- information ---------------------------------------------------------------------------
+def entropy(*columns) -> float:
+    """Joint entropy in bits of one or more discrete columns, from the count table."""
+    table = {}
+    for cell in zip(*columns):
+        table[cell] = table.get(cell, 0) + 1
+    n = len(columns[0])
+    return -sum(c / n * math.log2(c / n) for c in table.values())
+
+
+def mutual_information(x, y) -> float:
+    return entropy(x) + entropy(y) - entropy(x, y)
+
+
+def relevance(x, label, kind="nmi") -> float:
+    info = mutual_information(x, label)
+    if kind == "mi":
+        return max(info, 0.0)
+    hx, hl = entropy(x), entropy(label)
+    if hx == 0 or hl == 0:
+        return 0.0
+    return min(max(info / math.sqrt(hx * hl), 0.0), 1.0)
+
+
+def distance(u, v) -> float:
+    h = entropy(u, v)
+    if h == 0:
+        return 0.0
+    return min(max(1.0 - mutual_information(u, v) / h, 0.0), 1.0)
+
+
+# -- objective -----------------------------------------------------------------------------
+def g(codes, labels, subset, p, kind="nmi") -> float:
+    total = 0.0
+    for l in range(labels.shape[1]):
+        values = sorted((relevance(codes[:, x], labels[:, l], kind) for x in subset), reverse=True)
+        total += sum(values[:p])
+    return total
+
+
+def diversity(codes, subset) -> float:
+    return sum(distance(codes[:, a], codes[:, b]) for a, b in itertools.combinations(subset, 2))
+
+
+def h(codes, labels, subset, k, lam, p, kind="nmi") -> float:
+    c = k * (k - 1) / (2 * p * labels.shape[1])
+    return (1 - lam) * c * g(codes, labels, subset, p, kind) + lam * diversity(codes, subset)
+
+
+def _argmax_first(scores: dict) -> int:
+    best = max(scores.values())
+    tol = TIE_RTOL * max(1.0, abs(best))
+    return min(u for u, s in scores.items() if s >= best - tol)
+
+
+def greedy(codes, labels, k, lam=0.5, p=10, kind="nmi", alternate=False, selectable=None):
+    """Algorithm 1 (alternate=False) or 2 (True), recomputing g and D from scratch."""
+    d = codes.shape[1]
+    allowed = [u for u in range(d) if selectable is None or selectable[u]]
+    c = k * (k - 1) / (2 * p * labels.shape[1])
+    half = 0.5 if alternate else 1.0
+    first = _argmax_first({u: g(codes, labels, [u], p, kind) for u in allowed})
+    chosen = [first]
+    while len(chosen) < k:
+        g_now, d_now = g(codes, labels, chosen, p, kind), diversity(codes, chosen)
+        scores = {}
+        for u in allowed:
+            if u in chosen:
+                continue
+            cand = chosen + [u]
+            scores[u] = ((1 - lam) * c * half * (g(codes, labels, cand, p, kind) - g_now)
+                         + lam * (diversity(codes, cand) - d_now))
+        chosen.append(_argmax_first(scores))
+    return chosen, h(codes, labels, chosen, k, lam, p, kind)

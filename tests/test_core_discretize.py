@@ -1,0 +1,124 @@
+"""Discretization: the fast vectorized path against the per-column reference."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference as ref
+from coreselect.core.discretize import discretize, discretize_labels
+from coreselect.errors import InputError
+
+
+def _random_matrix(rng, n, d, kind):
+    if kind == "continuous":
+        return rng.normal(size=(n, d))
+    if kind == "sparse_tfidf":
+        X = rng.exponential(size=(n, d)) * (rng.random((n, d)) < 0.2)
+        return np.round(X, 2)
+    if kind == "few_values":
+        return rng.integers(0, 4, size=(n, d)).astype(float)
+    if kind == "ties":
+        return rng.integers(0, 12, size=(n, d)).astype(float)
+    raise ValueError(kind)
+
+
+@pytest.mark.parametrize("kind", ["continuous", "sparse_tfidf", "few_values", "ties"])
+@pytest.mark.parametrize("strategy", ["auto", "quantile", "uniform"])
+@pytest.mark.parametrize("as_sparse", [False, True])
+def test_matches_reference(kind, strategy, as_sparse):
+    rng = np.random.default_rng(zlib.crc32(f"{kind}{strategy}{as_sparse}".encode()))
+    X = _random_matrix(rng, 120, 12, kind)
+    X[:, 0] = 0.0  # constant
+    X[:, 1] = X[:, 2]  # duplicate
+    data = sp.csr_matrix(X) if as_sparse else X
+    for n_bins, min_count in [(5, 10), (3, 1), (8, 25)]:
+        dm = discretize(data, n_bins=n_bins, strategy=strategy, min_bin_count=min_count)
+        codes = dm.dense_codes()
+        for j in range(X.shape[1]):
+            expected = ref.discretize_column(X[:, j], n_bins, strategy, min_count, as_sparse)
+            assert ref.same_partition(codes[:, j], expected), (j, n_bins, min_count)
+            assert dm.n_codes[j] == len(set(expected.tolist()))
+
+
+def test_code_zero_is_the_most_frequent_bin():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 6))
+    X[:150, 3] = -7.0
+    dm = discretize(X)
+    codes = dm.dense_codes()
+    for j in range(6):
+        counts = np.bincount(codes[:, j])
+        assert counts[0] == counts.max()
+    assert dm.nonzero_counts[3] == 200 - 150
+
+
+def test_sparse_and_dense_inputs_agree():
+    rng = np.random.default_rng(2)
+    X = rng.exponential(size=(300, 20)) * (rng.random((300, 20)) < 0.1)
+    a = discretize(X).dense_codes()
+    b = discretize(sp.csc_matrix(X)).dense_codes()
+    # Dense mostly-zero columns get the zero bin too ("auto"), so both agree.
+    for j in range(20):
+        assert ref.same_partition(a[:, j], b[:, j])
+
+
+def test_small_word_is_not_split():
+    x = np.zeros(100)
+    x[[3, 10, 50, 60, 70, 80]] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    dm = discretize(sp.csr_matrix(x[:, None]))
+    assert dm.n_codes[0] == 2  # present / absent: the six non-zeros are merged into one bin
+
+
+def test_few_distinct_values_are_kept():
+    x = np.array([0, 0, 0.3, 0.3, 0.9, 5.0] * 3)[:, None]
+    dm = discretize(x, n_bins=5, min_bin_count=10)
+    assert dm.n_codes[0] == 4  # rule 1 comes first: never re-binned, whatever the bin sizes
+
+
+def test_strategy_none_requires_integers():
+    with pytest.raises(InputError):
+        discretize(np.array([[0.5], [1.0]]), strategy="none")
+    dm = discretize(np.array([[7], [3], [7], [9]]), strategy="none")
+    assert dm.n_codes[0] == 3
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_values_raise(bad):
+    X = np.ones((5, 2))
+    X[2, 1] = bad
+    with pytest.raises(InputError, match="NaN or infinite"):
+        discretize(X)
+
+
+def test_labels_must_be_binary():
+    with pytest.raises(InputError, match="binary"):
+        discretize_labels(np.array([[0, 2], [1, 0]]))
+    with pytest.raises(InputError):
+        discretize_labels(np.zeros((3, 0)))
+    dm = discretize_labels(sp.csr_matrix(np.array([[0, 1], [1, 1], [0, 0]])))
+    assert list(dm.n_codes) == [2, 2]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.sampled_from([0.0, 0.0, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 7.5, -1.0]),
+                    min_size=1, max_size=60),
+    n_bins=st.integers(2, 6),
+    min_count=st.integers(1, 8),
+    strategy=st.sampled_from(["auto", "quantile", "uniform"]),
+)
+def test_reference_property(values, n_bins, min_count, strategy):
+    x = np.array(values)
+    dm = discretize(x[:, None], n_bins=n_bins, strategy=strategy, min_bin_count=min_count)
+    expected = ref.discretize_column(x, n_bins, strategy, min_count, False)
+    assert ref.same_partition(dm.dense_codes()[:, 0], expected)
+    # Equal values always share a bin.
+    codes = dm.dense_codes()[:, 0]
+    for v in np.unique(x):
+        assert len(set(codes[x == v].tolist())) == 1
