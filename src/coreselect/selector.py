@@ -103,7 +103,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         "coreset_size": [None, Interval(Integral, 1, None, closed="left")],
         "engine": [StrOptions({"local", "dask"})],
         "n_workers": [None, Interval(Integral, 1, None, closed="left")],
-        "client": [None, "no_validation"],
+        "client": "no_validation",
         "random_state": ["random_state"],
         "backend": [StrOptions({"auto", "numba", "numpy"})],
         "progress": [None, callable],
@@ -156,12 +156,10 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         classes is one-hot encoded (one binary label per class, one label for two classes).
         """
         try:
-            X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=None,
-                              ensure_min_samples=1, ensure_all_finite=True)
+            X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype="numeric",
+                              ensure_min_samples=2, ensure_all_finite=True)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        if not sp.issparse(X) and X.dtype.kind not in "biuf":
-            raise InputError("X must be numeric")
         labels = _as_label_matrix(Y, X.shape[0])
         start = time.perf_counter()
         problem = Problem.build(
@@ -220,7 +218,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
 def _as_label_matrix(Y, n_samples: int):
     """A binary (n_samples, n_labels) matrix from a label matrix or a 1-D class vector."""
     if Y is None:
-        raise InputError("no labels were given")
+        raise InputError("no labels: GDSSelector requires y to be passed, but the target y is None")
     if sp.issparse(Y):
         Y = sp.csc_matrix(Y)
     else:
