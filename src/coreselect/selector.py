@@ -87,6 +87,8 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         The full result of the run (per-part selections for the distributed modes).
     seconds_ : float
         Time spent in discretization plus selection.
+    timings_ : dict
+        Seconds per stage: ``discretize``, ``relevance``, ``select``.
     """
 
     _parameter_constraints: dict = {
@@ -190,6 +192,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
                 progress=self.progress,
             )
         self.seconds_ = time.perf_counter() - start
+        self.timings_ = {**problem.timings, "select": float(result.seconds)}
         self.result_ = result
         self.selected_ = np.asarray(result.selected, dtype=np.int64)
         self.objective_ = float(result.objective)

@@ -41,11 +41,17 @@ from coreselect.cli._common import atomic_output, fail, handle_errors, progress_
 @click.option("--export", "export", type=click.Path(dir_okay=False), default=None,
               help="Write the dataset reduced to the selected features (.arff, .svm, .csv, .parquet).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--verbose", "-v", is_flag=True, help="Log each stage with its time on stderr.")
 @handle_errors
 def select_cmd(data, k, lam, p, relevance, n_bins, min_bin_count, strategy, keep_constant, mode,
                partitions, coreset_size, engine, n_workers, scheduler, seed, labels, backend,
-               as_json, out, export, quiet):
+               as_json, out, export, quiet, verbose):
     """Select K features of DATA (a file, a built-in dataset name, or a column store)."""
+    if verbose:
+        import logging
+
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                            format="%(asctime)s %(name)s: %(message)s")
     partitions = _parse_partitions(partitions)
     show_progress = not quiet and sys.stderr.isatty()
     bar = {}
@@ -126,7 +132,8 @@ def _select_dataset(data, labels, params, n_bins, min_bin_count, strategy, sched
     report = _report(selector.result_, selected, [names[i] for i in selected], params,
                      selector.seconds_, selector.feature_relevance_, selector.pair_distances_)
     report.update(dataset=dataset.name, n_samples=dataset.n_samples,
-                  n_features=dataset.n_features, n_labels=dataset.n_labels)
+                  n_features=dataset.n_features, n_labels=dataset.n_labels,
+                  timings={k: round(v, 4) for k, v in selector.timings_.items()})
     if export:
         from coreselect.io import export_columns
 

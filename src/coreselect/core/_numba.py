@@ -95,10 +95,9 @@ def distances_from_column(u_rows, u_codes, a, u_counts, h_u, indptr, indices, ow
 @njit(cache=True, nogil=True)
 def joint_entropy_matrix(a_indptr, a_rows, a_codes, a_ncodes, a_offsets, a_counts,
                          indptr, indices, owner, offsets, code_counts, nonzero_counts, base,
-                         xl, work, colmark, touched):  # pragma: no cover
-    """``H(a_x, b_v)`` for every column ``x`` of A (CSC codes) and ``v`` of B."""
+                         xl, work, colmark, touched, out):  # pragma: no cover
+    """``H(a_x, b_v)`` for every column ``x`` of A (CSC codes) and ``v`` of B, into ``out``."""
     d_a = a_indptr.size - 1
-    out = np.empty((d_a, offsets.size - 1))
     for x in range(d_a):
         lo, hi = a_indptr[x], a_indptr[x + 1]
         a = a_ncodes[x] - 1
@@ -107,7 +106,6 @@ def joint_entropy_matrix(a_indptr, a_rows, a_codes, a_ncodes, a_offsets, a_count
         _joint_row(a_rows[lo:hi], a_codes[lo:hi], a, a_counts[a_offsets[x]:a_offsets[x + 1]],
                    indptr, indices, owner, offsets, code_counts, nonzero_counts, base, xl,
                    work, colmark, touched, out[x])
-    return out
 
 
 @njit(cache=True, nogil=True)

@@ -166,7 +166,9 @@ def discretize(
         raise InputError('strategy="none" needs integer codes, but the data hold fractional values')
 
     # Distinct values per column, with the number of samples holding each.
-    order = np.lexsort((vals, cols))
+    # One integer sort by (column, value rank) is much cheaper than a two-key lexsort.
+    value_rank = np.unique(vals, return_inverse=True)[1].astype(np.int64)
+    order = np.argsort(cols * (int(value_rank.max(initial=0)) + 1) + value_rank)
     s_col, s_val, s_w = cols[order], vals[order], weights[order]
     new = np.ones(s_col.size, dtype=bool)
     new[1:] = (s_col[1:] != s_col[:-1]) | (s_val[1:] != s_val[:-1])
@@ -331,8 +333,8 @@ def _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy, min_bin_
     row_of[sc] = np.arange(sc.size)
     r = row_of[u_col[part]]
     b = raw[part]
-    counts = np.zeros((sc.size, n_bins), dtype=np.int64)
-    np.add.at(counts, (r, b), u_w[part])
+    counts = np.bincount(r * n_bins + b, weights=u_w[part], minlength=sc.size * n_bins)
+    counts = counts.astype(np.int64).reshape(sc.size, n_bins)
     present = counts > 0
     compact = np.cumsum(present, axis=1) - 1  # old bin -> compressed bin
     nb = present.sum(axis=1)

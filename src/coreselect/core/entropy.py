@@ -83,10 +83,13 @@ def joint_entropy(a: DiscreteMatrix, b: DiscreteMatrix, backend: Backend = "auto
 
         side = _CompiledSide(b, max_codes=int(a.n_codes.max(initial=1)))
         codes = a.codes
-        return joint_entropy_matrix(
+        # Column-major output: the greedy reads the relevance matrix one label at a time.
+        out = np.empty((b.n_columns, a.n_columns)).T
+        joint_entropy_matrix(
             codes.indptr.astype(np.int64), codes.indices.astype(np.int64),
-            codes.data.astype(np.int64), a.n_codes, a.offsets, a.code_counts, *side.args(),
+            codes.data.astype(np.int64), a.n_codes, a.offsets, a.code_counts, *side.args(), out,
         )
+        return out
     return _joint_entropy_sparse(a, b)
 
 
@@ -147,14 +150,19 @@ def relevance_matrix(
     if kind not in RELEVANCES:
         raise ValueError(f"unknown relevance {kind!r}; choose one of {RELEVANCES}")
     h_x, h_l = entropy(features), entropy(labels)
-    h_xl = joint_entropy(features, labels, backend)
-    info = np.maximum(h_x[:, None] + h_l[None, :] - h_xl, 0.0)
+    # In place on the (d x L) matrix: it is the largest array of a run.
+    info = joint_entropy(features, labels, backend)
+    np.subtract(h_x[:, None], info, out=info)
+    info += h_l[None, :]
+    np.maximum(info, 0.0, out=info)
     if kind == "mi":
         return info
-    denom = np.sqrt(h_x[:, None] * h_l[None, :])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        nmi = np.where(denom > 0, info / np.where(denom > 0, denom, 1.0), 0.0)
-    return np.clip(nmi, 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        inv_x = np.where(h_x > 0, 1.0 / np.sqrt(h_x), 0.0)
+        inv_l = np.where(h_l > 0, 1.0 / np.sqrt(h_l), 0.0)
+    info *= inv_x[:, None]
+    info *= inv_l[None, :]
+    return np.minimum(info, 1.0, out=info)
 
 
 def distance_from_entropies(h_uv: np.ndarray, h_u: float | np.ndarray, h_v: np.ndarray) -> np.ndarray:

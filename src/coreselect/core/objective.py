@@ -118,8 +118,11 @@ class RelevanceGains:
         column = self.relevance[:, label]
         act = self.active[label]
         if act is None:
-            act = np.arange(column.size, dtype=np.int64)
-            self.active[label] = act
+            # First rise: one branch-free pass over every candidate, then keep the survivors.
+            self.gains -= np.clip(column, low, high) - low
+            self.active[label] = np.flatnonzero(column > high)
+            self.n_active[label] = self.active[label].size
+            return
         count = int(self.n_active[label])
         if self._lower is not None:
             self.n_active[label] = self._lower(column, act, count, low, high, self.gains)
