@@ -26,14 +26,19 @@ def handle_errors(func: Callable) -> Callable:
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from sklearn.utils._param_validation import InvalidParameterError
-
         from coreselect.errors import CoreselectError
 
         try:
             return func(*args, **kwargs)
-        except (CoreselectError, InvalidParameterError) as exc:
+        except CoreselectError as exc:
             fail(str(exc))
+        except ValueError as exc:
+            # scikit-learn's parameter errors (InvalidParameterError is a ValueError); sklearn
+            # is not imported here so that commands that do not need it start fast.
+            validation = sys.modules.get("sklearn.utils._param_validation")
+            if validation is not None and isinstance(exc, validation.InvalidParameterError):
+                fail(str(exc))
+            raise
         except FileNotFoundError as exc:
             fail(f"no such file: {exc.filename or exc}")
         except (IsADirectoryError, PermissionError) as exc:

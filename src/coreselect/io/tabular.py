@@ -1,0 +1,353 @@
+"""CSV and Parquet readers/writers, and in-memory arrays/DataFrames to :class:`Dataset`.
+
+Label columns are chosen by ``labels``:
+
+* a list of column names;
+* an int ``n``: the last ``n`` columns (``-n``: the first ``n``);
+* a string: a comma-separated list of names, a single name, a decimal count, or a
+  name prefix (every column whose name starts with it);
+* ``None``: Parquet files written by coreselect record their label names in the
+  schema metadata; otherwise an error asks for ``labels``.
+
+Text (object/category) feature columns become integer codes (sorted distinct values),
+recorded in ``meta["nominal_values"]``. Tables are dense; sparse matrices are densified
+when written to CSV/Parquet.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from coreselect.errors import DatasetError
+from coreselect.io.dataset import Dataset
+
+__all__ = ["read_csv", "read_parquet", "write_csv", "write_parquet", "from_arrays", "resolve_labels"]
+
+_META_KEY = b"coreselect.labels"
+_MAX_DENSE_CELLS = 50_000_000  # tables are dense: refuse to blow a huge sparse matrix up
+
+
+def resolve_labels(columns: Sequence[str], labels: Any, path: str | None = None) -> list[str]:
+    """Resolve a ``labels`` spec (see module docs) to the list of label column names."""
+    cols = [str(c) for c in columns]
+    if labels is None:
+        raise DatasetError(
+            "say which columns are labels: labels=[names], a name prefix, or a count of trailing columns",
+            path=path,
+        )
+    if isinstance(labels, (int, np.integer)) and not isinstance(labels, bool):
+        n = int(labels)
+        if n == 0 or abs(n) >= len(cols):
+            raise DatasetError(f"cannot take {n} label columns from {len(cols)} columns", path=path)
+        return cols[-n:] if n > 0 else cols[: -n]
+    if isinstance(labels, str):
+        if labels.lstrip("-").isdigit() and labels not in cols:
+            return resolve_labels(cols, int(labels), path)
+        if labels in cols:
+            return [labels]
+        if "," in labels:
+            return resolve_labels(cols, [s.strip() for s in labels.split(",")], path)
+        hits = [c for c in cols if c.startswith(labels)]
+        if not hits:
+            raise DatasetError(f"no column is named {labels!r} or starts with it", path=path)
+        if len(hits) == len(cols):
+            raise DatasetError(f"every column starts with {labels!r}; no features left", path=path)
+        return hits
+    names = [str(x) for x in labels]
+    missing = [x for x in names if x not in cols]
+    if missing:
+        raise DatasetError(f"label column(s) not found: {', '.join(map(repr, missing[:5]))}", path=path)
+    if len(set(names)) != len(names):
+        raise DatasetError("a label column is named twice", path=path)
+    if len(names) == len(cols):
+        raise DatasetError("every column is a label; no features left", path=path)
+    return names
+
+
+def _binary_labels(Y: np.ndarray, names: list[str], path: str | None, row_offset: int | None) -> np.ndarray:
+    Y = np.asarray(Y)
+    if Y.dtype == bool:
+        return Y.astype(np.int8)
+    try:
+        Yf = Y.astype(np.float64)
+    except (TypeError, ValueError):
+        raise DatasetError("label columns must hold 0/1 values", path=path) from None
+    bad = ~np.isin(Yf, (0.0, 1.0))
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        line = None if row_offset is None else int(r) + row_offset
+        raise DatasetError(f"label column {names[c]!r} is not binary (value {Y[r, c]!r})", path=path, line=line)
+    return Yf.astype(np.int8)
+
+
+def _frame_to_dataset(df, label_cols: list[str], path: str | None, name: str, row_offset: int | None, meta: dict):
+    import pandas as pd
+
+    df.columns = [str(c) for c in df.columns]
+    if df.columns.duplicated().any():
+        dup = df.columns[df.columns.duplicated()][0]
+        raise DatasetError(f"column {dup!r} appears twice", path=path)
+    feat_cols = [c for c in df.columns if c not in set(label_cols)]
+    Y = _binary_labels(df[label_cols].to_numpy(), label_cols, path, row_offset)
+    nominal_values: dict[str, list[str]] = {}
+    X = np.empty((len(df), len(feat_cols)), dtype=np.float64)
+    is_num = np.array(
+        [pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c]) for c in feat_cols], dtype=bool
+    )
+    num_idx = np.flatnonzero(is_num)
+    if len(num_idx):
+        # One conversion for all numeric columns: per-column loops are slow on wide tables.
+        X[:, num_idx] = df[[feat_cols[j] for j in num_idx]].to_numpy(dtype=np.float64)
+    for j in np.flatnonzero(~is_num).tolist():
+        c = feat_cols[j]
+        col = df[c]
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            # Parquet written by coreselect keeps the declared value order as categories.
+            cats = [str(v) for v in col.cat.categories]
+            codes = col.cat.codes.to_numpy()
+            bad = codes < 0
+        else:
+            bad = col.isna().to_numpy()
+            cats = sorted(set(col[~bad].astype(str)))
+            lookup = {v: i for i, v in enumerate(cats)}
+            codes = col.astype(str).map(lookup).to_numpy()
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise DatasetError(
+                f"missing value in column {c!r}", path=path, line=None if row_offset is None else r + row_offset
+            )
+        X[:, j] = codes
+        nominal_values[c] = cats
+    binary = np.all((X == 0) | (X == 1), axis=0) if len(df) else np.ones(len(feat_cols), dtype=bool)
+    kinds = [
+        ("binary" if len(nominal_values[c]) <= 2 else "nominal")
+        if c in nominal_values
+        else ("binary" if binary[j] else "numeric")
+        for j, c in enumerate(feat_cols)
+    ]
+    if np.isnan(X).any():
+        r, cidx = np.argwhere(np.isnan(X))[0]
+        raise DatasetError(
+            f"missing value in column {feat_cols[cidx]!r}",
+            path=path,
+            line=None if row_offset is None else int(r) + row_offset,
+        )
+    ids = [
+        j for j, c in enumerate(feat_cols) if c in nominal_values and len(df) > 1 and len(np.unique(X[:, j])) == len(df)
+    ]
+    return Dataset(
+        X=X,
+        Y=Y,
+        feature_names=feat_cols,
+        label_names=list(label_cols),
+        name=name,
+        meta={**meta, "feature_kinds": kinds, "nominal_values": nominal_values, "id_columns": ids},
+    )
+
+
+def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = None, **read_options) -> Dataset:
+    """Read a CSV file (header row of column names) into a dense Dataset.
+
+    Parameters
+    ----------
+    path : path-like
+    labels : list of str, int or str
+        Label columns (see module docs).
+    name : str, optional
+    **read_options
+        Passed to :func:`pandas.read_csv` (``sep``, ``compression``, ...).
+    """
+    import pandas as pd
+
+    spath = str(path)
+    if int(pd.__version__.split(".")[0]) < 3:
+        read_options.setdefault("float_precision", "round_trip")  # exact float round trips (pandas 3 default)
+    try:
+        df = pd.read_csv(spath, **read_options)
+    except FileNotFoundError:
+        raise DatasetError("no such file", path=spath) from None
+    except pd.errors.EmptyDataError:
+        raise DatasetError("empty file", path=spath, line=1) from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
+    if df.shape[1] < 2 or len(df) == 0:
+        raise DatasetError("a CSV dataset needs a header and at least one row of two or more columns", path=spath)
+    label_cols = resolve_labels(list(map(str, df.columns)), labels, spath)
+    # Data row r is on line r + 2 (line 1 is the header).
+    return _frame_to_dataset(df, label_cols, spath, name or Path(spath).stem, 2, {"format": "csv", "source": spath})
+
+
+def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None = None) -> Dataset:
+    """Read a Parquet file into a dense Dataset (labels default to those coreselect recorded)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    spath = str(path)
+    try:
+        table = pq.read_table(spath)
+    except FileNotFoundError:
+        raise DatasetError("no such file", path=spath) from None
+    except (pa.ArrowException, OSError) as exc:
+        raise DatasetError(f"cannot read Parquet: {' '.join(str(exc).split())}", path=spath) from None
+    md = table.schema.metadata or {}
+    if labels is None and _META_KEY in md:
+        try:
+            labels = json.loads(md[_META_KEY])
+        except ValueError:
+            labels = None
+    df = table.to_pandas()
+    if df.shape[1] < 2 or len(df) == 0:
+        raise DatasetError("a Parquet dataset needs at least one row of two or more columns", path=spath)
+    label_cols = resolve_labels(list(map(str, df.columns)), labels, spath)
+    return _frame_to_dataset(
+        df, label_cols, spath, name or Path(spath).stem, None, {"format": "parquet", "source": spath}
+    )
+
+
+def to_frame(dataset: Dataset):
+    """A pandas DataFrame of features (nominal ones as their values) followed by labels."""
+    import pandas as pd
+
+    if sp.issparse(dataset.X) and dataset.X.shape[0] * dataset.X.shape[1] > _MAX_DENSE_CELLS:
+        raise DatasetError(
+            f"refusing to densify a sparse {dataset.X.shape[0]} x {dataset.X.shape[1]} matrix for a table; "
+            "write .arff or .svm (sparse formats) instead, or export fewer columns"
+        )
+    X = dataset.X.toarray() if sp.issparse(dataset.X) else np.asarray(dataset.X)
+    Y = dataset.Y.toarray() if sp.issparse(dataset.Y) else np.asarray(dataset.Y)
+    names = list(dataset.feature_names) + list(dataset.label_names)
+    if len(set(names)) != len(names):
+        raise DatasetError("feature and label names must be distinct to write a table")
+    nominal = dataset.meta.get("nominal_values", {}) if isinstance(dataset.meta, dict) else {}
+    # One 2-D block for the numeric part: a frame of thousands of separate columns is
+    # an order of magnitude slower to build and to write.
+    XY = np.hstack([X.astype(np.float64), Y.astype(np.float64)])
+    integral = np.all(XY == np.round(XY), axis=0) & ~np.isnan(XY).any(axis=0)
+    df = pd.DataFrame(XY, columns=names, copy=False)
+    if integral.all():
+        df = df.astype(np.int64)
+    else:
+        int_cols = [names[j] for j in np.flatnonzero(integral)]
+        if int_cols:
+            df[int_cols] = df[int_cols].astype(np.int64)
+    cats: dict[str, Any] = {}
+    for j, c in enumerate(dataset.feature_names):
+        vals = nominal.get(c)
+        if vals and list(vals) != [str(i) for i in range(len(vals))]:
+            codes = X[:, j]
+            if np.isnan(codes).any() or (codes < 0).any() or (codes >= len(vals)).any():
+                raise DatasetError(f"feature {c!r} holds codes outside its {len(vals)} nominal values")
+            # Categorical keeps the declared value order (and so the codes) through Parquet.
+            cats[c] = pd.Categorical.from_codes(codes.astype(np.int64), categories=list(vals))
+    if cats:
+        # One concat instead of column-by-column assignment (which fragments the frame).
+        df = pd.concat([df.drop(columns=list(cats)), pd.DataFrame(cats, index=df.index)], axis=1)[names]
+    return df.astype({c: np.int8 for c in dataset.label_names})
+
+
+def write_csv(dataset: Dataset, path: str | os.PathLike) -> None:
+    """Write features then labels as CSV with a header row, atomically (floats round-trip exactly)."""
+    from coreselect.cli._common import atomic_path
+
+    df = to_frame(dataset)
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False, float_format=None)
+
+
+def write_parquet(dataset: Dataset, path: str | os.PathLike) -> None:
+    """Write features then labels as Parquet; the label names go into the schema metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from coreselect.cli._common import atomic_path
+
+    table = pa.Table.from_pandas(to_frame(dataset), preserve_index=False)
+    md = dict(table.schema.metadata or {})
+    md[_META_KEY] = json.dumps(list(dataset.label_names)).encode()
+    table = table.replace_schema_metadata(md)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def from_arrays(
+    X: Any,
+    Y: Any,
+    feature_names: Sequence[str] | None = None,
+    label_names: Sequence[str] | None = None,
+    name: str = "arrays",
+) -> Dataset:
+    """Build a Dataset from numpy arrays, scipy.sparse matrices or pandas DataFrames.
+
+    Parameters
+    ----------
+    X : array-like, sparse matrix or DataFrame, shape (n_samples, n_features)
+        Sparse input stays sparse (CSR). DataFrame columns give the feature names; text
+        columns become integer codes.
+    Y : array-like, sparse matrix or DataFrame, shape (n_samples, n_labels)
+        0/1 (or boolean) labels; a 1-D array is one label.
+    feature_names, label_names : sequence of str, optional
+        Default ``f0..`` / ``l0..`` (or the DataFrame columns).
+    name : str
+
+    Raises
+    ------
+    DatasetError
+        On shape mismatches, non-binary labels or non-numeric features.
+    """
+    import pandas as pd
+
+    meta: dict = {"format": "arrays"}
+    if isinstance(Y, pd.Series):
+        Y = Y.to_frame()
+    if isinstance(Y, pd.DataFrame):
+        label_names = label_names or [str(c) for c in Y.columns]
+        Y = Y.to_numpy()
+    if sp.issparse(Y):
+        Y = Y.toarray()
+    Y = np.asarray(Y)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    if Y.ndim != 2:
+        raise DatasetError(f"Y must be 2-D, got shape {Y.shape}")
+    if isinstance(X, pd.DataFrame):
+        names = [str(c) for c in X.columns] if feature_names is None else list(feature_names)
+        lnames = list(label_names) if label_names is not None else [f"l{j}" for j in range(Y.shape[1])]
+        df = X.copy()
+        df.columns = names
+        if len(df) != Y.shape[0]:
+            raise DatasetError(f"X has {len(df)} rows but Y has {Y.shape[0]}")
+        for j, c in enumerate(lnames):
+            df[c] = Y[:, j]
+        return _frame_to_dataset(df, lnames, None, name, None, meta)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+    else:
+        X = np.asarray(X)
+        if X.ndim == 1:
+            X = X[:, None]
+        try:
+            X = X.astype(np.float64)
+        except (TypeError, ValueError):
+            raise DatasetError("X must be numeric (use a DataFrame for text columns)") from None
+    if X.ndim != 2:
+        raise DatasetError(f"X must be 2-D, got shape {X.shape}")
+    if X.shape[0] != Y.shape[0]:
+        raise DatasetError(f"X has {X.shape[0]} rows but Y has {Y.shape[0]}")
+    fnames = [f"f{j}" for j in range(X.shape[1])] if feature_names is None else [str(c) for c in feature_names]
+    lnames = [f"l{j}" for j in range(Y.shape[1])] if label_names is None else [str(c) for c in label_names]
+    if len(fnames) != X.shape[1] or len(lnames) != Y.shape[1]:
+        raise DatasetError("feature_names/label_names do not match the shapes of X/Y")
+    return Dataset(
+        X=X,
+        Y=_binary_labels(Y, lnames, None, None),
+        feature_names=fnames,
+        label_names=lnames,
+        name=name,
+        meta=meta,
+    )

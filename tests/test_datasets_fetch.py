@@ -1,0 +1,159 @@
+"""Verified downloads into the cache, served offline from a local http.server mirror."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from coreselect.cli import cli
+import coreselect.datasets.fetch as fetch_mod
+from coreselect.datasets.fetch import cache_dir, fetch
+from coreselect.datasets.load import load
+from coreselect.errors import DatasetError
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    requests: list[str] = []
+
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+    def do_GET(self):
+        type(self).requests.append(self.path)
+        super().do_GET()
+
+
+@pytest.fixture
+def serve():
+    """serve(folder) -> base URL of an http.server on 127.0.0.1 serving that folder."""
+    servers = []
+
+    def start(folder: Path) -> str:
+        handler = functools.partial(_Handler, directory=str(folder))
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        servers.append(srv)
+        return f"http://127.0.0.1:{srv.server_address[1]}"
+
+    yield start
+    for srv in servers:
+        srv.shutdown()
+        srv.server_close()
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    home = tmp_path / "cache"
+    monkeypatch.setenv("COREDATA_HOME", str(home))
+    monkeypatch.delenv("COREDATA_MIRROR", raising=False)
+    fetch_mod._verified_cache.clear()
+    _Handler.requests.clear()
+    return home
+
+
+def _leftovers(home: Path) -> list[Path]:
+    return [p for p in home.rglob("*") if p.is_file() and (p.name.startswith(".") or p.suffix == ".part")]
+
+
+def test_cache_dir_resolution(monkeypatch, tmp_path):
+    monkeypatch.delenv("COREDATA_HOME", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "coreselect"
+    monkeypatch.setenv("COREDATA_HOME", str(tmp_path / "h"))
+    assert cache_dir() == tmp_path / "h"
+
+
+def test_fetch_then_cache_hit(coredata, serve, env, monkeypatch):
+    monkeypatch.setenv("COREDATA_MIRROR", serve(coredata) + "/")
+    paths = fetch("emotions")
+    assert paths == [env / "mulan/emotions/emotions.arff"]
+    assert (env / "mulan/emotions/emotions.xml").is_file()
+    n = len(_Handler.requests)
+    assert n == 4  # union, xml, train, test
+    ds = load("emotions")
+    assert (ds.n_features, ds.n_samples, ds.n_labels) == (72, 593, 6)
+    fetch("emotions")
+    assert len(_Handler.requests) == n  # cache hit: no network
+    assert not _leftovers(env)
+
+
+def test_load_stacks_scene_parts(coredata, serve, env, monkeypatch):
+    monkeypatch.setenv("COREDATA_MIRROR", serve(coredata))
+    ds = load("scene")
+    assert (ds.n_features, ds.n_samples, ds.n_labels) == (294, 2407, 6)
+
+
+def test_tampered_and_truncated_downloads_are_rejected(coredata, serve, env, monkeypatch, tmp_path):
+    mirror = tmp_path / "mirror"
+    shutil.copytree(coredata / "mulan" / "medical", mirror / "mulan" / "medical")
+    arff = mirror / "mulan/medical/medical.arff"
+    arff.chmod(0o644)
+    data = arff.read_bytes()
+    monkeypatch.setenv("COREDATA_MIRROR", serve(mirror))
+    arff.write_bytes(data[: len(data) // 2])  # truncated (consistent Content-Length)
+    with pytest.raises(DatasetError, match="checksum mismatch"):
+        fetch("medical")
+    assert not (env / "mulan/medical/medical.arff").exists()
+    assert not _leftovers(env)
+    arff.write_bytes(data.replace(b"@data", b"@DATA"))  # tampered, same size
+    with pytest.raises(DatasetError, match="tampered"):
+        load("medical")
+    assert not (env / "mulan/medical/medical.arff").exists()
+    arff.write_bytes(data)
+    assert fetch("medical")[0].is_file()
+
+
+def test_cached_file_corrupted_later_is_fetched_again(coredata, serve, env, monkeypatch):
+    monkeypatch.setenv("COREDATA_MIRROR", serve(coredata))
+    p = fetch("music")[0]
+    p.write_bytes(b"garbage")
+    fetch_mod._verified_cache.clear()
+    assert fetch("music")[0].read_bytes()[:10] != b"garbage"
+
+
+def test_missing_file_404(serve, env, monkeypatch, tmp_path):
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("COREDATA_MIRROR", serve(tmp_path / "empty"))
+    with pytest.raises(DatasetError, match="HTTP 404"):
+        fetch("emotions")
+    assert not _leftovers(env)
+
+
+def test_unreachable_mirror(env, monkeypatch):
+    monkeypatch.setenv("COREDATA_MIRROR", "http://127.0.0.1:9")
+    with pytest.raises(DatasetError, match="failed"):
+        fetch("emotions", timeout=5)
+
+
+def test_unverified_needs_opt_out(env):
+    with pytest.raises(DatasetError, match="--no-verify"):
+        fetch("mediamill")
+
+
+def test_unknown_name_suggests():
+    with pytest.raises(DatasetError, match="did you mean"):
+        fetch("emotion")
+
+
+def test_cli_fetch_and_list(coredata, serve, env, monkeypatch):
+    monkeypatch.setenv("COREDATA_MIRROR", serve(coredata))
+    runner = CliRunner()
+    r = runner.invoke(cli, ["datasets", "fetch", "enron"])  # with the progress bar
+    assert r.exit_code == 0, r.output
+    assert r.stdout.strip().endswith("mulan/enron/enron.arff")
+    r = runner.invoke(cli, ["datasets", "list"])
+    assert r.exit_code == 0
+    line = next(l for l in r.output.splitlines() if l.startswith("enron "))
+    assert "cached" in line and "1001" in line and "1702" in line
+    for name in ("emotions", "rcv1subset3", "tmc2007", "eurlex-ev", "mediamill", "bibtex"):
+        assert f"\n{name} " in r.output
+    r = runner.invoke(cli, ["datasets", "fetch", "nosuchset"])
+    assert r.exit_code == 2 and "unknown dataset" in r.output and "Traceback" not in r.output
+    r = runner.invoke(cli, ["datasets", "fetch", "rcv1subset2"])
+    assert r.exit_code == 2 and "--no-verify" in r.output
