@@ -1,0 +1,310 @@
+"""The evaluation protocol of the paper (Section 5): k-fold cross-validation of selectors.
+
+For every fold, every method and every number of features ``k``:
+
+1. the selector is fit on the **training fold only** (no test row is ever seen);
+2. BRkNN-b (:class:`~coreselect.evaluation.brknn.BRkNNb`, 5 neighbours) is fit on the
+   training fold reduced to the selected features;
+3. the five measures are computed on the test fold.
+
+A *ranker* (an estimator whose class sets ``is_ranker = True``, i.e. the baselines) is fit
+once per fold with the largest ``k`` and its ranking prefix is reused for every smaller ``k``.
+The greedy selectors (``cgds``, ``dgds``) are refit from scratch for every ``k``: their
+selection for a smaller ``k`` is not assumed to be a prefix (for ``dgds`` the random
+partition also changes), as in the paper.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import multiprocessing
+import re
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from sklearn.model_selection import KFold
+
+from coreselect.errors import InputError
+from coreselect.evaluation.brknn import BRkNNb
+from coreselect.evaluation.measures import MEASURES
+
+__all__ = [
+    "METHOD_NAMES",
+    "GREEDY_METHODS",
+    "RESULT_COLUMNS",
+    "parse_k",
+    "parse_values",
+    "method_factories",
+    "make_folds",
+    "run_protocol",
+    "run_lambda_sweep",
+]
+
+#: a method factory: (k, seed) -> unfitted selector with fit(X, Y) and selected_
+MethodFactory = Callable[[int, int], Any]
+#: progress callback: (cells done so far, total cells)
+Progress = Callable[[int, int], None]
+
+GREEDY_METHODS = ("cgds", "dgds")
+METHOD_NAMES = ("cgds", "dgds", "br-ig", "lp-ig", "br-rf", "lp-rf", "random")
+RESULT_COLUMNS = ["method", "k", "fold", "measure", "value", "select_seconds"]
+
+_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def _range(start: float, stop: float, step: float) -> list[float]:
+    if step <= 0 or stop < start:
+        raise InputError(f"bad range {start}:{stop}:{step} (need step > 0 and start <= stop)")
+    n = int(math.floor((stop - start) / step + 1e-9)) + 1
+    return [start + i * step for i in range(n)]
+
+
+def parse_values(spec: str) -> list[float]:
+    """Parse ``"a,b,c"``, ``"start:stop:step"`` (stop included) or ``"a,b,...,z"``.
+
+    ``"0,0.1,...,1"`` expands with the step ``b - a``. Values are rounded to 10 decimals.
+    """
+    text = str(spec).strip().replace(" ", "")
+    if not text:
+        raise InputError("empty list of values")
+    try:
+        if ":" in text:
+            parts = [float(p) for p in text.split(":")]
+            if len(parts) == 2:
+                parts.append(1.0)
+            if len(parts) != 3:
+                raise ValueError
+            vals = _range(*parts)
+        elif "..." in text:
+            m = re.fullmatch(rf"({_NUM}),({_NUM}),(?:\.\.\.|…),({_NUM})", text)
+            if not m:
+                raise ValueError
+            a, b, z = (float(g) for g in m.groups())
+            vals = _range(a, z, b - a)
+        else:
+            vals = [float(p) for p in text.split(",")]
+    except (ValueError, TypeError):
+        raise InputError(f"cannot parse {spec!r}: use a list '10,20,50' or a range '10:100:10'") from None
+    return [round(v, 10) for v in vals]
+
+
+def parse_k(spec: str | Iterable[int]) -> list[int]:
+    """Parse the ``--k`` option: ``"10,20,50"`` or ``"10:100:10"``; sorted, unique, >= 1."""
+    vals = list(spec) if not isinstance(spec, str) else parse_values(spec)
+    out = []
+    for v in vals:
+        if float(v) != int(float(v)) or int(v) < 1:
+            raise InputError(f"numbers of features must be positive integers, got {v!r}")
+        out.append(int(v))
+    return sorted(set(out))
+
+
+def _make_gds(k: int, seed: int, *, mode: str, lam: float, relevance: str, p: int):
+    from coreselect import GDSSelector
+
+    return GDSSelector(k=k, lam=lam, p=p, relevance=relevance, mode=mode, random_state=seed)
+
+
+def _make_baseline(k: int, seed: int, *, name: str):
+    from coreselect.baselines import BASELINES
+
+    cls = BASELINES[name]
+    if "random_state" in cls().get_params():
+        return cls(k=k, random_state=seed)
+    return cls(k=k)
+
+
+def method_factories(
+    names: Sequence[str], lam: float = 0.5, relevance: str = "nmi", p: int = 10
+) -> dict[str, MethodFactory]:
+    """Picklable factories for the named methods (see ``METHOD_NAMES``)."""
+    out: dict[str, MethodFactory] = {}
+    for name in names:
+        if name == "cgds":
+            out[name] = functools.partial(_make_gds, mode="centralized", lam=lam, relevance=relevance, p=p)
+        elif name == "dgds":
+            out[name] = functools.partial(_make_gds, mode="distributed", lam=lam, relevance=relevance, p=p)
+        elif name in METHOD_NAMES:
+            out[name] = functools.partial(_make_baseline, name=name)
+        else:
+            raise InputError(f"unknown method {name!r}; choose from {', '.join(METHOD_NAMES)}")
+    return out
+
+
+def make_folds(n_samples: int, n_folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Shuffled k-fold split (Mulan's cross-validation randomizes, then cuts in folds)."""
+    if n_folds < 2:
+        raise InputError(f"folds must be at least 2, got {n_folds}")
+    if n_folds > n_samples:
+        raise InputError(f"{n_folds} folds need at least {n_folds} instances, got {n_samples}")
+    kf = KFold(n_splits=n_folds, shuffle=True, random_state=seed)
+    return [(tr, te) for tr, te in kf.split(np.zeros((n_samples, 1)))]
+
+
+def _rows(X, Y):
+    return (X.tocsr() if sp.issparse(X) else np.asarray(X)), (Y.toarray() if sp.issparse(Y) else np.asarray(Y))
+
+
+def _score(Xtr, Ytr, Xte, Yte, selected: np.ndarray) -> dict[str, float]:
+    sel = np.asarray(selected, dtype=np.int64)
+    clf = BRkNNb(n_neighbors=5).fit(Xtr[:, sel], Ytr)
+    pred = clf.predict(Xte[:, sel])
+    return {name: fn(Yte, pred) for name, fn in MEASURES.items()}
+
+
+# worker-side state, set once per process so the data is not pickled for every task
+_STATE: dict[str, Any] = {}
+
+
+def _init_state(X, Y, folds, methods) -> None:
+    _STATE.update(X=X, Y=Y, folds=folds, methods=methods)
+
+
+def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[dict]:
+    """One selection (or one ranking for all ``ks``) on one fold; rows for every k."""
+    X, Y, folds, methods = _STATE["X"], _STATE["Y"], _STATE["folds"], _STATE["methods"]
+    train, test = folds[fold]
+    Xtr, Ytr, Xte, Yte = X[train], Y[train], X[test], Y[test]
+    est = methods[method](max(ks), seed)
+    t0 = time.perf_counter()
+    est.fit(Xtr, Ytr)
+    seconds = time.perf_counter() - t0
+    rows = []
+    for k in ks:
+        if len(ks) > 1:  # a ranker: the top-k prefix of one ranking
+            selected = np.asarray(est.ranking_)[:k]
+        else:
+            selected = np.asarray(est.selected_)
+        for measure, value in _score(Xtr, Ytr, Xte, Yte, selected).items():
+            rows.append(dict(method=method, k=k, fold=fold, measure=measure, value=value, select_seconds=seconds))
+    return rows
+
+
+def _is_ranker(factory: MethodFactory) -> bool:
+    return bool(getattr(factory(1, 0), "is_ranker", False))
+
+
+def run_protocol(
+    X,
+    Y,
+    methods: dict[str, MethodFactory],
+    ks: Sequence[int],
+    n_folds: int = 10,
+    seed: int = 0,
+    jobs: int = 1,
+    progress: Progress | None = None,
+) -> pd.DataFrame:
+    """Cross-validate every method at every ``k``.
+
+    Parameters
+    ----------
+    X : array or sparse matrix, shape (n, d)
+    Y : array or sparse matrix, shape (n, L), binary
+    methods : dict
+        Name -> factory ``(k, seed) -> selector``. With ``jobs > 1`` the factories must be
+        picklable (use :func:`method_factories` or ``functools.partial`` of module-level
+        functions).
+    ks : sequence of int
+        Numbers of features to select.
+    n_folds : int, default=10
+    seed : int, default=0
+        Seeds the fold split; the selector of fold ``f`` gets ``seed + f``.
+    jobs : int, default=1
+        Worker processes; 1 runs in this process.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after every finished task; cells are
+        ``(method, k, fold)`` triples.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``method, k, fold, measure, value, select_seconds``; for rankers
+        ``select_seconds`` is the time of the one ranking shared by all ``k`` of the fold.
+    """
+    X, Y = _rows(X, Y)
+    if X.shape[0] != Y.shape[0]:
+        raise InputError("X and Y have different numbers of rows")
+    ks = parse_k(ks)
+    if not ks:
+        raise InputError("no numbers of features given")
+    if ks[-1] > X.shape[1]:
+        raise InputError(f"k={ks[-1]} exceeds the number of features ({X.shape[1]})")
+    if not methods:
+        raise InputError("no methods given")
+    folds = make_folds(X.shape[0], n_folds, seed)
+    tasks: list[tuple[str, tuple[int, ...], int, int]] = []
+    for name, factory in methods.items():
+        groups = [tuple(ks)] if _is_ranker(factory) else [(k,) for k in ks]
+        for f in range(n_folds):
+            tasks.extend((name, g, f, seed + f) for g in groups)
+    total = len(methods) * len(ks) * n_folds
+    done = 0
+    rows: list[dict] = []
+    if progress:
+        progress(0, total)
+    if jobs <= 1:
+        _init_state(X, Y, folds, methods)
+        try:
+            for t in tasks:
+                rows.extend(_run_task(*t))
+                done += len(t[1])
+                if progress:
+                    progress(done, total)
+        finally:
+            _STATE.clear()
+    else:
+        # "spawn": forking a parent that already runs BLAS / numba threads can deadlock.
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(
+            max_workers=jobs, mp_context=ctx, initializer=_init_state, initargs=(X, Y, folds, methods)
+        ) as ex:
+            futures = {ex.submit(_run_task, *t): t for t in tasks}
+            for fut in as_completed(futures):
+                rows.extend(fut.result())
+                done += len(futures[fut][1])
+                if progress:
+                    progress(done, total)
+    df = pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    order = {m: i for i, m in enumerate(methods)}
+    df["_o"] = df["method"].map(order)
+    df["_m"] = df["measure"].map({m: i for i, m in enumerate(MEASURES)})
+    return df.sort_values(["_o", "k", "fold", "_m"]).drop(columns=["_o", "_m"]).reset_index(drop=True)
+
+
+def run_lambda_sweep(
+    X,
+    Y,
+    lams: Sequence[float],
+    ks: Sequence[int],
+    method: str = "cgds",
+    relevance: str = "nmi",
+    n_folds: int = 10,
+    seed: int = 0,
+    jobs: int = 1,
+    progress: Progress | None = None,
+) -> pd.DataFrame:
+    """The paper's Figure 4 experiment: cross-validate a GDS method for every ``lam`` and ``k``.
+
+    Returns the columns of :func:`run_protocol` plus ``lam`` (after ``method``).
+    """
+    if method not in GREEDY_METHODS:
+        raise InputError(f"the lambda sweep needs a GDS method ({', '.join(GREEDY_METHODS)}), got {method!r}")
+    lams = [float(v) for v in lams]
+    bad = [v for v in lams if not 0.0 <= v <= 1.0]
+    if bad:
+        raise InputError(f"lambda values must lie in [0, 1], got {bad}")
+    mode = "centralized" if method == "cgds" else "distributed"
+    methods = {
+        f"{method}@{lam!r}": functools.partial(_make_gds, mode=mode, lam=lam, relevance=relevance, p=10)
+        for lam in lams
+    }
+    df = run_protocol(X, Y, methods, ks, n_folds=n_folds, seed=seed, jobs=jobs, progress=progress)
+    lam_col = df["method"].str.split("@").str[1].astype(float)
+    df["method"] = method
+    df.insert(1, "lam", lam_col)
+    return df

@@ -1,0 +1,182 @@
+"""Result files of an evaluation: ``results.csv``, ``summary.md`` and PNG plots.
+
+Every file is written atomically (a temporary file renamed into place), so an interrupted
+run never leaves a partial file under its final name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from coreselect.evaluation.measures import MEASURE_LABELS, MEASURES
+
+__all__ = ["summarize", "write_results", "write_summary", "plot_measures", "plot_lambda_sweep", "write_report"]
+
+_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
+
+
+def _atomic_path(path):
+    from coreselect.cli._common import atomic_path
+
+    return atomic_path(path)
+
+
+def summarize(df: pd.DataFrame, by: Sequence[str] = ("method", "k")) -> pd.DataFrame:
+    """Mean and standard deviation over folds per ``by`` columns and measure."""
+    keys = list(by) + ["measure"]
+    g = df.groupby(keys, sort=False)["value"]
+    out = g.agg(mean="mean", std=lambda v: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0, folds="count")
+    sec = df.groupby(keys, sort=False)["select_seconds"].mean().rename("select_seconds")
+    return out.join(sec).reset_index()
+
+
+def write_results(df: pd.DataFrame, path: str | Path) -> None:
+    """Write the per-fold results as CSV."""
+    with _atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False, float_format="%.6g")
+
+
+def _table(summary: pd.DataFrame, row: str, col: str, measure: str) -> str:
+    s = summary[summary["measure"] == measure]
+    rows = list(dict.fromkeys(s[row]))
+    cols = list(dict.fromkeys(s[col]))
+    best = s.groupby(row)["mean"].max()
+    lines = [f"| {row} | " + " | ".join(str(c) for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for r in rows:
+        cells = []
+        for c in cols:
+            hit = s[(s[row] == r) & (s[col] == c)]
+            if hit.empty:
+                cells.append("")
+                continue
+            m, sd = float(hit["mean"].iloc[0]), float(hit["std"].iloc[0])
+            txt = f"{m:.4f} ± {sd:.4f}"
+            cells.append(f"**{txt}**" if np.isclose(m, best[r]) else txt)
+        lines.append(f"| {r} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_summary(df: pd.DataFrame, path: str | Path, title: str = "Evaluation", notes: str = "") -> None:
+    """Markdown tables: one per measure, rows = k (or lambda), columns = method (or k).
+
+    Every cell is ``mean ± std`` over the folds; the best mean of a row is bold.
+    """
+    sweep = "lam" in df.columns
+    summary = summarize(df, ("method", "lam", "k") if sweep else ("method", "k"))
+    parts = [f"# {title}", ""]
+    if notes:
+        parts += [notes, ""]
+    n_folds = df["fold"].nunique()
+    parts += [f"Mean ± standard deviation over {n_folds} folds; the best mean of each row is in bold.", ""]
+    for measure in MEASURES:
+        if measure not in set(summary["measure"]):
+            continue
+        if sweep:
+            for method in dict.fromkeys(summary["method"]):
+                sub = summary[summary["method"] == method]
+                parts += [f"## {MEASURE_LABELS[measure]} (`{measure}`), {method}: rows = lambda, columns = k", ""]
+                parts += [_table(sub, "lam", "k", measure), ""]
+        else:
+            parts += [f"## {MEASURE_LABELS[measure]} (`{measure}`): rows = k, columns = method", ""]
+            parts += [_table(summary, "k", "method", measure), ""]
+    secs = df.groupby("method", sort=False)["select_seconds"].mean()
+    parts += ["## Mean selection time per fit (seconds)", ""]
+    parts += ["| method | seconds |", "|---|---|"] + [f"| {m} | {s:.3g} |" for m, s in secs.items()] + [""]
+    with _atomic_path(path) as tmp:
+        tmp.write_text("\n".join(parts), encoding="utf-8")
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; never needs a display
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_measures(df: pd.DataFrame, out_dir: str | Path, dataset: str = "") -> list[Path]:
+    """One PNG per measure: a line per method over k, mean with a ±1 std band."""
+    plt = _pyplot()
+    summary = summarize(df)
+    n_folds = df["fold"].nunique()
+    paths = []
+    for measure in MEASURES:
+        s = summary[summary["measure"] == measure]
+        if s.empty:
+            continue
+        fig, ax = plt.subplots(figsize=(8, 4.5), dpi=120)
+        for i, method in enumerate(dict.fromkeys(s["method"])):
+            m = s[s["method"] == method].sort_values("k")
+            x, y, sd = m["k"].to_numpy(), m["mean"].to_numpy(), m["std"].to_numpy()
+            (line,) = ax.plot(x, y, marker=_MARKERS[i % len(_MARKERS)], label=method.upper(), linewidth=1.6)
+            ax.fill_between(x, y - sd, y + sd, color=line.get_color(), alpha=0.15, linewidth=0)
+        name = MEASURE_LABELS[measure]
+        ax.set_title(f"{dataset + ': ' if dataset else ''}{name}\n(BRkNN-b, 5 neighbours, {n_folds}-fold CV; band = ±1 std)")
+        ax.set_xlabel("number of selected features k")
+        ax.set_ylabel(name)
+        ax.grid(True, alpha=0.3)
+        # outside the axes: the lines of close methods must stay visible
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+        fig.tight_layout()
+        path = Path(out_dir) / f"{measure}.png"
+        with _atomic_path(path) as tmp:
+            fig.savefig(tmp)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def plot_lambda_sweep(df: pd.DataFrame, path: str | Path, dataset: str = "") -> Path:
+    """The paper's Figure 4: every measure against lambda, a line per k."""
+    plt = _pyplot()
+    summary = summarize(df, ("method", "lam", "k"))
+    measures = [m for m in MEASURES if m in set(summary["measure"])]
+    ncols = min(3, len(measures))
+    nrows = -(-len(measures) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.9 * nrows), dpi=110, squeeze=False)
+    flat = list(axes.ravel())
+    method = ", ".join(m.upper() for m in dict.fromkeys(summary["method"]))
+    for ax, measure in zip(flat, measures):
+        s = summary[summary["measure"] == measure]
+        for i, k in enumerate(sorted(set(s["k"]))):
+            m = s[s["k"] == k].sort_values("lam")
+            x, y, sd = m["lam"].to_numpy(), m["mean"].to_numpy(), m["std"].to_numpy()
+            (line,) = ax.plot(x, y, marker=_MARKERS[i % len(_MARKERS)], label=f"k={k}")
+            ax.fill_between(x, y - sd, y + sd, color=line.get_color(), alpha=0.12, linewidth=0)
+        ax.set_title(MEASURE_LABELS[measure])
+        ax.set_xlabel("λ (weight of diversity)")
+        ax.set_ylabel(MEASURE_LABELS[measure])
+        ax.grid(True, alpha=0.3)
+    handles, labels = flat[0].get_legend_handles_labels()
+    for ax in flat[len(measures):]:
+        ax.axis("off")
+    if len(flat) > len(measures):  # the legend takes the free panel
+        flat[-1].legend(handles, labels, loc="center", fontsize=11, title="selected features")
+    else:
+        flat[-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    fig.suptitle(f"{dataset + ': ' if dataset else ''}effect of λ on {method} (BRkNN-b, {df['fold'].nunique()}-fold CV)")
+    fig.tight_layout()
+    with _atomic_path(path) as tmp:
+        fig.savefig(tmp)
+    plt.close(fig)
+    return Path(path)
+
+
+def write_report(df: pd.DataFrame, out_dir: str | Path, dataset: str = "", notes: str = "") -> list[Path]:
+    """Write results.csv, summary.md and the plots (per-measure PNGs or lambda_sweep.png)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_results(df, out / "results.csv")
+    title = f"{dataset}: " if dataset else ""
+    if "lam" in df.columns:
+        write_summary(df, out / "summary.md", title=f"{title}effect of lambda", notes=notes)
+        pngs = [plot_lambda_sweep(df, out / "lambda_sweep.png", dataset)]
+    else:
+        write_summary(df, out / "summary.md", title=f"{title}feature selection comparison", notes=notes)
+        pngs = plot_measures(df, out, dataset)
+    return [out / "results.csv", out / "summary.md", *pngs]

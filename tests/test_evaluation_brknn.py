@@ -1,0 +1,118 @@
+"""BRkNN-b against a tiny hand-worked example (Mulan's BRkNN, ExtensionType.EXTB)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from coreselect.evaluation.brknn import BRkNNb
+
+# one feature, range [0, 10]; labels A, B, C
+X = np.array([[0.0], [1.0], [2.0], [4.0], [8.0], [10.0]])
+Y = np.array(
+    [
+        [1, 0, 0],  # x=0  {A}
+        [1, 1, 0],  # x=1  {A,B}
+        [1, 0, 0],  # x=2  {A}
+        [0, 1, 1],  # x=4  {B,C}
+        [0, 0, 1],  # x=8  {C}
+        [0, 1, 1],  # x=10 {B,C}
+    ]
+)
+N, L = 6, 3
+
+
+def test_confidences_and_count_by_hand():
+    # x=0.9, k=3: neighbours x=1, 0, 2 -> counts A=3, B=1, C=0; 4 labels in all.
+    clf = BRkNNb(n_neighbors=3).fit(X, Y)
+    conf = clf.predict_proba(np.array([[0.9]]))[0]
+    denom = 3 + L / N  # Mulan's correction
+    assert conf == pytest.approx([(3 + 1 / N) / denom, (1 + 1 / N) / denom, (0 + 1 / N) / denom])
+    # round(4 / 3.5) = 1 label: the most confident one
+    assert clf.predict(np.array([[0.9]])).tolist() == [[1, 0, 0]]
+
+
+def test_plain_fractions_without_correction():
+    clf = BRkNNb(n_neighbors=3, mulan_correction=False).fit(X, Y)
+    assert clf.predict_proba(np.array([[0.9]]))[0] == pytest.approx([1, 1 / 3, 0])
+
+
+def test_ties_at_kth_distance_are_included_and_rounding_is_java():
+    # x=9, k=1: x=8 and x=10 are both at distance 1 -> both are neighbours (Weka).
+    # counts C=2, B=1, 3 labels over 2 neighbours.
+    clf = BRkNNb(n_neighbors=1).fit(X, Y)
+    conf = clf.predict_proba(np.array([[9.0]]))[0]
+    assert conf == pytest.approx(np.array([0, 1, 2]) / (2 + L / N) + (1 / N) / (2 + L / N))
+    # Mulan: round(3 / 2.5) = 1 -> {C}
+    assert clf.predict(np.array([[9.0]])).tolist() == [[0, 0, 1]]
+    # plain mean 3/2 = 1.5 rounds half up (Java Math.round) to 2 -> {B, C}
+    plain = BRkNNb(n_neighbors=1, mulan_correction=False).fit(X, Y)
+    assert plain.predict(np.array([[9.0]])).tolist() == [[0, 1, 1]]
+
+
+def test_exactly_k_without_ties():
+    clf = BRkNNb(n_neighbors=1, include_ties=False).fit(X, Y)
+    conf = clf.predict_proba(np.array([[9.0]]))[0]
+    assert np.isclose(conf.max(), (1 + 1 / N) / (1 + L / N))
+
+
+def test_tie_at_cutoff_is_random_but_reproducible():
+    # x=3.2, k=3: neighbours x=4, 2, 1 -> A=2, B=2, C=1; round(5/3.5) = 1 label, A and B tied.
+    preds = {tuple(BRkNNb(n_neighbors=3, random_state=s).fit(X, Y).predict(np.array([[3.2]]))[0]) for s in range(20)}
+    assert preds <= {(1, 0, 0), (0, 1, 0)}
+    assert len(preds) == 2  # both tie outcomes occur across seeds
+    a = BRkNNb(n_neighbors=3, random_state=7).fit(X, Y).predict(np.array([[3.2]] * 5))
+    b = BRkNNb(n_neighbors=3, random_state=7).fit(X, Y).predict(np.array([[3.2]] * 5))
+    assert (a == b).all()
+
+
+def test_minmax_normalization_uses_training_ranges():
+    # feature 1 is feature 0 times 1000 plus noise-free offset; a constant feature is ignored
+    X3 = np.column_stack([X[:, 0], 1000 * X[:, 0] + 5, np.full(N, 3.0)])
+    q = np.array([[0.9, 905.0, 7.0], [9.0, 9005.0, 3.0], [12.0, 12005.0, 3.0]])
+    clf = BRkNNb(n_neighbors=3).fit(X3, Y)
+    assert clf.ranges_.tolist() == [10.0, 10000.0, 0.0]
+    ref = BRkNNb(n_neighbors=3).fit(X, Y).predict(q[:, :1])
+    assert (clf.predict(q) == ref).all()
+    # same answer on sparse input
+    assert (BRkNNb(n_neighbors=3).fit(sp.csr_matrix(X3), Y).predict(sp.csr_matrix(q)) == ref).all()
+
+
+def test_zero_predicted_labels():
+    Y0 = np.zeros_like(Y)
+    Y0[0] = [1, 0, 0]
+    pred = BRkNNb(n_neighbors=5).fit(X, Y0).predict(np.array([[9.0]]))
+    assert pred.tolist() == [[0, 0, 0]]
+
+
+def test_default_five_neighbours_shapes():
+    rng = np.random.default_rng(0)
+    Xr, Yr = rng.normal(size=(50, 4)), rng.integers(0, 2, (50, 5))
+    clf = BRkNNb().fit(Xr, Yr)
+    assert clf.n_neighbors == 5
+    p = clf.predict(Xr[:7])
+    assert p.shape == (7, 5) and set(np.unique(p)) <= {0, 1}
+
+
+def _naive(Xtr, Ytr, Xte, k):
+    """Per query: all training rows within the k-th smallest distance (Weka's ties)."""
+    lo, hi = Xtr.min(0), Xtr.max(0)
+    sc = np.where(hi > lo, 1 / np.where(hi > lo, hi - lo, 1), 0)
+    A, B = (Xtr - lo) * sc, (Xte - lo) * sc
+    out = []
+    for q in B:
+        d = ((A - q) ** 2).sum(1)
+        kth = np.sort(d)[k - 1]
+        nb = np.flatnonzero(d <= kth + 1e-12)
+        c = Ytr[nb].sum(0)
+        out.append((c + 1 / len(A)) / (len(nb) + Ytr.shape[1] / len(A)))
+    return np.array(out)
+
+
+def test_binary_features_with_many_ties_match_naive():
+    rng = np.random.default_rng(3)
+    Xtr, Xte = rng.integers(0, 2, (80, 4)).astype(float), rng.integers(0, 2, (30, 4)).astype(float)
+    Ytr = rng.integers(0, 2, (80, 5))
+    clf = BRkNNb(n_neighbors=5).fit(Xtr, Ytr)
+    assert np.allclose(clf.predict_proba(Xte), _naive(Xtr, Ytr, Xte, 5))
