@@ -127,7 +127,11 @@ def _select_dataset(data, labels, params, n_bins, min_bin_count, strategy, sched
         client = connect(scheduler)
     selector = GDSSelector(n_bins=n_bins, min_bin_count=min_bin_count, strategy=strategy,
                            client=client, **params)
-    selector.fit(X, dataset.Y)
+    try:
+        selector.fit(X, dataset.Y)
+    finally:
+        if client is not None:
+            client.close()
     selected = keep[selector.selected_]
     report = _report(selector.result_, selected, [names[i] for i in selected], params,
                      selector.seconds_, selector.feature_relevance_, selector.pair_distances_)

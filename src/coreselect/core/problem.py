@@ -149,6 +149,8 @@ class Problem:
         result = greedy(problem.features, problem.relevance, problem.params, n_select,
                         alternate=alternate, column_ids=problem.column_ids,
                         selectable=problem.selectable, backend=backend, callback=callback)
+        if problem is not self:
+            result.local = self.positions_of(result.selected)  # positions in this problem
         log.info("%s selected %d of %d columns in %.3f s (h = %.6g)", result.algorithm,
                  n_select, self.n_columns, result.seconds, result.objective)
         return result

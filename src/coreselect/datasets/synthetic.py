@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from coreselect.errors import InputError
@@ -52,4 +55,127 @@ def make_synthesized(
         label_names=[f"label{l}" for l in range(n_labels)],
         name="synthesized",
         meta={"originals": 2 * n_labels, "copies": copies},
+    )
+
+
+class IndexedNames(Sequence):
+    """The names ``prefix0 .. prefix{n-1}`` made on demand: millions of default feature
+    names without millions of Python strings in memory."""
+
+    def __init__(self, n: int, prefix: str = "x"):
+        self.n = int(n)
+        self.prefix = prefix
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [f"{self.prefix}{j}" for j in range(*i.indices(self.n))]
+        i = int(i)
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return f"{self.prefix}{i}"
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"IndexedNames({self.n}, prefix={self.prefix!r})"
+
+
+def make_sparse_multilabel(
+    n_samples: int = 20_000,
+    n_features: int = 2_000_000,
+    n_labels: int = 50,
+    density: float = 0.0005,
+    n_relevant: int = 100,
+    n_redundant: int = 200,
+    random_state: int | np.random.RandomState | None = 0,
+) -> Dataset:
+    """A huge, very sparse multi-label dataset with planted relevant and redundant features.
+
+    * Labels: label ``l`` is on for each sample with its own prevalence (5% to 30%).
+    * Background features: each column has ``Binomial(n_samples, density)`` non-zeros at
+      random rows, with small integer values 1 to 3 (like term counts). They carry no
+      information about the labels.
+    * Relevant features (``n_relevant``): each is tied to one label (round robin) and is
+      non-zero on a random 60% of that label's positive samples plus ``density`` noise.
+    * Redundant features (``n_redundant``): noisy copies of relevant ones (each non-zero kept
+      with probability 0.9, plus ``density`` noise), so a diverse selection takes one per group.
+
+    Planted columns sit at random positions; ``meta`` holds ``relevant`` (ids),
+    ``redundant`` (ids) and ``redundant_of`` (the relevant id each copies), ``relevant_label``.
+    ``X`` is CSC with int32 row indices and float32 values (about 8 bytes per non-zero:
+    d = 2,000,000, n = 20,000 at density 0.05% is 20 million non-zeros, 160 MB), ``Y`` a dense
+    int8 matrix. Feature names are ``x0, x1, ...`` made on demand.
+    """
+    n, d, L = int(n_samples), int(n_features), int(n_labels)
+    if n < 1 or d < 1 or L < 1:
+        raise InputError("make_sparse_multilabel needs n_samples, n_features, n_labels >= 1")
+    if not 0 < density <= 1:
+        raise InputError(f"density must be in (0, 1], got {density}")
+    if n_relevant < 0 or n_redundant < 0 or n_relevant + n_redundant > d:
+        raise InputError("n_relevant + n_redundant must be between 0 and n_features")
+    if n_redundant and not n_relevant:
+        raise InputError("redundant features copy relevant ones: n_relevant must be > 0")
+    rng = check_random_state(random_state)
+    prevalence = rng.uniform(0.05, 0.3, size=L)
+    Y = (rng.random_sample((n, L)) < prevalence).astype(np.int8)
+
+    counts = rng.binomial(n, density, size=d).astype(np.int64)
+    planted = rng.choice(d, size=n_relevant + n_redundant, replace=False)
+    relevant, redundant = planted[:n_relevant], planted[n_relevant:]
+    relevant_label = np.arange(n_relevant) % L
+    redundant_of = relevant[rng.randint(0, max(n_relevant, 1), size=n_redundant)] \
+        if n_redundant else np.zeros(0, dtype=np.int64)
+
+    # Rows of the planted columns first (they decide those columns' counts).
+    planted_rows: dict[int, np.ndarray] = {}
+    for j, label in zip(relevant, relevant_label):
+        pos = np.flatnonzero(Y[:, label])
+        keep = pos[rng.random_sample(pos.size) < 0.6]
+        noise = rng.randint(0, n, size=rng.binomial(n, density))
+        planted_rows[int(j)] = np.union1d(keep, noise)
+    for j, src in zip(redundant, redundant_of):
+        base = planted_rows[int(src)]
+        keep = base[rng.random_sample(base.size) < 0.9]
+        noise = rng.randint(0, n, size=rng.binomial(n, density))
+        planted_rows[int(j)] = np.union1d(keep, noise)
+    for j, rows in planted_rows.items():
+        counts[j] = rows.size
+
+    indptr = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    nnz = int(indptr[-1])
+    indices = np.empty(nnz, dtype=np.int32)
+    # Background rows in chunks (bounded temporaries); duplicates inside a column are
+    # summed away below, which only lowers its count slightly.
+    chunk = 1 << 24
+    for a in range(0, nnz, chunk):
+        z = min(nnz, a + chunk)
+        indices[a:z] = rng.randint(0, n, size=z - a).astype(np.int32)
+    for j, rows in planted_rows.items():
+        indices[indptr[j]:indptr[j + 1]] = rows
+    data = np.empty(nnz, dtype=np.float32)
+    for a in range(0, nnz, chunk):
+        z = min(nnz, a + chunk)
+        data[a:z] = rng.randint(1, 4, size=z - a)
+    X = sp.csc_matrix((data, indices, indptr), shape=(n, d))
+    X.sum_duplicates()  # sorts each column's rows too
+    return Dataset(
+        X=X,
+        Y=Y,
+        feature_names=IndexedNames(d, "x"),
+        label_names=[f"label{l}" for l in range(L)],
+        name=f"sparse_multilabel_{n}x{d}",
+        meta={
+            "relevant": relevant.astype(np.int64),
+            "relevant_label": relevant_label,
+            "redundant": redundant.astype(np.int64),
+            "redundant_of": redundant_of.astype(np.int64),
+            "density": float(density),
+        },
     )

@@ -1,0 +1,43 @@
+"""The small interface every execution engine implements.
+
+Algorithm 3 (:mod:`coreselect.distributed`) is written once against :class:`Engine`: it maps
+a pure part task over the parts and gets the results back in task order. An engine only
+decides *where* the tasks run (this process, a process pool, a Dask cluster, later Ray or
+Spark). Engines are context managers so that clusters they start are always shut down.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Callable, Sequence
+
+#: ``progress(done, total)`` after each finished task.
+TaskCallback = Callable[[int, int], None]
+
+
+class Engine(abc.ABC):
+    """Runs ``func(shared, task)`` for every task and returns the results in task order.
+
+    ``shared`` is the read-only data reference every task needs (a column store path, or an
+    in-memory problem). Engines ship it to their workers once, not once per task.
+    """
+
+    name: str = "engine"
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release what the engine started (pools, clusters). Idempotent."""
+
+    @abc.abstractmethod
+    def map(self, func: Callable[[Any, Any], Any], shared: Any, tasks: Sequence[Any],
+            callback: TaskCallback | None = None) -> list[Any]:
+        """``[func(shared, t) for t in tasks]``, possibly in parallel, results in task order."""
+
+    def describe(self) -> dict:
+        """A small JSON-able description for results and logs."""
+        return {"engine": self.name}

@@ -1,0 +1,62 @@
+"""In-process engine, or a local process pool when ``n_workers`` is given."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, Callable, Sequence
+
+from coreselect.engines.base import Engine, TaskCallback
+
+_SHARED: Any = None  # the shared data reference inside a pool worker
+
+
+def _init_worker(shared: Any) -> None:
+    global _SHARED
+    _SHARED = shared
+    # One task per process: keep BLAS/OpenMP pools from oversubscribing the cores.
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    try:  # pools already loaded (a forked worker) are limited directly
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:  # pragma: no cover - comes with scikit-learn
+        pass
+
+
+def _call(func: Callable, task: Any) -> Any:
+    return func(_SHARED, task)
+
+
+class LocalEngine(Engine):
+    """Run tasks one after another in this process (``n_workers`` None or 1), or in a pool of
+    ``n_workers`` processes that each receive the shared data once (at start-up)."""
+
+    name = "local"
+
+    def __init__(self, n_workers: int | None = None):
+        self.n_workers = None if n_workers is None or int(n_workers) <= 1 else int(n_workers)
+
+    def map(self, func: Callable[[Any, Any], Any], shared: Any, tasks: Sequence[Any],
+            callback: TaskCallback | None = None) -> list[Any]:
+        tasks = list(tasks)
+        if self.n_workers is None or len(tasks) <= 1:
+            out = []
+            for i, task in enumerate(tasks):
+                out.append(func(shared, task))
+                if callback is not None:
+                    callback(i + 1, len(tasks))
+            return out
+        results: list[Any] = [None] * len(tasks)
+        with ProcessPoolExecutor(max_workers=self.n_workers, initializer=_init_worker,
+                                 initargs=(shared,)) as pool:
+            futures = {pool.submit(_call, func, t): i for i, t in enumerate(tasks)}
+            for done, fut in enumerate(as_completed(futures), start=1):
+                results[futures[fut]] = fut.result()
+                if callback is not None:
+                    callback(done, len(tasks))
+        return results
+
+    def describe(self) -> dict:
+        return {"engine": self.name, "n_workers": self.n_workers or 1}

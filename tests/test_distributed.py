@@ -1,0 +1,314 @@
+"""Algorithm 3 (distributed / streaming) on every engine, the column store, and its errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from coreselect.core.problem import Problem
+from coreselect.distributed import (
+    n_partitions,
+    partition,
+    partition_bounds,
+    run_part,
+    select_distributed,
+    select_store,
+    PartTask,
+    Settings,
+)
+from coreselect.errors import EngineError, InputError
+from coreselect.store import build_store, open_store, shuffled_order
+
+K = 6
+
+
+def _data(n=240, d=300, seed=0):
+    """Sparse count-like features with a few informative columns and exact duplicates
+    (duplicates make ties, which exercise the lowest-original-id rule across parts)."""
+    rng = np.random.RandomState(seed)
+    Y = (rng.rand(n, 4) < 0.3).astype(np.int8)
+    X = sp.random(n, d, density=0.08, random_state=rng, format="csc")
+    X.data = np.ceil(X.data * 4)
+    X = X.tolil()
+    for j in range(8):
+        col = (Y[:, j % 4] * (rng.rand(n) < 0.7)).astype(float)
+        X[:, 10 * j] = col[:, None]
+        X[:, 10 * j + 5] = col[:, None]  # an exact copy
+    X[:, 7] = 0.0  # a constant column
+    return sp.csr_matrix(X), Y
+
+
+@pytest.fixture(scope="module")
+def data():
+    return _data()
+
+
+@pytest.fixture(scope="module")
+def problem(data):
+    X, Y = data
+    return Problem.build(X, Y, k=K)
+
+
+@pytest.fixture(scope="module")
+def store(data, tmp_path_factory):
+    X, Y = data
+    path = tmp_path_factory.mktemp("store") / "s"
+    return build_store(X, Y, path, block_size=37, seed=5)
+
+
+def _same(a, b):
+    assert np.array_equal(a.selected, b.selected)
+    assert a.objective == b.objective
+    assert a.relevance == b.relevance and a.diversity == b.diversity
+    assert np.array_equal(a.union, b.union)
+    assert [list(p.selected) for p in a.parts] == [list(p.selected) for p in b.parts]
+
+
+# -- partition ----------------------------------------------------------------------------------
+def test_partition_is_seeded_and_covers_everything():
+    parts = partition(103, 7, 1)
+    assert len(parts) == 7
+    assert sorted(np.concatenate(parts).tolist()) == list(range(103))
+    assert [p.size for p in parts] == [p.size for p in np.array_split(np.arange(103), 7)]
+    assert all(np.array_equal(a, b) for a, b in zip(parts, partition(103, 7, 1)))
+    assert not all(np.array_equal(a, b) for a, b in zip(parts, partition(103, 7, 2)))
+    assert np.array_equal(partition_bounds(103, 7), np.r_[0, np.cumsum([p.size for p in parts])])
+
+
+def test_auto_partitions():
+    assert n_partitions("auto", 2_000_000, 100) == math.ceil(math.sqrt(20_000))
+    assert n_partitions("auto", 5, 10) == 1
+    assert n_partitions(3, 10, 2) == 3
+    with pytest.raises(InputError):
+        n_partitions(11, 10, 2)
+    with pytest.raises(InputError):
+        n_partitions(0, 10, 2)
+
+
+# -- each part's Greedy is the core's Greedy ----------------------------------------------------
+def test_each_part_is_core_greedy_on_the_submatrix(data, problem, store):
+    X, Y = data
+    m = 4
+    settings = Settings(k=K, lam=0.5, p=10, relevance="nmi", keep_constant=False, backend="auto")
+    bounds = partition_bounds(problem.n_columns, m)
+    for i, positions in enumerate(partition(problem.n_columns, m, 5)):
+        ids = np.sort(positions)
+        sub = Problem.build(sp.csc_matrix(X)[:, ids], Y, k=K, column_ids=ids)
+        expected = sub.run(K, alternate=False)
+        got = run_part(problem, PartTask(i, K, settings, positions=positions))
+        assert np.array_equal(got.selected, expected.selected)
+        # the same part read from the store (built with the same seed)
+        got_store = run_part(store.ref, PartTask(i, K, settings, start=int(bounds[i]),
+                                                 stop=int(bounds[i + 1])))
+        assert np.array_equal(got_store.selected, expected.selected)
+        assert got.n_columns == got_store.n_columns == ids.size
+
+
+# -- engines agree --------------------------------------------------------------------------------
+def test_local_streaming_pool_and_store_identical(problem, store):
+    ref = select_distributed(problem, partitions=4, random_state=5)
+    assert ref.mode == "distributed" and ref.engine == "local"
+    assert ref.partitions == 4 and ref.coreset_size == K and len(ref.parts) == 4
+    assert len(ref.selected) == K and ref.pair_distances.shape == (K, K)
+    _same(ref, select_distributed(problem, partitions=4, random_state=5, mode="streaming"))
+    _same(ref, select_distributed(problem, partitions=4, random_state=5, n_workers=2))
+    _same(ref, select_store(store, k=K, partitions=4))
+    _same(ref, select_store(store, k=K, partitions=4, mode="streaming"))
+    # the objective is h of the selection recomputed from scratch on the whole problem
+    h, g, D = problem.evaluate(ref.selected)
+    assert h == pytest.approx(ref.objective) and D == pytest.approx(ref.diversity)
+    # json summary
+    js = json.loads(json.dumps(ref.to_dict()))
+    assert js["partitions"] == 4 and len(js["parts"]) == 4 and "seconds" in js["parts"][0]
+
+
+def test_store_centralized_equals_core(problem, store):
+    from coreselect.core.problem import centralized
+
+    res = select_store(store, k=K, mode="centralized")
+    assert np.array_equal(res.selected, centralized(problem).selected)
+
+
+@pytest.mark.dask
+def test_dask_identical(problem, store):
+    from distributed import Client, LocalCluster
+
+    ref = select_distributed(problem, partitions=4, random_state=5)
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        _same(ref, select_distributed(problem, partitions=4, random_state=5, engine="dask",
+                                      client=client))
+        res = select_store(store, k=K, partitions=4, engine="dask", client=client)
+        _same(ref, res)
+        assert res.engine == "dask"
+        # by scheduler address, as `select --scheduler` does
+        _same(ref, select_store(store, k=K, partitions=4, engine="dask",
+                                scheduler=cluster.scheduler_address))
+
+
+def test_progress_and_selector(data, problem):
+    from coreselect.selector import GDSSelector
+
+    X, Y = data
+    seen = []
+    sel = GDSSelector(k=K, mode="distributed", partitions=3, random_state=2,
+                      progress=lambda s, d, t: seen.append((s, d, t))).fit(X, Y)
+    ref = select_distributed(problem, partitions=3, random_state=2)
+    assert np.array_equal(sel.selected_, ref.selected)
+    assert ("parts", 3, 3) in seen and ("union", K, K) in seen
+
+
+# -- coreset size ---------------------------------------------------------------------------------
+def test_coreset_size(problem):
+    res = select_distributed(problem, partitions=3, coreset_size=2 * K, random_state=1)
+    assert res.coreset_size == 2 * K
+    assert all(len(p.selected) == 2 * K for p in res.parts)
+    assert res.union.size == 3 * 2 * K
+    assert np.array_equal(res.union, np.sort(np.concatenate([p.selected for p in res.parts])))
+    # a part with fewer selectable columns than the coreset size keeps all it has, and the
+    # constant column 7 is never selected
+    big = select_distributed(problem, partitions=50, coreset_size=20, random_state=1)
+    for part, positions in zip(big.parts, partition(problem.n_columns, 50, 1)):
+        assert sorted(part.selected) == sorted(set(positions.tolist()) - {7})
+    with pytest.raises(InputError):
+        select_distributed(problem, coreset_size=0)
+
+
+def test_k_too_large(data):
+    X, Y = data
+    # columns 5..8 hold the constant column 7: only 3 are selectable
+    with pytest.raises(InputError, match="selectable"):
+        select_distributed(Problem.build(X[:, 5:9], Y, k=4), partitions=2)
+
+
+# -- the store ------------------------------------------------------------------------------------
+def test_store_round_trip(data, store, problem):
+    X, Y = data
+    st = open_store(store.path)
+    assert (st.n_samples, st.n_features, st.n_labels) == (240, 300, 4)
+    assert st.n_blocks == math.ceil(300 / 37) and st.seed == 5
+    assert np.array_equal(np.asarray(st.order), shuffled_order(300, 5))
+    full = st.read_all()
+    assert (full.codes != problem.features.codes).nnz == 0
+    assert np.array_equal(full.n_codes, problem.features.n_codes)
+    assert (st.labels().codes != problem.labels.codes).nnz == 0
+    assert list(st.feature_names[:3]) == ["x0", "x1", "x2"]
+    ids, part = st.read_range(30, 80)  # crosses block boundaries
+    assert np.array_equal(ids, st.order[30:80])
+    assert (part.codes != problem.features.take(ids).codes).nnz == 0
+    assert st.info()["n_blocks"] == st.n_blocks
+
+
+def test_store_names_and_existing_target(data, tmp_path):
+    X, Y = data
+    names = [f"f{i}" for i in range(X.shape[1])]
+    st = build_store(X, Y, tmp_path / "named", feature_names=names, label_names=list("abcd"))
+    assert st.feature_names == names and st.label_names == list("abcd")
+    with pytest.raises(InputError):
+        build_store(X, Y, tmp_path / "named")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp left
+
+
+def test_store_missing_block_and_wrong_version(data, tmp_path):
+    X, Y = data
+    st = build_store(X, Y, tmp_path / "s", block_size=100, seed=0)
+    shutil.rmtree(st.path / "blocks" / "b000001")
+    with pytest.raises(EngineError, match="missing block 1"):
+        open_store(st.path)
+    # a worker meeting the hole (store opened without the check) fails the same way
+    with pytest.raises(EngineError, match="missing"):
+        select_store(open_store(st.path, check=False), k=K, partitions=3)
+
+    st2 = build_store(X, Y, tmp_path / "v", seed=0)
+    meta = json.loads((st2.path / "store.json").read_text())
+    meta["version"] = 999
+    (st2.path / "store.json").write_text(json.dumps(meta))
+    with pytest.raises(EngineError, match="version 999"):
+        open_store(st2.path)
+    with pytest.raises(EngineError, match="not a coreselect column store"):
+        open_store(tmp_path)
+
+
+def test_unreachable_scheduler(problem, monkeypatch):
+    import coreselect.engines.dask as dask_engine
+
+    monkeypatch.setattr(dask_engine, "CONNECT_TIMEOUT", 1.0)
+    with pytest.raises(EngineError, match="cannot reach the Dask scheduler"):
+        select_distributed(problem, engine="dask", scheduler="tcp://127.0.0.1:9")
+    with pytest.raises(EngineError, match="cannot reach"):
+        dask_engine.connect("tcp://127.0.0.1:9")
+    with pytest.raises(InputError):
+        select_distributed(problem, engine="local", scheduler="tcp://127.0.0.1:9")
+    with pytest.raises(InputError):
+        select_distributed(problem, engine="spark")
+
+
+# -- synthetic generator --------------------------------------------------------------------------
+def test_make_sparse_multilabel():
+    from coreselect.datasets.synthetic import make_sparse_multilabel
+
+    ds = make_sparse_multilabel(n_samples=500, n_features=5000, n_labels=5, density=0.01,
+                                n_relevant=10, n_redundant=20, random_state=3)
+    assert ds.X.shape == (500, 5000) and ds.Y.shape == (500, 5) and sp.isspmatrix_csc(ds.X)
+    assert ds.X.indices.dtype == np.int32 and ds.X.data.dtype == np.float32
+    assert ds.feature_names[4999] == "x4999" and len(ds.feature_names) == 5000
+    again = make_sparse_multilabel(n_samples=500, n_features=5000, n_labels=5, density=0.01,
+                                   n_relevant=10, n_redundant=20, random_state=3)
+    assert (ds.X != again.X).nnz == 0
+    # planted relevant features are far more relevant than the background
+    pb = Problem.build(ds.X, ds.Y, k=10)
+    rel = pb.relevance.max(axis=1)
+    assert rel[ds.meta["relevant"]].min() > np.quantile(rel, 0.99)
+
+
+# -- CLI ------------------------------------------------------------------------------------------
+def _cli(args):
+    from click.testing import CliRunner
+
+    from coreselect.cli import cli
+
+    return CliRunner().invoke(cli, args)
+
+
+def test_cli_store_build_info_and_errors(data, tmp_path):
+    from coreselect.io import from_arrays, write
+
+    X, Y = data
+    src = tmp_path / "d.arff"
+    write(from_arrays(X.toarray(), Y), src)
+    out = tmp_path / "st"
+    r = _cli(["store", "build", str(src), str(out), "--block-size", "50", "--seed", "5",
+              "--labels", str(tmp_path / "d.xml"), "--quiet"])
+    assert r.exit_code == 0, r.output
+    st = open_store(out)
+    assert st.n_features == 300 and st.n_blocks == 6
+    r = _cli(["store", "info", str(out), "--json"])
+    assert r.exit_code == 0 and json.loads(r.output)["seed"] == 5
+    # errors: one line, exit 2, no partial output
+    r = _cli(["store", "build", str(src), str(out), "--labels", str(tmp_path / "d.xml")])
+    assert r.exit_code == 2
+    shutil.rmtree(out / "blocks" / "b000002")
+    r = _cli(["store", "info", str(out)])
+    assert r.exit_code == 2 and "missing block 2" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
+def test_cli_select_on_store_and_unreachable_scheduler(store, monkeypatch):
+    import coreselect.engines.dask as dask_engine
+
+    r = _cli(["select", str(store.path), "-k", str(K), "--mode", "distributed",
+              "--partitions", "4", "--json", "--quiet"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output.strip().splitlines()[-1])
+    ref = select_store(store, k=K, partitions=4)
+    assert out["selected"] == ref.selected.tolist() and out["partitions"] == 4
+    monkeypatch.setattr(dask_engine, "CONNECT_TIMEOUT", 1.0)
+    r = _cli(["select", str(store.path), "-k", str(K), "--mode", "distributed",
+              "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9", "--quiet"])
+    assert r.exit_code == 2 and "cannot reach the Dask scheduler" in r.output
+    assert len(r.output.strip().splitlines()) == 1
