@@ -350,7 +350,7 @@ def select_store(
     k: int,
     lam: float = 0.5,
     p: int = 10,
-    relevance: str = "nmi",
+    relevance: str = "mi",
     keep_constant: bool = False,
     mode: str = "distributed",
     partitions: str | int = "auto",

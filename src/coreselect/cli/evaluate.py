@@ -32,7 +32,7 @@ def _load(data: str, labels: str | None):
 @click.option("--lam-sweep", default=None,
               help="Instead of the comparison, sweep lambda for the GDS method(s) at the --k values: "
                    "'0,0.1,...,1', '0:1:0.1' or a list (the paper's Figure 4).")
-@click.option("--relevance", type=click.Choice(["nmi", "mi"]), default="nmi", show_default=True,
+@click.option("--relevance", type=click.Choice(["mi", "nmi"]), default="mi", show_default=True,
               help="Relevance term of cgds/dgds.")
 @click.option("--labels", default=None, help="Label file for DATA (e.g. the Mulan XML).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")

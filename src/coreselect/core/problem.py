@@ -44,7 +44,7 @@ class Problem:
         k: int,
         lam: float = 0.5,
         p: int = 10,
-        relevance: Relevance = "nmi",
+        relevance: Relevance = "mi",
         n_bins: int = 5,
         strategy: Strategy = "auto",
         min_bin_count: int = 10,
@@ -75,7 +75,7 @@ class Problem:
         k: int,
         lam: float = 0.5,
         p: int = 10,
-        relevance: Relevance = "nmi",
+        relevance: Relevance = "mi",
         keep_constant: bool = False,
         column_ids: np.ndarray | None = None,
     ) -> "Problem":

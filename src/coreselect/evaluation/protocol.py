@@ -120,7 +120,7 @@ def _make_baseline(k: int, seed: int, *, name: str):
 
 
 def method_factories(
-    names: Sequence[str], lam: float = 0.5, relevance: str = "nmi", p: int = 10
+    names: Sequence[str], lam: float = 0.5, relevance: str = "mi", p: int = 10
 ) -> dict[str, MethodFactory]:
     """Picklable factories for the named methods (see ``METHOD_NAMES``)."""
     out: dict[str, MethodFactory] = {}
@@ -282,7 +282,7 @@ def run_lambda_sweep(
     lams: Sequence[float],
     ks: Sequence[int],
     method: str = "cgds",
-    relevance: str = "nmi",
+    relevance: str = "mi",
     n_folds: int = 10,
     seed: int = 0,
     jobs: int = 1,
