@@ -40,6 +40,17 @@ def _is_header(line: str) -> tuple[int, int, int] | None:
     return None
 
 
+def _numbers(text: str, sep: str) -> np.ndarray | None:
+    """All numbers of ``text`` in one C pass; None when any token is not a number (numpy
+    only warns on a bad token, so warnings are turned into failures here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            return np.fromstring(text, dtype=np.float64, sep=sep)
+        except (ValueError, DeprecationWarning):
+            return None
+
+
 def read_libsvm(
     path: str | os.PathLike,
     zero_based: bool | str = "auto",
@@ -118,13 +129,7 @@ def read_libsvm(
     # Features: "i:v i:v ..." -> one C pass over all lines.
     joined = " ".join(feat_parts).replace(":", " ")
     total = int(counts.sum())
-    arr = None
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        try:
-            arr = np.fromstring(joined, dtype=np.float64, sep=" ") if total else np.empty(0)
-        except (ValueError, DeprecationWarning):
-            arr = None
+    arr = _numbers(joined, " ") if total else np.empty(0)
     if (
         arr is None
         or len(arr) != 2 * total
@@ -142,13 +147,7 @@ def read_libsvm(
     lab_counts = np.array([len(p.split(",")) if p else 0 for p in label_parts], dtype=np.int64)
     lab_text = ",".join(p for p in label_parts if p)
     lab_total = int(lab_counts.sum())
-    labs = None
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        try:
-            labs = np.fromstring(lab_text, dtype=np.float64, sep=",") if lab_total else np.empty(0)
-        except (ValueError, DeprecationWarning):
-            labs = None
+    labs = _numbers(lab_text, ",") if lab_total else np.empty(0)
     if labs is None or len(labs) != lab_total or not ((labs >= 0) & (labs < 2**53)).all() or (labs != np.floor(labs)).any():
         for k, p in enumerate(label_parts):
             for t in p.split(",") if p else []:
