@@ -94,7 +94,7 @@ def test_auto_partitions():
 def test_each_part_is_core_greedy_on_the_submatrix(data, problem, store):
     X, Y = data
     m = 4
-    settings = Settings(k=K, lam=0.5, p=10, relevance="nmi", keep_constant=False, backend="auto")
+    settings = Settings(k=K, lam=0.5, p=10, relevance="mi", keep_constant=False, backend="auto")
     bounds = partition_bounds(problem.n_columns, m)
     for i, positions in enumerate(partition(problem.n_columns, m, 5)):
         ids = np.sort(positions)

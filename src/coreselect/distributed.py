@@ -333,7 +333,7 @@ def select_distributed(
     problem.check_k(params.k)
     m = n_partitions(partitions, problem.n_columns, params.k)
     cs = _coreset(coreset_size, params.k)
-    settings = Settings(k=params.k, lam=params.lam, p=params.p, relevance="nmi",
+    settings = Settings(k=params.k, lam=params.lam, p=params.p, relevance="mi",
                         keep_constant=False, backend=backend)  # unused for in-memory parts
     parts = partition(problem.n_columns, m, random_state)
     tasks = [PartTask(index=i, n_select=cs, settings=settings, positions=pos)
