@@ -1,0 +1,243 @@
+"""Shared helpers of the benchmark scripts: data paths, timing, peak memory, Markdown tables.
+
+The scripts are plain programs (``python benchmarks/NAME.py [--quick]``), not a package;
+each one puts this folder on ``sys.path`` and imports this module as ``_common``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+
+
+# -- data ----------------------------------------------------------------------------------
+def data_dir() -> Path:
+    """``$COREDATA``, else ``../shared/data`` relative to the repository root."""
+    env = os.environ.get("COREDATA")
+    return Path(env) if env else (REPO_ROOT / ".." / "shared" / "data").resolve()
+
+
+#: short name -> path under the data folder
+DATASETS = {
+    "rcv1subset1": "rcv1v2/rcv1subset1.arff.gz",
+    "tmc2007-500": "mulan/tmc2007-500/tmc2007-500.arff",
+    "scene": "mulan/scene/scene-train.arff",
+    "corel5k": "mulan/corel5k/Corel5k-sparse.arff",
+}
+
+
+def data_path(name: str) -> Path:
+    return data_dir() / DATASETS.get(name, name)
+
+
+def have_data(name: str) -> bool:
+    return data_path(name).is_file()
+
+
+def load(name: str):
+    """``coreselect.load`` of a dataset of the data folder (returns the Dataset)."""
+    import coreselect
+
+    return coreselect.load(data_path(name))
+
+
+# -- timing and memory ---------------------------------------------------------------------
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """``(seconds, result)`` of one call."""
+    gc.collect()
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
+    """Smallest wall time of ``repeat`` calls, and the last result."""
+    best, out = float("inf"), None
+    for _ in range(max(1, repeat)):
+        seconds, out = timed(fn)
+        best = min(best, seconds)
+    return best, out
+
+
+def best_of_cpu(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, float, Any]:
+    """``(wall, cpu, result)`` of the call with the smallest wall time of ``repeat`` calls.
+
+    CPU time (all threads of this process) is what the run would take on an idle machine when
+    it is single-threaded; on a busy machine it is the fairer number.
+    """
+    best, cpu, out = float("inf"), float("inf"), None
+    for _ in range(max(1, repeat)):
+        gc.collect()
+        c0, w0 = time.process_time(), time.perf_counter()
+        out = fn()
+        wall, used = time.perf_counter() - w0, time.process_time() - c0
+        if wall < best:
+            best, cpu = wall, used
+    return best, cpu, out
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process so far, in MiB (``ru_maxrss``; KiB on Linux)."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
+
+
+def rss_mib() -> float:
+    """Current resident memory of this process in MiB."""
+    import psutil
+
+    return psutil.Process().memory_info().rss / (1024 * 1024)
+
+
+def run_child(script: str | Path, payload: dict, timeout: float | None = None) -> dict:
+    """Run ``python SCRIPT --child JSON`` in a fresh process; it prints one JSON line last.
+
+    A fresh process is how peak memory (``ru_maxrss``) of one run is measured on its own.
+    """
+    cmd = [sys.executable, str(script), "--child", json.dumps(payload)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"child {payload} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run_command(cmd: Sequence[str], env: dict | None = None) -> tuple[float, float, str, float]:
+    """``(wall seconds, peak RSS MiB, stdout, CPU seconds)`` of a command run in a child process.
+
+    The child is reaped with ``os.wait4``, so the peak memory is that child's own.
+    """
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err,
+                                env={**os.environ, **(env or {})})
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{stderr[-3000:]}")
+    peak = usage.ru_maxrss / (1024 * 1024) if sys.platform == "darwin" else usage.ru_maxrss / 1024
+    return seconds, peak, stdout, usage.ru_utime + usage.ru_stime
+
+
+# -- output --------------------------------------------------------------------------------
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        if value != value:  # NaN
+            return "–"
+        if abs(value) >= 1000:
+            return f"{value:,.1f}"
+        if abs(value) >= 100:
+            return f"{value:.1f}"
+        return f"{value:.{digits}g}" if abs(value) < 0.01 else f"{value:.{digits}f}"
+    return str(value)
+
+
+def seconds_str(s: float | None) -> str:
+    """Human time: 0.123 s, 12.3 s, 2.8 m, 1 h 33 m."""
+    if s is None:
+        return "–"
+    if s < 1:
+        return f"{s * 1000:.0f} ms" if s < 0.1 else f"{s:.2f} s"
+    if s < 120:
+        return f"{s:.1f} s"
+    if s < 3600:
+        return f"{s / 60:.1f} m"
+    return f"{int(s // 3600)} h {s % 3600 / 60:.1f} m"
+
+
+def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], align: str | None = None) -> str:
+    """A GitHub Markdown table; ``align`` is one char per column ('l' or 'r', default r)."""
+    headers = [str(h) for h in headers]
+    align = align or "l" + "r" * (len(headers) - 1)
+    sep = ["---:" if a == "r" else ":---" for a in align]
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(sep) + " |"]
+    for row in rows:
+        lines.append("| " + " | ".join(fmt(c) for c in row) + " |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    """One line: CPU model, cores, memory, Python and key library versions."""
+    import numpy
+    import psutil
+
+    model = platform.processor() or "unknown CPU"
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+        for line in out.splitlines():
+            if line.lower().startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    mem = psutil.virtual_memory().total / 2**30
+    try:
+        import numba
+
+        nb = f", numba {numba.__version__}"
+    except ImportError:
+        nb = ""
+    load = ""
+    if hasattr(os, "getloadavg"):
+        load = "; 1-min load average %.1f when printed" % os.getloadavg()[0]
+    return (f"{model}, {cores} cores, {mem:.0f} GiB RAM; Python {platform.python_version()}, "
+            f"numpy {numpy.__version__}{nb}{load}")
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    """Arguments every script takes: --quick/--smoke, --png, --out, --child."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
+                   help="tiny sizes (seconds), for the smoke test")
+    p.add_argument("--png", default=None, help="also write a plot to this PNG file")
+    p.add_argument("--out", default=None, help="also write the Markdown to this file")
+    p.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    return p
+
+
+def emit(title: str, body: str, out: str | None = None) -> str:
+    """Print a section (title, machine line, body) and optionally write it to ``out``."""
+    text = f"## {title}\n\nMachine: {machine()}\n\n{body.rstrip()}\n"
+    print(text, flush=True)
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(text)
+    return text
+
+
+def pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def fit_exponent(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Slope of log y against log x (least squares): the growth exponent."""
+    import numpy as np
+
+    x, y = np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float))
+    if x.size < 2:
+        return float("nan")
+    return float(np.polyfit(x, y, 1)[0])

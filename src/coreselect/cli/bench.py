@@ -1,0 +1,69 @@
+"""``coreselect bench NAME [--quick] [ARGS...]``: run a benchmark script of the checkout.
+
+The scripts live in ``benchmarks/`` at the root of a source checkout (they are not part of
+the installed package). They are looked up next to the package source (an editable
+install) and then in the current directory and its parents; ``$CORESELECT_BENCHMARKS``, when
+set, names the folder instead.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from coreselect.cli._common import fail, handle_errors
+
+
+def find_benchmarks() -> Path | None:
+    """The ``benchmarks`` folder of the checkout, or None (e.g. in a wheel install)."""
+    env = os.environ.get("CORESELECT_BENCHMARKS")
+    if env:  # an explicit folder is the only candidate
+        candidates = [Path(env)]
+    else:
+        here = Path(__file__).resolve()
+        cwd = Path.cwd().resolve()
+        candidates = ([p / "benchmarks" for p in here.parents]
+                      + [p / "benchmarks" for p in (cwd, *cwd.parents)])
+    for c in candidates:
+        if (c / "_common.py").is_file():
+            return c
+    return None
+
+
+def available(folder: Path) -> list[str]:
+    return sorted(p.stem for p in folder.glob("*.py") if not p.stem.startswith("_"))
+
+
+@click.command("bench", context_settings={"ignore_unknown_options": True,
+                                          "allow_extra_args": True})
+@click.argument("name", required=False)
+@click.option("--quick", "--smoke", "quick", is_flag=True, help="Tiny sizes (seconds).")
+@click.option("--list", "list_", is_flag=True, help="List the benchmarks and exit.")
+@click.argument("extra", nargs=-1, type=click.UNPROCESSED)
+@handle_errors
+def bench_cmd(name, quick, list_, extra):
+    """Run benchmark NAME (benchmarks/NAME.py of the source checkout); it prints a Markdown
+    table. Extra arguments go to the script (e.g. --png plot.png, --out table.md)."""
+    folder = find_benchmarks()
+    if folder is None:
+        fail("the benchmarks folder is not available (it ships with a source checkout, not "
+             "with an installed wheel); clone the repository and run from there")
+    names = available(folder)
+    if list_ or not name:
+        if not name and not list_:
+            fail(f"give a benchmark name: {', '.join(names)}")
+        click.echo("\n".join(names))
+        return
+    if name not in names:
+        fail(f"unknown benchmark {name!r}; choose one of {', '.join(names)}")
+    cmd = [sys.executable, str(folder / f"{name}.py")]
+    if quick:
+        cmd.append("--quick")
+    cmd += list(extra)
+    code = subprocess.call(cmd)
+    if code != 0:
+        sys.exit(code)

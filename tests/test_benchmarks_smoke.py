@@ -1,0 +1,127 @@
+"""Smoke test of the benchmark scripts: each runs end to end on tiny sizes (``--quick``).
+
+No timing is asserted anywhere; these only check that the scripts run and print their
+Markdown tables. Scripts needing a missing optional dependency or dataset are skipped.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+
+# script -> (datasets it needs in $COREDATA for --quick, optional modules)
+SCRIPTS = {
+    "table2": (["mulan/scene/scene-train.arff"], []),
+    "kernels": (["mulan/scene/scene-train.arff"], []),
+    "scaling": (["mulan/scene/scene-train.arff"], []),
+    "peers": (["mulan/scene/scene-train.arff"], []),
+}
+
+
+def _data_dir() -> Path:
+    env = os.environ.get("COREDATA")
+    return Path(env) if env else (ROOT / ".." / "shared" / "data").resolve()
+
+
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory):
+    """Start every runnable script with --quick at once (they are mostly single-threaded
+    and spend much of their time starting up), then wait for all of them."""
+    tmp = tmp_path_factory.mktemp("bench")
+    procs, skipped = {}, {}
+    for name, (files, modules) in SCRIPTS.items():
+        missing = [m for m in modules if importlib.util.find_spec(m) is None]
+        missing += [f for f in files if not (_data_dir() / f).is_file()]
+        if missing:
+            skipped[name] = f"missing: {', '.join(missing)}"
+            continue
+        out = tmp / f"{name}.md"
+        cmd = [sys.executable, str(BENCH / f"{name}.py"), "--quick", "--out", str(out)]
+        if name == "scaling":
+            cmd += ["--png", str(tmp / "scaling.png")]
+        procs[name] = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp,
+            env={**os.environ, "COREDATA": str(_data_dir())})
+    results = {}
+    for name, proc in procs.items():
+        try:
+            _, err = proc.communicate(timeout=900)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+        results[name] = (proc.returncode, err)
+    return tmp, results, skipped
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_benchmark_quick(name, quick_runs):
+    tmp, results, skipped = quick_runs
+    if name in skipped:
+        pytest.skip(skipped[name])
+    code, err = results[name]
+    assert code == 0, err[-3000:]
+    text = (tmp / f"{name}.md").read_text()
+    assert text.startswith("## ")
+    assert "| :--- |" in text  # at least one Markdown table
+    assert "Machine:" in text
+    assert "failed" not in text, text
+    if name == "scaling":
+        assert (tmp / "scaling.png").stat().st_size > 0
+
+
+def test_common_helpers():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import _common as C
+    finally:
+        sys.path.remove(str(BENCH))
+    table = C.md_table(["a", "b"], [["x", 1.5], ["y", None]])
+    assert table.splitlines()[1] == "| :--- | ---: |"
+    assert "| y | – |" in table
+    assert C.seconds_str(0.05) == "50 ms"
+    assert C.seconds_str(5580) == "1 h 33.0 m"
+    assert abs(C.fit_exponent([1, 10, 100], [2, 20, 200]) - 1.0) < 1e-9
+    assert C.peak_rss_mib() > 0
+    wall, peak, out, cpu = C.run_command([sys.executable, "-c", "print('hi')"])
+    assert out.strip() == "hi" and wall > 0 and peak > 0 and cpu >= 0
+
+
+def test_bench_cli_lists_and_fails_cleanly(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from coreselect.cli import bench as bench_mod
+
+    runner = CliRunner()
+    res = runner.invoke(bench_mod.bench_cmd, ["--list"])
+    assert res.exit_code == 0
+    for name in SCRIPTS:
+        assert name in res.output.split()
+    res = runner.invoke(bench_mod.bench_cmd, ["no-such-bench"])
+    assert res.exit_code == 2 and "unknown benchmark" in res.output
+    monkeypatch.setenv("CORESELECT_BENCHMARKS", str(tmp_path / "missing"))
+    res = runner.invoke(bench_mod.bench_cmd, ["table2"])
+    assert res.exit_code == 2
+    assert "benchmarks folder is not available" in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
+def test_bench_cli_runs_a_script(monkeypatch, tmp_path):
+    """`coreselect bench NAME --quick ARGS` runs benchmarks/NAME.py with those arguments."""
+    folder = tmp_path / "benchmarks"
+    folder.mkdir()
+    (folder / "_common.py").write_text("")
+    (folder / "echo.py").write_text("import sys\nprint('ARGS', sys.argv[1:])\n")
+    monkeypatch.setenv("CORESELECT_BENCHMARKS", str(folder))
+    proc = subprocess.run([sys.executable, "-m", "coreselect", "bench", "echo", "--quick",
+                           "--png", "x.png"], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "CORESELECT_BENCHMARKS": str(folder)})
+    assert proc.returncode == 0, proc.stderr
+    assert "ARGS ['--quick', '--png', 'x.png']" in proc.stdout
