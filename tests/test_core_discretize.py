@@ -122,3 +122,13 @@ def test_reference_property(values, n_bins, min_count, strategy):
     codes = dm.dense_codes()[:, 0]
     for v in np.unique(x):
         assert len(set(codes[x == v].tolist())) == 1
+
+
+@pytest.mark.parametrize("as_sparse", [False, True])
+def test_label_fast_path_equals_generic_discretization(as_sparse):
+    rng = np.random.default_rng(5)
+    Y = (rng.random((90, 7)) < [0.1, 0.5, 0.52, 0.7, 0.0, 1.0, 0.49]).astype(int)
+    data = sp.csr_matrix(Y) if as_sparse else Y
+    fast, generic = discretize_labels(data), discretize(Y, strategy="none")
+    np.testing.assert_array_equal(fast.n_codes, generic.n_codes)
+    np.testing.assert_array_equal(fast.dense_codes(), generic.dense_codes())

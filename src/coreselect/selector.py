@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from numbers import Integral, Real
 from typing import Callable
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -15,10 +13,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from coreselect.core.discretize import STRATEGIES
 from coreselect.core.entropy import RELEVANCES
-from coreselect.core.problem import Problem, centralized
 from coreselect.errors import InputError
-
-MODES = ("centralized", "distributed", "streaming")
+from coreselect.selection import BACKENDS, ENGINES, MODES, select_features
 
 
 class GDSSelector(SelectorMixin, BaseEstimator):
@@ -106,11 +102,11 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         "mode": [StrOptions(set(MODES))],
         "partitions": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
         "coreset_size": [None, Interval(Integral, 1, None, closed="left")],
-        "engine": [StrOptions({"local", "dask"})],
+        "engine": [StrOptions(set(ENGINES))],
         "n_workers": [None, Interval(Integral, 1, None, closed="left")],
         "client": "no_validation",
         "random_state": ["random_state"],
-        "backend": [StrOptions({"auto", "numba", "numpy"})],
+        "backend": [StrOptions(set(BACKENDS))],
         "progress": [None, callable],
     }
 
@@ -165,47 +161,25 @@ class GDSSelector(SelectorMixin, BaseEstimator):
                               ensure_min_samples=2, ensure_all_finite=True)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        labels = _as_label_matrix(Y, X.shape[0])
-        start = time.perf_counter()
-        problem = Problem.build(
-            X, labels, k=self.k, lam=self.lam, p=self.p, relevance=self.relevance,
+        selection = select_features(
+            X, Y, k=self.k, lam=self.lam, p=self.p, relevance=self.relevance,
             n_bins=self.n_bins, strategy=self.strategy, min_bin_count=self.min_bin_count,
-            keep_constant=self.keep_constant,
+            keep_constant=self.keep_constant, mode=self.mode, partitions=self.partitions,
+            coreset_size=self.coreset_size, engine=self.engine, n_workers=self.n_workers,
+            client=self.client, random_state=self.random_state, backend=self.backend,
+            progress=self.progress,
         )
-        problem.check_k(self.k)
-        callback = None
-        if self.progress is not None:
-            def callback(done: int, total: int) -> None:
-                self.progress("select", done, total)
-        if self.mode == "centralized":
-            result = centralized(problem, backend=self.backend, callback=callback)
-        else:
-            from coreselect.distributed import select_distributed
-
-            result = select_distributed(
-                problem,
-                mode=self.mode,
-                partitions=self.partitions,
-                coreset_size=self.coreset_size,
-                engine=self.engine,
-                n_workers=self.n_workers,
-                client=self.client,
-                random_state=self.random_state,
-                backend=self.backend,
-                progress=self.progress,
-            )
-        self.seconds_ = time.perf_counter() - start
-        self.timings_ = {**problem.timings, "select": float(result.seconds)}
-        self.result_ = result
-        self.selected_ = np.asarray(result.selected, dtype=np.int64)
-        self.objective_ = float(result.objective)
-        self.relevance_ = float(result.relevance)
-        self.diversity_ = float(result.diversity)
+        self.result_ = selection.result
+        self.selected_ = selection.selected
+        self.objective_ = selection.objective
+        self.relevance_ = selection.relevance
+        self.diversity_ = selection.diversity
+        self.feature_relevance_ = selection.feature_relevance
+        self.pair_distances_ = selection.pair_distances
+        self.timings_ = selection.timings
+        self.seconds_ = selection.seconds
         self.support_ = np.zeros(X.shape[1], dtype=bool)
         self.support_[self.selected_] = True
-        positions = problem.positions_of(self.selected_)
-        self.feature_relevance_ = problem.relevance[positions].sum(axis=1)
-        self.pair_distances_ = np.asarray(result.pair_distances)
         return self
 
     def _get_support_mask(self) -> np.ndarray:
@@ -220,27 +194,3 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         return tags
 
-
-def _as_label_matrix(Y, n_samples: int):
-    """A binary (n_samples, n_labels) matrix from a label matrix or a 1-D class vector."""
-    if Y is None:
-        raise InputError("no labels: GDSSelector requires y to be passed, but the target y is None")
-    if sp.issparse(Y):
-        Y = sp.csc_matrix(Y)
-    else:
-        Y = np.asarray(Y)
-        if Y.ndim == 1:
-            if Y.dtype.kind == "f" and not np.all(np.isfinite(Y)):
-                raise InputError("the labels contain NaN or infinite values")
-            classes, y = np.unique(Y, return_inverse=True)
-            if classes.size > 2:
-                Y = np.eye(classes.size, dtype=np.int8)[y]
-            else:
-                Y = (y == classes.size - 1).astype(np.int8)[:, None]
-        elif Y.ndim != 2:
-            raise InputError(f"labels must be a 1-D or 2-D array, got shape {Y.shape}")
-    if Y.shape[0] != n_samples:
-        raise InputError(f"X has {n_samples} samples but the labels have {Y.shape[0]}")
-    if Y.shape[1] == 0:
-        raise InputError("there are no label columns")
-    return Y

@@ -61,7 +61,7 @@ class StoreRef:
 def shuffled_order(n_columns: int, seed: int | np.random.RandomState | None) -> np.ndarray:
     """The seeded random permutation of the columns shared by the store and every engine
     (``order[i]`` is the original id at position ``i``)."""
-    from sklearn.utils import check_random_state
+    from coreselect.utils import check_random_state
 
     return check_random_state(seed).permutation(n_columns).astype(np.int64)
 

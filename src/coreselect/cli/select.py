@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -111,9 +112,13 @@ def _select_dataset(data, labels, params, n_bins, min_bin_count, strategy, sched
     import numpy as np
 
     from coreselect.datasets.load import load
-    from coreselect.selector import GDSSelector
+    from coreselect.selection import select_features
 
+    # numba's start-up and the kernels' cache load overlap with reading the file.
+    warm = threading.Thread(target=_warm_up, daemon=True)
+    warm.start()
     dataset = load(data, labels=labels)
+    warm.join()
     X, names = dataset.X, list(dataset.feature_names)
     # ID-like columns (one distinct value per sample, e.g. genbase's `protein`) are dropped.
     id_columns = sorted(dataset.meta.get("id_columns", []))
@@ -125,25 +130,34 @@ def _select_dataset(data, labels, params, n_bins, min_bin_count, strategy, sched
         from coreselect.engines.dask import connect
 
         client = connect(scheduler)
-    selector = GDSSelector(n_bins=n_bins, min_bin_count=min_bin_count, strategy=strategy,
-                           client=client, **params)
+    # The core directly, not the scikit-learn estimator: importing scikit-learn costs seconds.
     try:
-        selector.fit(X, dataset.Y)
+        selection = select_features(X, dataset.Y, n_bins=n_bins, min_bin_count=min_bin_count,
+                                    strategy=strategy, client=client, **params)
     finally:
         if client is not None:
             client.close()
-    selected = keep[selector.selected_]
-    report = _report(selector.result_, selected, [names[i] for i in selected], params,
-                     selector.seconds_, selector.feature_relevance_, selector.pair_distances_)
+    selected = keep[selection.selected]
+    report = _report(selection.result, selected, [names[i] for i in selected], params,
+                     selection.seconds, selection.feature_relevance, selection.pair_distances)
     report.update(dataset=dataset.name, n_samples=dataset.n_samples,
                   n_features=dataset.n_features, n_labels=dataset.n_labels,
-                  timings={k: round(v, 4) for k, v in selector.timings_.items()})
+                  timings={k: round(v, 4) for k, v in selection.timings.items()})
     if export:
         from coreselect.io import export_columns
 
         export_columns(dataset, selected, export)
         report["export"] = str(export)
     return report
+
+
+def _warm_up() -> None:
+    try:
+        from coreselect.core.entropy import warm_up
+
+        warm_up()
+    except Exception:  # noqa: BLE001 - warming is an optimisation; the real call reports errors
+        pass
 
 
 def _select_store(data, params, scheduler):

@@ -249,7 +249,20 @@ def discretize_labels(Y: np.ndarray | sp.spmatrix) -> DiscreteMatrix:
         raise InputError("the labels contain NaN or infinite values")
     if values.size and not np.all((values == 0) | (values == 1)):
         raise InputError("labels must be binary (0/1)")
-    return discretize(Y, strategy="none")
+    # Binary columns need no binning: the ones are code 1, except in a label that is on in more
+    # than half of the samples, where code 0 (the implicit, most frequent bin) must mean "on".
+    Y = sp.csc_matrix(Y, dtype=np.int16)
+    Y.eliminate_zeros()
+    n = Y.shape[0]
+    ones = np.diff(Y.indptr)
+    flip = np.flatnonzero(ones * 2 > n)
+    if flip.size:
+        Y = Y.tolil()
+        Y[:, flip] = 1 - Y[:, flip].toarray()
+        Y = sp.csc_matrix(Y, dtype=np.int16)
+        Y.eliminate_zeros()
+    n_codes = np.where((ones == 0) | (ones == n), 1, 2)
+    return DiscreteMatrix(Y, n_codes)
 
 
 # ------------------------------------------------------------------------------------------

@@ -193,6 +193,23 @@ def _numba_enabled(backend: Backend) -> bool:
     return True
 
 
+def warm_up() -> bool:
+    """Import numba and load the compiled kernels from their on-disk cache by running them
+    once on tiny data (about a second, mostly numba's own start-up). A caller with other work
+    to do first, such as reading a file, can run this in a thread meanwhile. Returns whether
+    the compiled kernels are in use."""
+    if not _numba_enabled("auto"):
+        return False
+    from coreselect.core._numba import lower_gains
+    from coreselect.core.discretize import discretize
+
+    tiny = discretize(np.array([[0, 1], [1, 1], [1, 0], [0, 0]]), strategy="none")
+    joint_entropy(tiny, tiny)
+    DistanceOracle(tiny).distances_from(0)
+    lower_gains(np.zeros(2), np.arange(2), 2, 0.0, 1.0, np.zeros(2))
+    return True
+
+
 class _CompiledSide:
     """The arrays the compiled kernels need about the matrix ``B`` whose columns are compared
     against one column at a time, plus scratch buffers (kept zeroed between calls)."""

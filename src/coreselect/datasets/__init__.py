@@ -6,7 +6,7 @@ from coreselect.datasets.load import load
 
 
 def __getattr__(name: str):
-    # Lazy: `import coreselect.datasets` must stay cheap for the CLI (synthetic imports sklearn).
+    # Lazy: `import coreselect.datasets` must stay cheap for the CLI.
     if name in ("make_synthesized", "make_sparse_multilabel"):
         from coreselect.datasets import synthetic
 

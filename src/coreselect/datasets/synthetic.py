@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_random_state
+from coreselect.utils import check_random_state
 
 from coreselect.errors import InputError
 from coreselect.io.dataset import Dataset

@@ -7,7 +7,6 @@ So memory holds one block plus the union of the selections so far, never the who
 
 from __future__ import annotations
 
-import gc
 from typing import Any, Callable, Sequence
 
 from coreselect.engines.base import Engine, TaskCallback
@@ -23,8 +22,9 @@ class StreamEngine(Engine):
         tasks = list(tasks)
         out = []
         for i, task in enumerate(tasks):
+            # The block's arrays are freed by reference counting as soon as the task returns
+            # (a full gc.collect() per block cost two thirds of the run time at d = 10^6).
             out.append(func(shared, task))
-            gc.collect()  # free the block's arrays before mapping the next one
             if callback is not None:
                 callback(i + 1, len(tasks))
         return out
