@@ -6,7 +6,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Sequence
 
-from coreselect.engines.base import Engine, TaskCallback
+from coreselect.engines.base import Engine, TaskCallback, map_in_order
 
 _SHARED: Any = None  # the shared data reference inside a pool worker
 
@@ -42,12 +42,7 @@ class LocalEngine(Engine):
             callback: TaskCallback | None = None) -> list[Any]:
         tasks = list(tasks)
         if self.n_workers is None or len(tasks) <= 1:
-            out = []
-            for i, task in enumerate(tasks):
-                out.append(func(shared, task))
-                if callback is not None:
-                    callback(i + 1, len(tasks))
-            return out
+            return map_in_order(func, shared, tasks, callback)
         results: list[Any] = [None] * len(tasks)
         with ProcessPoolExecutor(max_workers=self.n_workers, initializer=_init_worker,
                                  initargs=(shared,)) as pool:
