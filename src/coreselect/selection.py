@@ -157,7 +157,6 @@ def select_features(
     problem = Problem.build(X, labels, k=k, lam=lam, p=p, relevance=relevance, n_bins=n_bins,
                             strategy=strategy, min_bin_count=min_bin_count,
                             keep_constant=keep_constant)
-    problem.check_k(k)
     if mode == "centralized":
         callback = None
         if progress is not None:

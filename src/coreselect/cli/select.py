@@ -72,7 +72,9 @@ def select_cmd(data, k, lam, p, relevance, n_bins, min_bin_count, strategy, keep
                   n_workers=n_workers, random_state=seed, backend=backend, progress=progress)
     started = time.perf_counter()
     try:
-        if _is_store(data):
+        from coreselect.store import is_store
+
+        if Path(data).is_dir() and is_store(data):
             report = _select_store(data, params, scheduler)
         else:
             report = _select_dataset(data, labels, params, n_bins, min_bin_count, strategy,
@@ -101,11 +103,6 @@ def _parse_partitions(value: str) -> str | int:
     if number < 1:
         fail(f"--partitions must be 'auto' or a positive integer, got {value!r}")
     return number
-
-
-def _is_store(data: str) -> bool:
-    path = Path(data)
-    return path.is_dir() and (path / "store.json").is_file()
 
 
 def _select_dataset(data, labels, params, n_bins, min_bin_count, strategy, scheduler, export):

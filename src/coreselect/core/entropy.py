@@ -87,7 +87,7 @@ def joint_entropy(a: DiscreteMatrix, b: DiscreteMatrix, backend: Backend = "auto
         out = np.empty((b.n_columns, a.n_columns)).T
         joint_entropy_matrix(
             codes.indptr.astype(np.int64), codes.indices.astype(np.int64),
-            codes.data.astype(np.int64), a.n_codes, a.offsets, a.code_counts, *side.args(), out,
+            codes.data.astype(np.int64), a.n_codes, a.offsets, a.code_counts, *side.args, out,
         )
         return out
     return _joint_entropy_sparse(a, b)
@@ -217,7 +217,7 @@ class _CompiledSide:
     def __init__(self, b: DiscreteMatrix, max_codes: int):
         ind = b.indicator
         xl = xlogx_table(b.n_samples)
-        self._args = (
+        self.args = (
             ind.indptr.astype(np.int64),
             ind.indices.astype(np.int64),
             b.expanded_owner,
@@ -230,9 +230,6 @@ class _CompiledSide:
             np.zeros(b.n_columns, dtype=np.int8),
             np.zeros(b.n_columns, dtype=np.int64),
         )
-
-    def args(self) -> tuple:
-        return self._args
 
 
 class DistanceOracle:
@@ -261,7 +258,7 @@ class DistanceOracle:
             from coreselect.core._numba import distances_from_column
 
             (indptr, indices, owner, offsets, counts, nnz, base, xl, work, mark,
-             touched) = self._side.args()
+             touched) = self._side.args
             start, stop = a.codes.indptr[u], a.codes.indptr[u + 1]
             return distances_from_column(
                 a.codes.indices[start:stop].astype(np.int64),

@@ -92,10 +92,6 @@ class RelevanceGains:
             self._lower = lower_gains
 
     @property
-    def thresholds(self) -> np.ndarray:
-        return self.top[:, -1]
-
-    @property
     def value(self) -> float:
         """``g(S)`` of the features added so far."""
         return float(self.top.sum())
