@@ -19,6 +19,11 @@ import numpy as np
 #: column index (the paper's consistent tie-breaking), robustly against float rounding.
 TIE_RTOL = 1e-9
 
+#: How the relevance and diversity terms are weighed against each other. ``"paper"`` is the
+#: paper's eq. (2) exactly (reproduces its Table 2).
+CALIBRATIONS = ("paper",)
+DEFAULT_CALIBRATION = "paper"
+
 
 @dataclass(frozen=True)
 class ObjectiveParams:
@@ -28,6 +33,7 @@ class ObjectiveParams:
     lam: float
     p: int
     n_labels: int
+    calibration: str = "paper"
 
     @property
     def coefficient(self) -> float:
