@@ -111,7 +111,7 @@ def build_store(
     if d == 0:
         raise InputError("there are no feature columns")
     labels = discretize_labels(Y)
-    from coreselect.datasets.synthetic import IndexedNames
+    from coreselect.io.dataset import IndexedNames
 
     if feature_names is None:
         feature_names = IndexedNames(d, "x")
@@ -246,7 +246,7 @@ class ColumnStore:
     def feature_names(self) -> Sequence[str]:
         prefix = self.meta.get("feature_names_prefix")
         if prefix is not None:
-            from coreselect.datasets.synthetic import IndexedNames
+            from coreselect.io.dataset import IndexedNames
 
             return IndexedNames(self.n_features, prefix)
         try:

@@ -1,16 +1,16 @@
-"""Shared CLI plumbing: one-line errors with exit code 2, atomic output files, progress bars."""
+"""Shared CLI plumbing: one-line errors with exit code 2, progress bars."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import sys
-import tempfile
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import click
+
+from coreselect.files import atomic_output, atomic_path  # noqa: F401 - re-exported for the commands
 
 EXIT_BAD_INPUT = 2
 
@@ -47,42 +47,6 @@ def handle_errors(func: Callable) -> Callable:
             fail("out of memory; try the streaming or distributed mode, or fewer features per block")
 
     return wrapper
-
-
-@contextlib.contextmanager
-def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator:
-    """Write to a temporary file beside ``path`` and rename it into place only on success.
-
-    A failure (or exit) inside the block removes the temporary file, so a partial output
-    file never exists under the final name.
-    """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, mode) as fh:
-            yield fh
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Like :func:`atomic_output` for writers that want a path (pandas, pyarrow, matplotlib)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=target.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def progress_bar(total: int, desc: str, enabled: bool = True):

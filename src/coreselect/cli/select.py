@@ -117,10 +117,8 @@ def _select_dataset(data, labels, params, n_bins, min_bin_count, strategy, sched
     dataset = load(data, labels=labels)
     warm.join()
     X, names = dataset.X, list(dataset.feature_names)
-    # ID-like columns (one distinct value per sample, e.g. genbase's `protein`) are dropped.
-    id_columns = sorted(dataset.meta.get("id_columns", []))
-    keep = np.setdiff1d(np.arange(X.shape[1]), id_columns)
-    if id_columns:
+    keep = dataset.candidate_columns()  # ID-like columns are never candidates
+    if keep.size < X.shape[1]:
         X = X[:, keep]
     client = None
     if scheduler is not None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from coreselect.utils import check_random_state
 
 from coreselect.errors import InputError
-from coreselect.io.dataset import Dataset
+from coreselect.io.dataset import Dataset, IndexedNames
 
 
 def make_synthesized(
@@ -56,34 +55,6 @@ def make_synthesized(
         name="synthesized",
         meta={"originals": 2 * n_labels, "copies": copies},
     )
-
-
-class IndexedNames(Sequence):
-    """The names ``prefix0 .. prefix{n-1}`` made on demand: millions of default feature
-    names without millions of Python strings in memory."""
-
-    def __init__(self, n: int, prefix: str = "x"):
-        self.n = int(n)
-        self.prefix = prefix
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [f"{self.prefix}{j}" for j in range(*i.indices(self.n))]
-        i = int(i)
-        if i < 0:
-            i += self.n
-        if not 0 <= i < self.n:
-            raise IndexError(i)
-        return f"{self.prefix}{i}"
-
-    def __eq__(self, other) -> bool:
-        return list(self) == list(other)
-
-    def __repr__(self) -> str:
-        return f"IndexedNames({self.n}, prefix={self.prefix!r})"
 
 
 def make_sparse_multilabel(

@@ -12,17 +12,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from coreselect.files import atomic_path
 from coreselect.evaluation.measures import MEASURE_LABELS, MEASURES
 
 __all__ = ["summarize", "write_results", "write_summary", "plot_measures", "plot_lambda_sweep", "write_report"]
 
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
-
-
-def _atomic_path(path):
-    from coreselect.cli._common import atomic_path
-
-    return atomic_path(path)
 
 
 def summarize(df: pd.DataFrame, by: Sequence[str] = ("method", "k")) -> pd.DataFrame:
@@ -36,7 +31,7 @@ def summarize(df: pd.DataFrame, by: Sequence[str] = ("method", "k")) -> pd.DataF
 
 def write_results(df: pd.DataFrame, path: str | Path) -> None:
     """Write the per-fold results as CSV."""
-    with _atomic_path(path) as tmp:
+    with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False, float_format="%.6g")
 
 
@@ -86,7 +81,7 @@ def write_summary(df: pd.DataFrame, path: str | Path, title: str = "Evaluation",
     secs = df.groupby("method", sort=False)["select_seconds"].mean()
     parts += ["## Mean selection time per fit (seconds)", ""]
     parts += ["| method | seconds |", "|---|---|"] + [f"| {m} | {s:.3g} |" for m, s in secs.items()] + [""]
-    with _atomic_path(path) as tmp:
+    with atomic_path(path) as tmp:
         tmp.write_text("\n".join(parts), encoding="utf-8")
 
 
@@ -124,7 +119,7 @@ def plot_measures(df: pd.DataFrame, out_dir: str | Path, dataset: str = "") -> l
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
         fig.tight_layout()
         path = Path(out_dir) / f"{measure}.png"
-        with _atomic_path(path) as tmp:
+        with atomic_path(path) as tmp:
             fig.savefig(tmp)
         plt.close(fig)
         paths.append(path)
@@ -161,7 +156,7 @@ def plot_lambda_sweep(df: pd.DataFrame, path: str | Path, dataset: str = "") -> 
         flat[-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     fig.suptitle(f"{dataset + ': ' if dataset else ''}effect of λ on {method} (BRkNN-b, {df['fold'].nunique()}-fold CV)")
     fig.tight_layout()
-    with _atomic_path(path) as tmp:
+    with atomic_path(path) as tmp:
         fig.savefig(tmp)
     plt.close(fig)
     return Path(path)

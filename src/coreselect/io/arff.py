@@ -1118,7 +1118,7 @@ def write_arff(
     relation : str, optional
         Relation name; defaults to ``dataset.name``.
     """
-    from coreselect.cli._common import atomic_output, atomic_path
+    from coreselect.files import atomic_output, atomic_path
 
     target = Path(path)
     text = arff_text(dataset, sparse=sparse, relation=relation)

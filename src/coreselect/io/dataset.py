@@ -2,10 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+
+
+class IndexedNames(Sequence):
+    """The names ``prefix0 .. prefix{n-1}`` made on demand: millions of default feature
+    names without millions of Python strings in memory."""
+
+    def __init__(self, n: int, prefix: str = "x"):
+        self.n = int(n)
+        self.prefix = prefix
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [f"{self.prefix}{j}" for j in range(*i.indices(self.n))]
+        i = int(i)
+        if i < 0:
+            i += self.n
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return f"{self.prefix}{i}"
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"IndexedNames({self.n}, prefix={self.prefix!r})"
 
 
 @dataclass
@@ -29,6 +58,17 @@ class Dataset:
     label_names: list[str]
     name: str = "dataset"
     meta: dict = field(default_factory=dict)
+
+    @property
+    def id_columns(self) -> list[int]:
+        """Feature columns that identify samples (one distinct nominal value per sample,
+        e.g. genbase's ``protein``): they carry no information and are never candidates."""
+        return sorted(self.meta.get("id_columns", [])) if isinstance(self.meta, dict) else []
+
+    def candidate_columns(self) -> np.ndarray:
+        """Indices of the feature columns a selector may pick: all but :attr:`id_columns`.
+        Selections made on ``X[:, candidate_columns()]`` map back through this array."""
+        return np.setdiff1d(np.arange(self.n_features), self.id_columns)
 
     @property
     def n_samples(self) -> int:

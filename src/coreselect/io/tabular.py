@@ -253,7 +253,7 @@ def to_frame(dataset: Dataset):
 
 def write_csv(dataset: Dataset, path: str | os.PathLike) -> None:
     """Write features then labels as CSV with a header row, atomically (floats round-trip exactly)."""
-    from coreselect.cli._common import atomic_path
+    from coreselect.files import atomic_path
 
     df = to_frame(dataset)
     with atomic_path(path) as tmp:
@@ -265,7 +265,7 @@ def write_parquet(dataset: Dataset, path: str | os.PathLike) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from coreselect.cli._common import atomic_path
+    from coreselect.files import atomic_path
 
     table = pa.Table.from_pandas(to_frame(dataset), preserve_index=False)
     md = dict(table.schema.metadata or {})
