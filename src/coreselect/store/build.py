@@ -1,0 +1,381 @@
+"""Writing a column store: from in-memory X/Y, or from row chunks without holding X whole."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import shutil
+import socket
+import time
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from coreselect.core.discretize import discretize, discretize_labels
+from coreselect.errors import InputError
+from coreselect.store._format import (
+    DEFAULT_BLOCK_SIZE,
+    FORMAT,
+    FORMAT_VERSION,
+    META_FILE,
+    ROW_BLOCK_MULTIPLE,
+    TARGET_TILE_NNZ,
+    CrcWriter,
+    label_dir,
+    meta_checksum,
+    shuffled_order,
+    tile_dir,
+)
+from coreselect.store.reader import ColumnStore, open_store
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+
+
+def build_store(
+    X: np.ndarray | sp.spmatrix,
+    Y: np.ndarray | sp.spmatrix,
+    path: str | os.PathLike,
+    *,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    row_block_size: int | None = None,
+    seed: int = 0,
+    n_bins: int = 5,
+    strategy: str = "auto",
+    min_bin_count: int = 10,
+    feature_names: Sequence[str] | None = None,
+    label_names: Sequence[str] | None = None,
+    name: str = "dataset",
+    progress: Progress | None = None,
+) -> ColumnStore:
+    """Discretize ``X`` column block by column block and write a tiled column store at
+    ``path`` (layout in :mod:`coreselect.store`).
+
+    ``row_block_size`` rows per row block; ``None`` chooses it so that a tile holds about
+    :data:`~coreselect.store.TARGET_TILE_NNZ` non-zeros. The store appears under ``path``
+    only when complete (it is written into a hidden folder beside it and renamed), so a
+    failed build leaves nothing behind; hidden folders of killed builds are removed by the
+    next build in the same place.
+
+    Raises
+    ------
+    InputError
+        On bad parameters, mismatched shapes, or when ``path`` exists and is not empty.
+    """
+    if not (sp.issparse(X) or isinstance(X, np.ndarray)) or len(X.shape) != 2:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise InputError(f"X must be a 2-D matrix, got shape {X.shape}")
+    n, d = X.shape
+    nnz = int(X.nnz) if sp.issparse(X) else int(np.count_nonzero(X))
+    # Column slicing wants CSC; a dense X is sliced directly.
+    Xc = sp.csc_matrix(X) if sp.issparse(X) else X
+    return _build(path, n, d, nnz, lambda b, cols: Xc[:, cols], lambda: Y,
+                  block_size=block_size, row_block_size=row_block_size, seed=seed,
+                  n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
+                  feature_names=feature_names, label_names=label_names, name=name,
+                  progress=progress)
+
+
+def build_store_from_chunks(
+    chunks: Iterable[tuple[np.ndarray | sp.spmatrix, np.ndarray | sp.spmatrix]],
+    path: str | os.PathLike,
+    *,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    row_block_size: int | None = None,
+    seed: int = 0,
+    n_bins: int = 5,
+    strategy: str = "auto",
+    min_bin_count: int = 10,
+    feature_names: Sequence[str] | None = None,
+    label_names: Sequence[str] | None = None,
+    name: str = "dataset",
+    progress: Progress | None = None,
+) -> ColumnStore:
+    """Like :func:`build_store`, from an iterable of row chunks ``(X_k, Y_k)`` (all dense or
+    all sparse, with the same columns), never holding the whole ``X``.
+
+    Pass 1 writes each chunk's columns, already shuffled, into per-column-block spill files
+    (an out-of-core transpose); pass 2 discretizes one column block over all rows at a time,
+    so the cut points are those of the whole matrix and the store equals
+    ``build_store(vstack(X_k), vstack(Y_k))``. Peak memory is one column block over all rows
+    (choose ``block_size`` for that) plus the labels.
+    """
+    block_size, seed = _check_params(block_size, row_block_size, seed)
+    target = Path(path)
+    _check_target(target)
+    spill = _make_tmp(target, "spill")
+    try:
+        n = d = nnz = 0
+        sparse = None
+        ys = []
+        order = None
+        for k, (Xk, Yk) in enumerate(chunks):
+            Xk = Xk if sp.issparse(Xk) else np.asarray(Xk)
+            if Xk.ndim != 2 or Yk is None or Yk.shape[0] != Xk.shape[0]:
+                raise InputError(f"row chunk {k}: X and Y must be 2-D with the same rows")
+            if order is None:
+                d, sparse = Xk.shape[1], sp.issparse(Xk)
+                if d == 0:
+                    raise InputError("there are no feature columns")
+                order = shuffled_order(d, seed)
+            elif Xk.shape[1] != d or sp.issparse(Xk) != sparse:
+                raise InputError(f"row chunk {k} has {Xk.shape[1]} columns "
+                                 f"({'sparse' if sp.issparse(Xk) else 'dense'}); the first "
+                                 f"had {d} ({'sparse' if sparse else 'dense'})")
+            Xk = sp.csc_matrix(Xk) if sparse else Xk
+            for b in range(-(-d // block_size)):
+                piece = Xk[:, order[b * block_size:(b + 1) * block_size]]
+                (spill / f"b{b}").mkdir(exist_ok=True)
+                if sparse:
+                    sp.save_npz(spill / f"b{b}" / f"c{k}.npz", piece, compressed=False)
+                else:
+                    np.save(spill / f"b{b}" / f"c{k}.npy", piece)
+            n += Xk.shape[0]
+            nnz += int(Xk.nnz) if sparse else int(np.count_nonzero(Xk))
+            ys.append(Yk)
+        if order is None:
+            raise InputError("no row chunks: the data have no samples")
+        n_chunks = len(ys)
+
+        def columns(b: int, cols: np.ndarray):
+            folder = spill / f"b{b}"
+            if sparse:
+                block = sp.vstack([sp.load_npz(folder / f"c{k}.npz") for k in range(n_chunks)],
+                                  format="csc")
+            else:
+                block = np.vstack([np.load(folder / f"c{k}.npy") for k in range(n_chunks)])
+            shutil.rmtree(folder)  # one column block of spill at a time on disk after this
+            return block
+
+        def labels():
+            return (sp.vstack([sp.csr_matrix(y) for y in ys]) if any(sp.issparse(y) for y in ys)
+                    else np.vstack([np.asarray(y) for y in ys]))
+
+        return _build(target, n, d, nnz, columns, labels, block_size=block_size,
+                      row_block_size=row_block_size, seed=seed, n_bins=n_bins,
+                      strategy=strategy, min_bin_count=min_bin_count,
+                      feature_names=feature_names, label_names=label_names, name=name,
+                      progress=progress, order=order)
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------
+def _check_params(block_size, row_block_size, seed) -> tuple[int, int]:
+    if isinstance(block_size, bool) or int(block_size) < 1:
+        raise InputError(f"block size must be at least 1, got {block_size}")
+    if row_block_size is not None and int(row_block_size) < 1:
+        raise InputError(f"row block size must be at least 1, got {row_block_size}")
+    if seed is None or isinstance(seed, bool) or int(seed) < 0:
+        raise InputError("the store needs a non-negative integer seed")
+    return int(block_size), int(seed)
+
+
+def _check_target(target: Path) -> None:
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise InputError(f"{target} already exists; choose a new folder for the store")
+
+
+def auto_row_block_size(n: int, d: int, nnz: int, block_size: int) -> int:
+    """Rows per row block so that an average tile holds about ``TARGET_TILE_NNZ``
+    non-zeros, a multiple of 4096 rows (``n`` when one row block is small enough)."""
+    per_row = nnz / max(n, 1) * min(block_size, d) / max(d, 1)
+    rows = TARGET_TILE_NNZ / max(per_row, 1e-12)
+    rows = int(-(-rows // ROW_BLOCK_MULTIPLE) * ROW_BLOCK_MULTIPLE)
+    return max(1, min(n, max(ROW_BLOCK_MULTIPLE, rows)))
+
+
+def _process_start() -> float:
+    try:
+        import psutil
+
+        return psutil.Process().create_time()
+    except Exception:  # no psutil or no /proc: the import time is close enough
+        return _IMPORT_TIME
+
+
+_IMPORT_TIME = time.time()
+_HOST = socket.gethostname().replace(".", "_")
+
+
+def _make_tmp(target: Path, kind: str) -> Path:
+    """A new hidden folder beside ``target`` (``os.mkdir`` honours the umask, unlike
+    ``tempfile.mkdtemp``'s 0700), after removing stale ones of killed builds."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _clean_stale(target)
+    tmp = target.parent / f".{target.name}.{kind}.{_HOST}-{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    os.mkdir(tmp)
+    return tmp
+
+
+def _clean_stale(target: Path) -> None:
+    """Remove hidden build folders for ``target`` left by a killed build: older than this
+    process, and (on this host) whose process is gone."""
+    started = _process_start()
+    for tmp in target.parent.glob(f".{target.name}.*.tmp"):
+        parts = tmp.name[len(target.name) + 2:].split(".")
+        if len(parts) != 4 or not tmp.is_dir():
+            continue
+        host, _, pid = parts[1].rpartition("-")
+        try:
+            if tmp.stat().st_mtime >= started:
+                continue
+            if host == _HOST and pid.isdigit() and int(pid) != os.getpid():
+                try:
+                    os.kill(int(pid), 0)
+                    continue  # that build is still running
+                except ProcessLookupError:
+                    pass
+                except PermissionError:
+                    continue
+            shutil.rmtree(tmp, ignore_errors=True)
+            log.info("removed %s, left by a build that was killed", tmp)
+        except OSError:
+            continue
+
+
+class _Writer:
+    """Writes the store's files, recording each one's size and crc32 as it is written."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.files: dict[str, list[int]] = {}
+
+    def save(self, rel: str, arr: np.ndarray) -> None:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as fh:
+            out = CrcWriter(fh)
+            np.save(out, np.ascontiguousarray(arr), allow_pickle=False)
+        self.files[rel] = [out.size, out.crc]
+
+    def save_text(self, rel: str, text: str) -> None:
+        with open(self.root / rel, "wb") as fh:
+            out = CrcWriter(fh)
+            out.write(text.encode("utf-8"))
+        self.files[rel] = [out.size, out.crc]
+
+    def save_csc(self, folder: str, ptr: np.ndarray, idx: np.ndarray, dat: np.ndarray) -> None:
+        self.save(f"{folder}/indptr.npy", ptr.astype(np.int64))
+        self.save(f"{folder}/indices.npy", idx.astype(np.int32))
+        small = dat.size == 0 or (dat.max() < 2**15 and dat.min() >= -2**15)
+        self.save(f"{folder}/data.npy", dat.astype(np.int16 if small else np.int32))
+
+
+def split_rows(codes: sp.csc_matrix, bounds: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+    """The CSC triplets of ``codes`` cut at the row ``bounds`` (rows made local)."""
+    codes = sp.csc_matrix(codes)
+    codes.sort_indices()
+    n_rb, w = bounds.size - 1, codes.shape[1]
+    if n_rb == 1:
+        return [(codes.indptr, codes.indices, codes.data)]
+    rb = np.searchsorted(bounds, codes.indices, side="right") - 1
+    col = np.repeat(np.arange(w), np.diff(codes.indptr))
+    counts = np.bincount(rb * w + col, minlength=n_rb * w).reshape(n_rb, w)
+    grouped = np.argsort(rb, kind="stable")  # by row block; (column, row) order kept inside
+    ends = np.cumsum(counts.sum(axis=1))
+    out = []
+    for r in range(n_rb):
+        sel = grouped[ends[r] - counts[r].sum():ends[r]]
+        ptr = np.zeros(w + 1, dtype=np.int64)
+        np.cumsum(counts[r], out=ptr[1:])
+        out.append((ptr, codes.indices[sel] - bounds[r], codes.data[sel]))
+    return out
+
+
+def _build(path, n, d, nnz, columns, get_labels, *, block_size, row_block_size, seed, n_bins,
+           strategy, min_bin_count, feature_names, label_names, name, progress,
+           order=None) -> ColumnStore:
+    block_size, seed = _check_params(block_size, row_block_size, seed)
+    target = Path(path)
+    _check_target(target)
+    Y = get_labels()
+    if Y is None or len(getattr(Y, "shape", ())) != 2 or Y.shape[0] != n:
+        raise InputError(f"X has {n} samples but Y has shape {getattr(Y, 'shape', None)}")
+    if n == 0:
+        raise InputError("the data have no samples")
+    if d == 0:
+        raise InputError("there are no feature columns")
+    labels = discretize_labels(Y)
+    from coreselect.io.dataset import IndexedNames
+
+    if feature_names is None:
+        feature_names = IndexedNames(d, "x")
+    # Default names x0, x1, ... are kept as a pattern: no file of millions of names.
+    names_pattern = feature_names.prefix if isinstance(feature_names, IndexedNames) else None
+    if names_pattern is None:
+        feature_names = [str(s) for s in feature_names]
+    label_names = ([f"y{i}" for i in range(labels.n_columns)] if label_names is None
+                   else [str(s) for s in label_names])
+    if len(feature_names) != d or len(label_names) != labels.n_columns:
+        raise InputError("the numbers of feature/label names do not match the data")
+    rbs = (auto_row_block_size(n, d, nnz, block_size) if row_block_size is None
+           else min(int(row_block_size), n))
+    n_rb = -(-n // rbs)
+    bounds = np.minimum(np.arange(n_rb + 1, dtype=np.int64) * rbs, n)
+
+    start = time.perf_counter()
+    order = shuffled_order(d, seed) if order is None else order
+    n_blocks = -(-d // block_size)
+    tmp = _make_tmp(target, "build")
+    try:
+        out = _Writer(tmp)
+        n_codes = np.zeros(d, dtype=np.int64)
+        for b in range(n_blocks):
+            lo, hi = b * block_size, min(d, (b + 1) * block_size)
+            block = discretize(columns(b, order[lo:hi]), n_bins=n_bins, strategy=strategy,
+                               min_bin_count=min_bin_count)
+            n_codes[lo:hi] = block.n_codes
+            for r, tile in enumerate(split_rows(block.codes, bounds)):
+                out.save_csc(tile_dir(b, r), *tile)
+            del block
+            if progress is not None:
+                progress("store", b + 1, n_blocks)
+        for r, tile in enumerate(split_rows(labels.codes, bounds)):
+            out.save_csc(label_dir(r), *tile)
+        out.save("labels/n_codes.npy", labels.n_codes)
+        out.save("order.npy", order)
+        out.save("n_codes.npy", n_codes)
+        if names_pattern is None:
+            out.save_text("feature_names.json", json.dumps(feature_names))
+        meta = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "name": str(name),
+            "n_samples": int(n),
+            "n_features": int(d),
+            "n_labels": int(labels.n_columns),
+            "label_names": label_names,
+            "feature_names_prefix": names_pattern,
+            "block_size": block_size,
+            "n_blocks": n_blocks,
+            "row_block_size": int(rbs),
+            "n_row_blocks": int(n_rb),
+            "seed": seed,
+            "n_constant": int((n_codes <= 1).sum()),
+            "discretization": {"n_bins": int(n_bins), "strategy": strategy,
+                               "min_bin_count": int(min_bin_count)},
+            "content": "discretized codes (per-column binning over all rows at build time)",
+            "files": out.files,
+        }
+        meta["checksum"] = meta_checksum(meta)
+        (tmp / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        if target.exists():
+            target.rmdir()  # an empty folder; checked above
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    log.info("built store %s: %d columns x %d rows in %d x %d tiles (%.1fs)", target, d, n,
+             n_blocks, n_rb, time.perf_counter() - start)
+    return open_store(target)
+
+
+__all__ = ["auto_row_block_size", "build_store", "build_store_from_chunks",
+           "split_rows"]

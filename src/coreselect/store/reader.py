@@ -1,0 +1,454 @@
+"""Opening and reading a column store (layout in :mod:`coreselect.store`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from functools import cached_property
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from coreselect.core.discretize import DiscreteMatrix
+from coreselect.errors import InputError
+from coreselect.store._format import (
+    ARRAYS,
+    FORMAT,
+    FORMAT_VERSION,
+    META_FILE,
+    StoreError,
+    StoreRef,
+    as_int_field,
+    block_dir,
+    check_csc,
+    file_crc32,
+    label_dir,
+    meta_checksum,
+    tile_dir,
+    tile_name,
+)
+
+# Files whose crc32 this process has verified, by (path, size, mtime): each block is
+# checked once per process (per worker), when it is first opened.
+_VERIFIED: set[tuple[str, int, int]] = set()
+_VERIFIED_LOCK = threading.Lock()
+
+
+class ColumnStore:
+    """An opened column store. Cheap to open: only ``store.json`` is read and every file is
+    ``stat``-ed; blocks are memory-mapped, checksummed (once per process) and checked when
+    a range of columns or a tile is asked for."""
+
+    def __init__(self, path: str | os.PathLike, meta: dict):
+        self.path = Path(path)
+        self.meta = meta
+
+    # -- metadata ------------------------------------------------------------------------
+    @property
+    def ref(self) -> StoreRef:
+        return StoreRef(str(self.path.resolve()))
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.meta["n_samples"])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.meta["n_features"])
+
+    @property
+    def n_labels(self) -> int:
+        return int(self.meta["n_labels"])
+
+    @property
+    def block_size(self) -> int:
+        """Columns per column block."""
+        return int(self.meta["block_size"])
+
+    @property
+    def n_blocks(self) -> int:
+        """Number of column blocks."""
+        return int(self.meta["n_blocks"])
+
+    @property
+    def row_block_size(self) -> int:
+        return int(self.meta["row_block_size"])
+
+    @property
+    def n_row_blocks(self) -> int:
+        return int(self.meta["n_row_blocks"])
+
+    @property
+    def row_bounds(self) -> np.ndarray:
+        """First row of every row block, and ``n_samples`` at the end."""
+        return np.minimum(np.arange(self.n_row_blocks + 1, dtype=np.int64) * self.row_block_size,
+                          self.n_samples)
+
+    @property
+    def seed(self) -> int:
+        return int(self.meta["seed"])
+
+    @property
+    def label_names(self) -> list[str]:
+        return list(self.meta["label_names"])
+
+    @cached_property
+    def feature_names(self) -> Sequence[str]:
+        prefix = self.meta.get("feature_names_prefix")
+        if prefix is not None:
+            from coreselect.io.dataset import IndexedNames
+
+            return IndexedNames(self.n_features, prefix)
+        self._verified("feature_names.json", "feature names")
+        try:
+            names = json.loads((self.path / "feature_names.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"column store {self.path}: feature_names.json is unreadable: "
+                             f"{exc}", block="feature names") from None
+        if (not isinstance(names, list) or len(names) != self.n_features
+                or not all(isinstance(s, str) for s in names)):
+            raise StoreError(f"column store {self.path}: feature_names.json does not hold "
+                             f"{self.n_features} names", block="feature names")
+        return names
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """Original column id of every store position (a permutation, checked)."""
+        order = self._array("order.npy", "column order")
+        d = self.n_features
+        if order.shape != (d,) or order.dtype.kind not in "iu" or (
+                d and (order.min() < 0 or order.max() >= d
+                       or np.any(np.bincount(order, minlength=d) != 1))):
+            raise StoreError(f"column store {self.path}: order.npy is not a permutation of "
+                             f"{d} columns", block="column order")
+        return np.asarray(order, dtype=np.int64)
+
+    @cached_property
+    def n_codes(self) -> np.ndarray:
+        """Number of codes of every store position (checked: 1 .. n_samples)."""
+        return self._n_codes("n_codes.npy", self.n_features, max(self.n_samples, 1), "n_codes")
+
+    @cached_property
+    def label_n_codes(self) -> np.ndarray:
+        return self._n_codes("labels/n_codes.npy", self.n_labels, 2, "labels")
+
+    def n_selectable(self, keep_constant: bool = False) -> int:
+        return self.n_features if keep_constant else self.n_features - int(self.meta["n_constant"])
+
+    # -- data ----------------------------------------------------------------------------
+    def labels(self) -> DiscreteMatrix:
+        """The discretized labels of all rows."""
+        pieces = [self._label_arrays(r) for r in range(self.n_row_blocks)]
+        return DiscreteMatrix(self._stack_rows(pieces, self.n_labels), self.label_n_codes)
+
+    def labels_tile(self, row_block: int) -> DiscreteMatrix:
+        """The discretized labels of the rows of one row block."""
+        r = self._row_block(row_block)
+        ptr, idx, dat = self._label_arrays(r)
+        n_rows = int(self.row_bounds[r + 1] - self.row_bounds[r])
+        return DiscreteMatrix(sp.csc_matrix((dat, idx, ptr), shape=(n_rows, self.n_labels)),
+                              self.label_n_codes)
+
+    def read_tile(self, row_block: int, col_start: int, col_stop: int) -> DiscreteMatrix:
+        """Codes of the rows of ``row_block`` and the columns at store positions
+        ``col_start .. col_stop-1`` (rows numbered from the row block's first row)."""
+        r = self._row_block(row_block)
+        start, stop = self._col_range(col_start, col_stop)
+        n_rows = int(self.row_bounds[r + 1] - self.row_bounds[r])
+        pieces = [self._tile_cols(b, r, lo, hi) for b, lo, hi in self._col_blocks(start, stop)]
+        return DiscreteMatrix(_hstack(pieces, n_rows), np.array(self.n_codes[start:stop]))
+
+    def read_range(self, start: int, stop: int) -> tuple[np.ndarray, DiscreteMatrix]:
+        """Columns at store positions ``start .. stop-1`` over all rows: ``(original ids,
+        codes)`` in store order. Only the overlapping tiles are mapped, and only the range is
+        copied."""
+        start, stop = self._col_range(start, stop)
+        pieces = []
+        for b, lo, hi in self._col_blocks(start, stop):
+            rows = [self._tile_cols(b, r, lo, hi) for r in range(self.n_row_blocks)]
+            pieces.append(self._stack_rows(rows, hi - lo))
+        codes = _hstack([(p.indptr, p.indices, p.data) for p in pieces], self.n_samples)
+        n_codes = np.array(self.n_codes[start:stop])
+        # An honest store holds every code 1..n_codes-1 somewhere in the column.
+        if np.any(n_codes - 1 > np.diff(codes.indptr)):
+            raise StoreError(f"column store {self.path}: n_codes.npy claims more codes than "
+                             f"columns {start}..{stop - 1} hold", block="n_codes")
+        return np.array(self.order[start:stop]), DiscreteMatrix(codes, n_codes)
+
+    def read_all(self) -> DiscreteMatrix:
+        """Every column, in original id order (for the centralized mode: needs all memory)."""
+        ids, block = self.read_range(0, self.n_features)
+        return block.take(np.argsort(ids, kind="stable"))
+
+    # -- integrity -----------------------------------------------------------------------
+    def check(self) -> None:
+        """Cheap check: every file listed in ``store.json`` is present with its recorded size
+        (one ``stat`` each). Raise :class:`StoreError` naming the first bad block."""
+        for rel in self._expected_files():
+            self._stat(rel)
+
+    def verify(self) -> dict:
+        """Full check: the crc32 of every file and the structural invariants of every tile,
+        the labels, ``order`` and ``n_codes``. Returns ``{"files": .., "bytes": ..}``."""
+        files = self._expected_files()
+        for rel in files:
+            self._verified(rel, _block_of(rel), force=True)
+        _ = self.order, self.n_codes, self.label_n_codes, self.feature_names
+        for b, lo, hi in self._col_blocks(0, self.n_features):
+            self.read_range(b * self.block_size, b * self.block_size + hi - lo)
+        self.labels()
+        return {"files": len(files) + 1,
+                "bytes": sum(int(self.meta["files"][rel][0]) for rel in files)}
+
+    def info(self) -> dict:
+        keys = ("name", "version", "n_samples", "n_features", "n_labels", "block_size",
+                "n_blocks", "row_block_size", "n_row_blocks", "seed", "n_constant",
+                "discretization")
+        return {"path": str(self.path), **{k: self.meta.get(k) for k in keys}}
+
+    # -- internals -----------------------------------------------------------------------
+    def _expected_files(self) -> list[str]:
+        files = ["order.npy", "n_codes.npy", "labels/n_codes.npy"]
+        if self.meta.get("feature_names_prefix") is None:
+            files.append("feature_names.json")
+        for r in range(self.n_row_blocks):
+            files += [f"{label_dir(r)}/{a}.npy" for a in ARRAYS]
+        for b in range(self.n_blocks):
+            for r in range(self.n_row_blocks):
+                files += [f"{tile_dir(b, r)}/{a}.npy" for a in ARRAYS]
+        return files
+
+    def _entry(self, rel: str, block: str) -> tuple[int, int]:
+        entry = self.meta["files"].get(rel)
+        if (not isinstance(entry, list) or len(entry) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)):
+            raise StoreError(f"column store {self.path}: store.json has no size and checksum "
+                             f"for {rel}", block=block)
+        return entry[0], entry[1]
+
+    def _stat(self, rel: str) -> os.stat_result:
+        block = _block_of(rel)
+        size, _ = self._entry(rel, block)
+        try:
+            st = os.stat(self.path / rel)
+        except FileNotFoundError:
+            raise StoreError(f"column store {self.path} is missing {block} ({rel}); rebuild it "
+                             "with 'coreselect store build'", block=block) from None
+        except OSError as exc:
+            raise StoreError(f"column store {self.path}: cannot read {rel}: {exc.strerror}",
+                             block=block) from None
+        if st.st_size != size:
+            raise StoreError(f"column store {self.path}: {block} is damaged ({rel} has "
+                             f"{st.st_size} bytes, expected {size}: truncated or replaced)",
+                             block=block)
+        return st
+
+    def _verified(self, rel: str, block: str, force: bool = False) -> Path:
+        """Path of ``rel`` after checking its size and (once per process) its crc32."""
+        st = self._stat(rel)
+        path = self.path / rel
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        if force or key not in _VERIFIED:
+            _, crc = self._entry(rel, block)
+            try:
+                actual = file_crc32(path)
+            except OSError as exc:
+                raise StoreError(f"column store {self.path}: cannot read {rel}: {exc}",
+                                 block=block) from None
+            if actual != crc:
+                raise StoreError(f"column store {self.path}: {block} is damaged ({rel} fails "
+                                 "its checksum); rebuild the store", block=block)
+            with _VERIFIED_LOCK:
+                _VERIFIED.add(key)
+        return path
+
+    def _array(self, rel: str, block: str) -> np.ndarray:
+        path = self._verified(rel, block)
+        try:
+            arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (ValueError, OSError, EOFError) as exc:
+            raise StoreError(f"column store {self.path}: {block} is damaged ({rel} is not a "
+                             f"numeric .npy file: {exc})", block=block) from None
+        if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iu" or arr.ndim != 1:
+            raise StoreError(f"column store {self.path}: {block} is damaged ({rel} holds "
+                             f"{getattr(arr, 'dtype', '?')} of shape "
+                             f"{getattr(arr, 'shape', '?')}, expected 1-D integers)",
+                             block=block)
+        return arr
+
+    def _n_codes(self, rel: str, size: int, top: int, block: str) -> np.ndarray:
+        arr = self._array(rel, block)
+        if arr.shape != (size,) or (size and (arr.min() < 1 or arr.max() > top)):
+            raise StoreError(f"column store {self.path}: {rel} must hold {size} code counts "
+                             f"in 1..{top}", block=block)
+        return np.asarray(arr, dtype=np.int64)
+
+    def _tile_cols(self, b: int, r: int, lo: int, hi: int):
+        """The CSC triplet of columns ``lo .. hi-1`` (local to block ``b``) of tile (b, r),
+        copied out of the mapped files and checked."""
+        folder, block = tile_dir(b, r), tile_name(b, r)
+        indptr, indices, data = (self._array(f"{folder}/{a}.npy", block) for a in ARRAYS)
+        width = min(self.block_size, self.n_features - b * self.block_size)
+        if indptr.size != width + 1:
+            raise StoreError(f"column store {self.path}: {block} is damaged (indptr has "
+                             f"{indptr.size} entries for {width} columns)", block=block)
+        ptr = np.array(indptr[lo:hi + 1], dtype=np.int64)
+        a, z = int(ptr[0]), int(ptr[-1])
+        if not 0 <= a <= z <= min(indices.size, data.size):
+            raise StoreError(f"column store {self.path}: {block} is damaged (indptr points "
+                             "outside its arrays)", block=block)
+        ptr -= a
+        idx, dat = np.array(indices[a:z]), np.array(data[a:z])
+        n_rows = int(self.row_bounds[r + 1] - self.row_bounds[r])
+        pos = b * self.block_size
+        check_csc(ptr, idx, dat, n_rows, self.n_codes[pos + lo:pos + hi], str(self.path), block)
+        return ptr, idx.astype(np.int32, copy=False), _codes_dtype(dat)
+
+    def _label_arrays(self, r: int):
+        folder, block = label_dir(r), f"labels, row block {r}"
+        ptr, idx, dat = (np.array(self._array(f"{folder}/{a}.npy", block)) for a in ARRAYS)
+        n_rows = int(self.row_bounds[r + 1] - self.row_bounds[r])
+        check_csc(ptr, idx, dat, n_rows, self.label_n_codes, str(self.path), block)
+        return ptr.astype(np.int64), idx.astype(np.int32, copy=False), _codes_dtype(dat)
+
+    def _stack_rows(self, pieces: list, width: int) -> sp.csc_matrix:
+        """Stack the CSC triplets of consecutive row blocks (same columns) into one CSC."""
+        if len(pieces) == 1:
+            ptr, idx, dat = pieces[0]
+            return sp.csc_matrix((dat, idx, ptr), shape=(self.n_samples, width))
+        counts = np.stack([np.diff(p[0]) for p in pieces])  # (row blocks, columns)
+        indptr = np.zeros(width + 1, dtype=np.int64)
+        np.cumsum(counts.sum(axis=0), out=indptr[1:])
+        before = np.cumsum(counts, axis=0) - counts  # entries of earlier row blocks
+        nnz = int(indptr[-1])
+        idx_out = np.empty(nnz, dtype=np.int64)
+        dat_out = np.empty(nnz, dtype=np.result_type(*(p[2].dtype for p in pieces)))
+        for r, (ptr, idx, dat) in enumerate(pieces):
+            col = np.repeat(np.arange(width), counts[r])
+            dest = indptr[col] + before[r, col] + np.arange(idx.size) - ptr[col]
+            idx_out[dest] = idx.astype(np.int64) + self.row_bounds[r]
+            dat_out[dest] = dat
+        index_dtype = np.int32 if self.n_samples < 2**31 else np.int64
+        return sp.csc_matrix((dat_out, idx_out.astype(index_dtype), indptr),
+                             shape=(self.n_samples, width))
+
+    def _row_block(self, r) -> int:
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or \
+                not 0 <= r < self.n_row_blocks:
+            raise InputError(f"row block {r!r} is not in 0..{self.n_row_blocks - 1}")
+        return int(r)
+
+    def _col_range(self, start, stop) -> tuple[int, int]:
+        if not 0 <= start <= stop <= self.n_features:
+            raise InputError(f"bad column range {start}:{stop} (the store has "
+                             f"{self.n_features} columns)")
+        return int(start), int(stop)
+
+    def _col_blocks(self, start: int, stop: int):
+        bs = self.block_size
+        for b in range(start // bs, -(-stop // bs)):
+            yield b, max(start, b * bs) - b * bs, min(stop, (b + 1) * bs) - b * bs
+
+
+def _codes_dtype(data: np.ndarray) -> np.ndarray:
+    return data.astype(np.int16 if data.dtype.itemsize <= 2 else np.int32, copy=False)
+
+
+def _hstack(pieces: list, n_rows: int) -> sp.csc_matrix:
+    """Columns of several checked CSC triplets side by side (no re-validation by scipy)."""
+    if not pieces:
+        return sp.csc_matrix((n_rows, 0), dtype=np.int16)
+    if len(pieces) == 1:
+        ptr, idx, dat = pieces[0]
+        return sp.csc_matrix((dat, idx, ptr), shape=(n_rows, ptr.size - 1))
+    sizes = np.array([p[0][-1] for p in pieces], dtype=np.int64)
+    shift = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    indptr = np.concatenate([pieces[0][0][:1]] + [p[0][1:] + s for p, s in zip(pieces, shift)])
+    return sp.csc_matrix((np.concatenate([p[2] for p in pieces]),
+                          np.concatenate([p[1] for p in pieces]), indptr),
+                         shape=(n_rows, indptr.size - 1))
+
+
+def _block_of(rel: str) -> str:
+    """The human name of the block a file belongs to."""
+    parts = rel.split("/")
+    if parts[0] == "blocks" and len(parts) >= 3:
+        return tile_name(int(parts[1][1:]), int(parts[2][1:]))
+    if parts[0] == "labels" and len(parts) >= 3:
+        return f"labels, row block {int(parts[1][1:])}"
+    return {"order.npy": "column order", "n_codes.npy": "n_codes",
+            "feature_names.json": "feature names"}.get(rel, parts[0])
+
+
+# ------------------------------------------------------------------------------------------
+def _check_meta(meta, folder: Path, meta_path: Path) -> None:
+    """Validate ``store.json`` before anything is derived from it."""
+    where = str(folder)
+    if not isinstance(meta, dict):
+        raise StoreError(f"{meta_path} is malformed (not a JSON object)", block=META_FILE)
+    if meta.get("format") != FORMAT:
+        raise StoreError(f"{folder} is not a coreselect column store "
+                         f"(format {meta.get('format')!r})", block=META_FILE)
+    version = meta.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise StoreError(f"column store {folder} has a malformed format version {version!r} "
+                         f"({type(version).__name__}, expected the integer {FORMAT_VERSION}); "
+                         "rebuild it with 'coreselect store build'", block=META_FILE)
+    if version != FORMAT_VERSION:
+        raise StoreError(
+            f"column store {folder} has format version {version}, this coreselect reads "
+            f"version {FORMAT_VERSION}; rebuild it with 'coreselect store build'",
+            block=META_FILE)
+    if meta.get("checksum") != meta_checksum(meta):
+        raise StoreError(f"column store {folder}: store.json was edited or damaged (its "
+                         "checksum does not match); rebuild the store", block=META_FILE)
+    n = as_int_field(meta, "n_samples", where, 1)
+    d = as_int_field(meta, "n_features", where, 1)
+    n_labels = as_int_field(meta, "n_labels", where, 1)
+    bs = as_int_field(meta, "block_size", where, 1)
+    rbs = as_int_field(meta, "row_block_size", where, 1)
+    as_int_field(meta, "seed", where, 0)
+    n_const = as_int_field(meta, "n_constant", where, 0)
+    if as_int_field(meta, "n_blocks", where, 1) != -(-d // bs) or \
+            as_int_field(meta, "n_row_blocks", where, 1) != -(-n // rbs) or n_const > d:
+        raise StoreError(f"column store {folder}: store.json's block counts do not match its "
+                         "shape", block=META_FILE)
+    names = meta.get("label_names")
+    prefix = meta.get("feature_names_prefix")
+    if (not isinstance(names, list) or len(names) != n_labels
+            or not all(isinstance(s, str) for s in names)
+            or not (prefix is None or isinstance(prefix, str))
+            or not isinstance(meta.get("files"), dict)):
+        raise StoreError(f"column store {folder}: store.json's names or file list are "
+                         "malformed", block=META_FILE)
+
+
+def open_store(path: str | os.PathLike | StoreRef, check: bool = True) -> ColumnStore:
+    """Open the column store at ``path``.
+
+    Raises
+    ------
+    StoreError
+        When ``path`` holds no store, a store of another format version, a damaged
+        ``store.json``, or (``check=True``) a missing or resized file. Blocks are checksummed
+        and checked when they are read.
+    """
+    if isinstance(path, StoreRef):
+        path = path.path
+    folder = Path(path)
+    meta_path = folder / META_FILE
+    if not meta_path.is_file():
+        raise StoreError(f"{folder} is not a coreselect column store (no {META_FILE})",
+                         block=META_FILE)
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"cannot read {meta_path}: {exc}", block=META_FILE) from None
+    _check_meta(meta, folder, meta_path)
+    store = ColumnStore(folder, meta)
+    if check:
+        store.check()
+    return store
