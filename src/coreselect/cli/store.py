@@ -1,4 +1,4 @@
-"""``coreselect store``: build and inspect column-partitioned on-disk stores."""
+"""``coreselect store``: build, inspect and verify tiled on-disk stores."""
 
 from __future__ import annotations
 
@@ -11,14 +11,17 @@ from coreselect.cli._common import handle_errors, progress_bar
 
 @click.group("store")
 def store_cmd() -> None:
-    """Column stores: data that distributed/streaming workers memory-map by themselves."""
+    """Column stores: data that distributed/streaming workers read by themselves."""
 
 
 @store_cmd.command("build")
 @click.argument("data")
 @click.argument("store_dir", type=click.Path(file_okay=False))
 @click.option("--block-size", default=65536, show_default=True, type=click.IntRange(min=1),
-              help="Columns per block file.")
+              help="Columns per column block.")
+@click.option("--row-block-size", default=None, type=click.IntRange(min=1),
+              help="Rows per row block (tile height). Default: automatic, about 16.7 M "
+                   "non-zeros per tile, so small data get one row block.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed of the column shuffle (it fixes the random partition).")
 @click.option("--labels", default=None, help="Label file for DATA (e.g. the Mulan XML).")
@@ -30,16 +33,19 @@ def store_cmd() -> None:
               help="Smallest bin of a split column.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @handle_errors
-def build_cmd(data, store_dir, block_size, seed, labels, n_bins, strategy, min_bin_count, quiet):
-    """Discretize DATA and write it as a column store in STORE_DIR (a new folder).
+def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, n_bins, strategy,
+              min_bin_count, quiet):
+    """Discretize DATA and write it as a tiled column store in STORE_DIR (a new folder).
 
     The columns are shuffled once with --seed, so contiguous blocks are random partitions;
-    the store holds discretized codes (binning is per column, so it equals binning all at
-    once). STORE_DIR appears only when complete.
+    the store holds discretized codes (cut points over all rows; binning is per column, so
+    it equals binning all at once), in tiles of row block x column block, each with a
+    checksum. STORE_DIR appears only when complete.
     """
     from coreselect.datasets.load import load
-    from coreselect.store import build_store
+    from coreselect.store import build_store, check_build_target
 
+    check_build_target(store_dir)  # before the (possibly long) read
     ds = load(data, labels=labels) if labels else load(data)
     bar = progress_bar(total=0, desc="store", enabled=not quiet)
 
@@ -49,27 +55,54 @@ def build_cmd(data, store_dir, block_size, seed, labels, n_bins, strategy, min_b
         bar.refresh()
 
     try:
-        st = build_store(ds.X, ds.Y, store_dir, block_size=block_size, seed=seed,
-                         n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
+        st = build_store(ds.X, ds.Y, store_dir, block_size=block_size,
+                         row_block_size=row_block_size, seed=seed, n_bins=n_bins,
+                         strategy=strategy, min_bin_count=min_bin_count,
                          feature_names=ds.feature_names, label_names=ds.label_names,
                          name=ds.name, progress=progress)
     finally:
         bar.close()
     click.echo(f"{st.path}: {st.n_features} features x {st.n_samples} samples, "
-               f"{st.n_labels} labels, {st.n_blocks} blocks of {st.block_size}, seed {st.seed}")
+               f"{st.n_labels} labels, {st.n_blocks} column blocks of {st.block_size} x "
+               f"{st.n_row_blocks} row blocks of {st.row_block_size}, seed {st.seed}")
 
 
 @store_cmd.command("info")
 @click.argument("store_dir", type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--no-verify", is_flag=True,
+              help="Only check that every file is present with its size (no checksums).")
 @handle_errors
-def info_cmd(store_dir, as_json):
-    """Describe the store in STORE_DIR and check that every block is present."""
+def info_cmd(store_dir, as_json, no_verify):
+    """Describe the store in STORE_DIR after verifying every checksum and tile.
+
+    A damaged store gives one line naming the block, and exit code 2.
+    """
     from coreselect.store import open_store
 
-    info = open_store(store_dir).info()
+    store = open_store(store_dir)
+    info = store.info()
+    if no_verify:
+        info["integrity"] = "files present (checksums not verified)"
+    else:
+        summary = store.verify()
+        info["integrity"] = f"ok: {summary['files']} files, {summary['bytes']} bytes verified"
     if as_json:
         click.echo(json.dumps(info, indent=1))
     else:
         for key, value in info.items():
             click.echo(f"{key}: {value}")
+
+
+@store_cmd.command("verify")
+@click.argument("store_dir", type=click.Path(file_okay=False))
+@handle_errors
+def verify_cmd(store_dir):
+    """Verify every checksum and the structure of every tile of the store in STORE_DIR.
+
+    Prints "ok" and exits 0, or one line naming the damaged block and exits 2.
+    """
+    from coreselect.store import open_store
+
+    summary = open_store(store_dir).verify()
+    click.echo(f"{store_dir}: ok ({summary['files']} files, {summary['bytes']} bytes)")

@@ -50,11 +50,12 @@ from coreselect.store._format import (
     is_store,
     shuffled_order,
 )
-from coreselect.store.build import build_store, build_store_from_chunks
+from coreselect.store.build import build_store, build_store_from_chunks, check_build_target
 from coreselect.store.reader import ColumnStore, open_store
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE", "FORMAT", "FORMAT_VERSION", "META_FILE", "TARGET_TILE_NNZ",
     "ColumnStore", "StoreError", "StoreRef", "build_store", "build_store_from_chunks",
+    "check_build_target",
     "is_store", "open_store", "shuffled_order",
 ]

@@ -108,7 +108,7 @@ def build_store_from_chunks(
     """
     block_size, seed = _check_params(block_size, row_block_size, seed)
     target = Path(path)
-    _check_target(target)
+    check_build_target(target)
     spill = _make_tmp(target, "spill")
     try:
         n = d = nnz = 0
@@ -177,7 +177,10 @@ def _check_params(block_size, row_block_size, seed) -> tuple[int, int]:
     return int(block_size), int(seed)
 
 
-def _check_target(target: Path) -> None:
+def check_build_target(path: str | os.PathLike) -> None:
+    """Raise :class:`InputError` unless ``path`` is free for a new store (absent or an
+    empty folder): the CLI checks this before reading the data."""
+    target = Path(path)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise InputError(f"{target} already exists; choose a new folder for the store")
 
@@ -294,7 +297,7 @@ def _build(path, n, d, nnz, columns, get_labels, *, block_size, row_block_size, 
            order=None) -> ColumnStore:
     block_size, seed = _check_params(block_size, row_block_size, seed)
     target = Path(path)
-    _check_target(target)
+    check_build_target(target)
     Y = get_labels()
     if Y is None or len(getattr(Y, "shape", ())) != 2 or Y.shape[0] != n:
         raise InputError(f"X has {n} samples but Y has shape {getattr(Y, 'shape', None)}")
@@ -329,8 +332,15 @@ def _build(path, n, d, nnz, columns, get_labels, *, block_size, row_block_size, 
         n_codes = np.zeros(d, dtype=np.int64)
         for b in range(n_blocks):
             lo, hi = b * block_size, min(d, (b + 1) * block_size)
-            block = discretize(columns(b, order[lo:hi]), n_bins=n_bins, strategy=strategy,
+            values = columns(b, order[lo:hi])
+            if sp.issparse(values):
+                # explicit stored zeros would hide the zero cells from discretize (it misses
+                # them when zero is not a column's most frequent value)
+                values = sp.csc_matrix(values, copy=True)
+                values.eliminate_zeros()
+            block = discretize(values, n_bins=n_bins, strategy=strategy,
                                min_bin_count=min_bin_count)
+            del values
             n_codes[lo:hi] = block.n_codes
             for r, tile in enumerate(split_rows(block.codes, bounds)):
                 out.save_csc(tile_dir(b, r), *tile)
@@ -377,5 +387,5 @@ def _build(path, n, d, nnz, columns, get_labels, *, block_size, row_block_size, 
     return open_store(target)
 
 
-__all__ = ["auto_row_block_size", "build_store", "build_store_from_chunks",
+__all__ = ["auto_row_block_size", "check_build_target", "build_store", "build_store_from_chunks",
            "split_rows"]

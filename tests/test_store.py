@@ -1,0 +1,177 @@
+"""The tiled column store: tiles, row-chunk builds, and reads that agree with discretizing
+everything in memory (the slow, obviously correct reference)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+from coreselect.core.discretize import discretize, discretize_labels
+from coreselect.errors import InputError
+from coreselect.store import (
+    FORMAT_VERSION,
+    TARGET_TILE_NNZ,
+    build_store,
+    build_store_from_chunks,
+    open_store,
+    shuffled_order,
+)
+from coreselect.store.build import auto_row_block_size, split_rows
+
+
+def _data(n=150, d=40, seed=0, dense=False):
+    rng = np.random.RandomState(seed)
+    X = sp.random(n, d, density=0.2, random_state=rng, format="csr")
+    X.data = np.round(X.data * 30)  # many distinct values: split columns
+    X.eliminate_zeros()
+    Y = (rng.rand(n, 3) < 0.4).astype(np.int8)
+    Y[:, 2] = 1  # a label that is always on (flipped codes)
+    return (X.toarray() if dense else X), Y
+
+
+def _reference(X, Y, seed, **kw):
+    """Codes of the whole matrix in store order, and the labels, discretized in memory."""
+    order = shuffled_order(X.shape[1], seed)
+    if sp.issparse(X):  # see test_explicit_zeros
+        X = sp.csr_matrix(X, copy=True)
+        X.eliminate_zeros()
+    return discretize(X[:, order], **kw), discretize_labels(Y), order
+
+
+def _same(a, b) -> bool:
+    return a.shape == b.shape and (sp.csc_matrix(a) != sp.csc_matrix(b)).nnz == 0
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_tiles_agree_with_the_whole_matrix(tmp_path, dense):
+    X, Y = _data(dense=dense)
+    st = build_store(X, Y, tmp_path / "s", block_size=16, row_block_size=40, seed=3)
+    assert (st.n_blocks, st.n_row_blocks, st.row_block_size) == (3, 4, 40)
+    assert st.row_bounds.tolist() == [0, 40, 80, 120, 150]
+    assert st.meta["version"] == FORMAT_VERSION
+    full, labels, order = _reference(X, Y, 3)
+    for r in range(st.n_row_blocks):
+        a, z = st.row_bounds[r], st.row_bounds[r + 1]
+        tile = st.read_tile(r, 5, 37)  # crosses column blocks
+        assert _same(tile.codes, full.codes[a:z, 5:37])
+        assert np.array_equal(tile.n_codes, full.n_codes[5:37])
+        assert _same(st.labels_tile(r).codes, labels.codes[a:z])
+        assert np.array_equal(st.labels_tile(r).n_codes, labels.n_codes)
+    ids, part = st.read_range(7, 33)
+    assert np.array_equal(ids, order[7:33]) and _same(part.codes, full.codes[:, 7:33])
+    assert _same(st.labels().codes, labels.codes)
+    # the same reads from a store with one row block
+    one = build_store(X, Y, tmp_path / "one", block_size=16, row_block_size=10**6, seed=3)
+    assert one.n_row_blocks == 1
+    assert _same(one.read_all().codes, st.read_all().codes)
+    assert _same(st.read_all().codes, discretize(X).codes)
+    assert st.read_tile(0, 3, 3).codes.shape == (40, 0)
+    with pytest.raises(InputError):
+        st.read_tile(4, 0, 1)
+    with pytest.raises(InputError):
+        st.read_range(0, 41)
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 30), d=st.integers(1, 12), rbs=st.integers(4, 35),
+       bs=st.integers(3, 13), seed=st.integers(0, 3), density=st.floats(0, 1),
+       dense=st.booleans())
+def test_tiled_reads_property(tmp_path_factory, n, d, rbs, bs, seed, density, dense):
+    rng = np.random.RandomState(seed)
+    X = sp.random(n, d, density=density, random_state=rng, format="csr")
+    X.data = np.round(X.data * 5)
+    Y = (rng.rand(n, 2) < 0.5).astype(int)
+    X = X.toarray() if dense else X
+    st = build_store(X, Y, tmp_path_factory.mktemp("p") / "s", block_size=bs,
+                     row_block_size=rbs, seed=seed, min_bin_count=1)
+    full, labels, _ = _reference(X, Y, seed, min_bin_count=1)
+    assert _same(st.read_range(0, d)[1].codes, full.codes)
+    got = sp.vstack([st.read_tile(r, 0, d).codes for r in range(st.n_row_blocks)])
+    assert _same(got, full.codes)
+    assert _same(st.labels().codes, labels.codes)
+    st.verify()
+
+
+def test_split_rows_reference():
+    rng = np.random.RandomState(1)
+    codes = sp.random(57, 9, density=0.3, random_state=rng, format="csc")
+    bounds = np.array([0, 10, 11, 40, 57])
+    for r, (ptr, idx, dat) in enumerate(split_rows(codes, bounds)):
+        tile = sp.csc_matrix((dat, idx, ptr), shape=(bounds[r + 1] - bounds[r], 9))
+        assert _same(tile, codes[bounds[r]:bounds[r + 1]])
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_build_from_row_chunks_equals_in_memory(tmp_path, dense):
+    X, Y = _data(n=131, dense=dense)
+    cuts = [0, 7, 50, 51, 131]  # uneven chunks, one of a single row
+    chunks = ((X[a:z], Y[a:z]) for a, z in zip(cuts[:-1], cuts[1:]))
+    a = build_store_from_chunks(chunks, tmp_path / "a", block_size=16, row_block_size=30,
+                                seed=2)
+    b = build_store(X, Y, tmp_path / "b", block_size=16, row_block_size=30, seed=2)
+    assert a.meta["files"] == b.meta["files"]  # byte-identical files (size and crc32)
+    assert _same(a.read_all().codes, b.read_all().codes)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_build_from_row_chunks_errors_leave_nothing(tmp_path):
+    X, Y = _data()
+    with pytest.raises(InputError, match="no samples"):
+        build_store_from_chunks(iter([]), tmp_path / "s")
+    bad = [(X[:10], Y[:10]), (X[10:20, :5], Y[10:20])]
+    with pytest.raises(InputError, match="columns"):
+        build_store_from_chunks(bad, tmp_path / "s")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_auto_row_block_size():
+    assert auto_row_block_size(1000, 50, 5000, 65536) == 1000  # small: one row block
+    n, d, nnz = 10_000_000, 100_000, 10**9
+    rbs = auto_row_block_size(n, d, nnz, 65536)
+    assert rbs % 4096 == 0 and rbs < n
+    tile_nnz = nnz / n * rbs * 65536 / d
+    assert TARGET_TILE_NNZ <= tile_nnz < TARGET_TILE_NNZ * 1.01
+
+
+def test_default_build_chooses_row_blocks(tmp_path):
+    X, Y = _data(n=150)
+    st = build_store(X, Y, tmp_path / "s")
+    assert (st.n_row_blocks, st.row_block_size) == (1, 150)
+    info = st.info()
+    assert info["n_row_blocks"] == 1 and info["version"] == FORMAT_VERSION
+
+
+def test_old_version_is_refused(tmp_path):
+    from coreselect.store import StoreError
+    from coreselect.store._format import meta_checksum
+
+    X, Y = _data()
+    st = build_store(X, Y, tmp_path / "s")
+    meta = json.loads((st.path / "store.json").read_text())
+    meta["version"] = 1
+    meta["checksum"] = meta_checksum(meta)
+    (st.path / "store.json").write_text(json.dumps(meta))
+    with pytest.raises(StoreError, match="format version 1, this coreselect reads version 2"):
+        open_store(st.path)
+
+
+def test_store_ref_and_reopen(tmp_path):
+    X, Y = _data()
+    st = build_store(X, Y, tmp_path / "s", row_block_size=64)
+    again = open_store(st.ref)
+    assert again.n_row_blocks == 3 and os.path.samefile(again.path, st.path)
+
+
+def test_explicit_zeros(tmp_path):
+    """A stored zero in a column whose most frequent value is not zero: the store gives the
+    codes of the matrix without it (discretize itself loses those zero cells)."""
+    X = sp.csr_matrix((np.array([4.0, 5.0, 0.0, 3.0, 5.0]), np.array([0, 1, 1, 0, 1]),
+                       np.array([0, 2, 3, 5])), shape=(3, 2))  # [1, 1] is a stored zero
+    Y = np.array([[1], [0], [1]])
+    st = build_store(X, Y, tmp_path / "s", min_bin_count=1)
+    assert _same(st.read_all().codes, discretize(X.toarray(), min_bin_count=1).codes)
