@@ -106,12 +106,13 @@ class ColumnStore:
         try:
             names = json.loads((self.path / "feature_names.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise StoreError(f"column store {self.path}: feature_names.json is unreadable: "
-                             f"{exc}", block="feature names") from None
+            raise StoreError(f"column store {self.path}: feature names are damaged "
+                             f"(feature_names.json: {exc})", block="feature names") from None
         if (not isinstance(names, list) or len(names) != self.n_features
                 or not all(isinstance(s, str) for s in names)):
-            raise StoreError(f"column store {self.path}: feature_names.json does not hold "
-                             f"{self.n_features} names", block="feature names")
+            raise StoreError(f"column store {self.path}: feature names are damaged "
+                             f"(feature_names.json does not hold {self.n_features} names)",
+                             block="feature names")
         return names
 
     @cached_property
@@ -122,8 +123,8 @@ class ColumnStore:
         if order.shape != (d,) or order.dtype.kind not in "iu" or (
                 d and (order.min() < 0 or order.max() >= d
                        or np.any(np.bincount(order, minlength=d) != 1))):
-            raise StoreError(f"column store {self.path}: order.npy is not a permutation of "
-                             f"{d} columns", block="column order")
+            raise StoreError(f"column store {self.path}: column order is damaged (order.npy "
+                             f"is not a permutation of {d} columns)", block="column order")
         return np.asarray(order, dtype=np.int64)
 
     @cached_property
@@ -142,7 +143,9 @@ class ColumnStore:
     def labels(self) -> DiscreteMatrix:
         """The discretized labels of all rows."""
         pieces = [self._label_arrays(r) for r in range(self.n_row_blocks)]
-        return DiscreteMatrix(self._stack_rows(pieces, self.n_labels), self.label_n_codes)
+        codes = self._stack_rows(pieces, self.n_labels)
+        self._check_code_counts(codes, self.label_n_codes, "labels")
+        return DiscreteMatrix(codes, self.label_n_codes)
 
     def labels_tile(self, row_block: int) -> DiscreteMatrix:
         """The discretized labels of the rows of one row block."""
@@ -172,10 +175,7 @@ class ColumnStore:
             pieces.append(self._stack_rows(rows, hi - lo))
         codes = _hstack([(p.indptr, p.indices, p.data) for p in pieces], self.n_samples)
         n_codes = np.array(self.n_codes[start:stop])
-        # An honest store holds every code 1..n_codes-1 somewhere in the column.
-        if np.any(n_codes - 1 > np.diff(codes.indptr)):
-            raise StoreError(f"column store {self.path}: n_codes.npy claims more codes than "
-                             f"columns {start}..{stop - 1} hold", block="n_codes")
+        self._check_code_counts(codes, n_codes, "n_codes")
         return np.array(self.order[start:stop]), DiscreteMatrix(codes, n_codes)
 
     def read_all(self) -> DiscreteMatrix:
@@ -226,7 +226,7 @@ class ColumnStore:
         if (not isinstance(entry, list) or len(entry) != 2
                 or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)):
             raise StoreError(f"column store {self.path}: store.json has no size and checksum "
-                             f"for {rel}", block=block)
+                             f"for {rel} ({block})", block=block)
         return entry[0], entry[1]
 
     def _stat(self, rel: str) -> os.stat_result:
@@ -282,9 +282,21 @@ class ColumnStore:
     def _n_codes(self, rel: str, size: int, top: int, block: str) -> np.ndarray:
         arr = self._array(rel, block)
         if arr.shape != (size,) or (size and (arr.min() < 1 or arr.max() > top)):
-            raise StoreError(f"column store {self.path}: {rel} must hold {size} code counts "
-                             f"in 1..{top}", block=block)
+            raise StoreError(f"column store {self.path}: {block} is damaged ({rel} must hold "
+                             f"{size} code counts in 1..{top})", block=block)
         return np.asarray(arr, dtype=np.int64)
+
+    def _check_code_counts(self, codes: sp.csc_matrix, n_codes: np.ndarray, block: str) -> None:
+        """Over all rows, a column's largest code is ``n_codes - 1`` (every code but the
+        implicit 0 appears somewhere): a wrong ``n_codes`` would change every entropy."""
+        counts = np.diff(codes.indptr)
+        top = np.zeros(n_codes.size, dtype=np.int64)
+        has = counts > 0
+        if has.any():
+            top[has] = np.maximum.reduceat(codes.data, codes.indptr[:-1][has])
+        if np.any(top != np.maximum(n_codes - 1, 0)):
+            raise StoreError(f"column store {self.path}: {block} is damaged (its code counts "
+                             "do not match the codes stored)", block=block)
 
     def _tile_cols(self, b: int, r: int, lo: int, hi: int):
         """The CSC triplet of columns ``lo .. hi-1`` (local to block ``b``) of tile (b, r),
@@ -394,7 +406,8 @@ def _check_meta(meta, folder: Path, meta_path: Path) -> None:
                          f"(format {meta.get('format')!r})", block=META_FILE)
     version = meta.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
-        raise StoreError(f"column store {folder} has a malformed format version {version!r} "
+        raise StoreError(f"column store {folder}: store.json has a malformed format version "
+                         f"{version!r} "
                          f"({type(version).__name__}, expected the integer {FORMAT_VERSION}); "
                          "rebuild it with 'coreselect store build'", block=META_FILE)
     if version != FORMAT_VERSION:
