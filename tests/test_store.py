@@ -175,3 +175,16 @@ def test_explicit_zeros(tmp_path):
     Y = np.array([[1], [0], [1]])
     st = build_store(X, Y, tmp_path / "s", min_bin_count=1)
     assert _same(st.read_all().codes, discretize(X.toarray(), min_bin_count=1).codes)
+
+
+def test_store_format_benchmark_runs():
+    """Smoke test of benchmarks/store_format.py (no timing asserted)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "store_format.py"
+    out = subprocess.run([sys.executable, str(script), "--quick", "--no-dense"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "| npy + crc32 (coreselect)" in out.stdout

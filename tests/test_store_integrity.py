@@ -334,3 +334,53 @@ def test_stale_temp_folders_of_killed_builds_are_removed(tmp_path):
     build_store(X, Y, tmp_path / "s")
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == sorted([live.name, unrelated.name, "s"])
+
+
+# -- the structural check against a slow reference -------------------------------------------
+def _valid_slow(indptr, indices, data, n_rows, n_codes) -> bool:
+    if any(a.ndim != 1 or a.dtype.kind not in "iu" for a in (indptr, indices, data)):
+        return False
+    if len(indptr) != len(n_codes) + 1 or indptr[0] != 0 or indptr[-1] != len(indices) \
+            or len(data) != len(indices):
+        return False
+    for j in range(len(n_codes)):
+        if indptr[j + 1] < indptr[j]:
+            return False
+        rows = list(indices[indptr[j]:indptr[j + 1]])
+        if rows != sorted(set(rows)) or any(not 0 <= i < n_rows for i in rows):
+            return False
+        if any(not 1 <= c < n_codes[j] for c in data[indptr[j]:indptr[j + 1]]):
+            return False
+    return True
+
+
+from hypothesis import given, settings, strategies as hst  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=hst.integers(0, 10**6), n_rows=hst.integers(1, 6), w=hst.integers(0, 5),
+       mutation=hst.sampled_from(["none", "ptr", "row", "code", "swap", "dtype"]),
+       where=hst.integers(0, 100), value=hst.integers(-3, 8))
+def test_check_csc_matches_reference(seed, n_rows, w, mutation, where, value):
+    from coreselect.store._format import check_csc
+
+    rng = np.random.RandomState(seed)
+    dense = rng.randint(0, 3, size=(n_rows, w)) * (rng.rand(n_rows, w) < 0.6)
+    m = sp.csc_matrix(dense)
+    indptr, indices, data = m.indptr.astype(np.int64), m.indices.copy(), m.data.copy()
+    n_codes = np.maximum(dense.max(axis=0, initial=0) + 1, 1) + rng.randint(0, 2, size=w)
+    arrays = {"ptr": indptr, "row": indices, "code": data, "swap": indices}
+    if mutation == "dtype":
+        data = data.astype(np.float64)
+    elif mutation == "swap" and indices.size >= 2:
+        i = where % (indices.size - 1)
+        indices[i], indices[i + 1] = indices[i + 1], indices[i]
+    elif mutation in arrays and arrays[mutation].size:
+        arrays[mutation][where % arrays[mutation].size] = value
+    expected = _valid_slow(indptr, indices, data, n_rows, n_codes)
+    try:
+        check_csc(indptr, indices, data, n_rows, n_codes, "s", "block 0, row block 0")
+        got = True
+    except StoreError:
+        got = False
+    assert got == expected

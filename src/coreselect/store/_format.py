@@ -137,8 +137,8 @@ def check_csc(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n_rows:
     allowed[starts - 1] = True
     if np.any((step <= 0) & ~allowed):
         raise bad("row indices are repeated or unsorted within a column")
-    col = np.repeat(np.arange(w), counts)
-    if data.min() < 1 or np.any(data >= n_codes[col]):
+    has = counts > 0  # per-column largest code: no nnz-sized temporary
+    if data.min() < 1 or np.any(np.maximum.reduceat(data, indptr[:-1][has]) >= n_codes[has]):
         raise bad("a code is outside 1..n_codes-1 of its column")
 
 
