@@ -197,8 +197,19 @@ class ColumnStore:
         for rel in files:
             self._verified(rel, _block_of(rel), force=True)
         _ = self.order, self.n_codes, self.label_n_codes, self.feature_names
+        # tile by tile (memory: one tile), keeping each column's largest code
+        top = np.zeros(self.n_features, dtype=np.int64)
         for b, lo, hi in self._col_blocks(0, self.n_features):
-            self.read_range(b * self.block_size, b * self.block_size + hi - lo)
+            pos = b * self.block_size
+            for r in range(self.n_row_blocks):
+                ptr, _, dat = self._tile_cols(b, r, lo, hi)
+                has = np.diff(ptr) > 0
+                if has.any():
+                    cols = np.flatnonzero(has) + pos
+                    top[cols] = np.maximum(top[cols], np.maximum.reduceat(dat, ptr[:-1][has]))
+        if np.any(top != np.maximum(self.n_codes - 1, 0)):
+            raise StoreError(f"column store {self.path}: n_codes is damaged (its code counts "
+                             "do not match the codes stored)", block="n_codes")
         self.labels()
         return {"files": len(files) + 1,
                 "bytes": sum(int(self.meta["files"][rel][0]) for rel in files)}
