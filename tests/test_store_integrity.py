@@ -147,6 +147,8 @@ CASES = {
     "forged edited n_samples": (lambda p: _set(p, "n_samples", 121), "row block 3"),
     "forged seed string": (lambda p: _set(p, "seed", "1"), "store.json"),
     "forged n_blocks": (lambda p: _set(p, "n_blocks", 7), "store.json"),
+    "forged huge shape": (lambda p: (_set(p, "n_samples", 10**12), _set(p, "row_block_size", 1),
+                                     _set(p, "n_row_blocks", 10**12)), "store.json"),
     "forged file list": (lambda p: _set(p, "files", {}), "column order"),
     "forged zero-byte npy": (lambda p: _forge(p, T, b""), "block 1, row block 2"),
     "forged truncated npy": (lambda p: _forge(p, T, (p / T).read_bytes()[:-4]),

@@ -347,15 +347,16 @@ class ColumnStore:
         np.cumsum(counts.sum(axis=0), out=indptr[1:])
         before = np.cumsum(counts, axis=0) - counts  # entries of earlier row blocks
         nnz = int(indptr[-1])
-        idx_out = np.empty(nnz, dtype=np.int64)
+        index_dtype = np.int32 if self.n_samples < 2**31 else np.int64
+        idx_out = np.empty(nnz, dtype=index_dtype)
         dat_out = np.empty(nnz, dtype=np.result_type(*(p[2].dtype for p in pieces)))
         for r, (ptr, idx, dat) in enumerate(pieces):
-            col = np.repeat(np.arange(width), counts[r])
-            dest = indptr[col] + before[r, col] + np.arange(idx.size) - ptr[col]
-            idx_out[dest] = idx.astype(np.int64) + self.row_bounds[r]
+            # each column's entries of this row block go to one contiguous run
+            dest = np.repeat(indptr[:-1] + before[r] - ptr[:-1], counts[r])
+            dest += np.arange(idx.size)
+            idx_out[dest] = idx + index_dtype(self.row_bounds[r])
             dat_out[dest] = dat
-        index_dtype = np.int32 if self.n_samples < 2**31 else np.int64
-        return sp.csc_matrix((dat_out, idx_out.astype(index_dtype), indptr),
+        return sp.csc_matrix((dat_out, idx_out, indptr),
                              shape=(self.n_samples, width))
 
     def _row_block(self, r) -> int:
@@ -448,6 +449,12 @@ def _check_meta(meta, folder: Path, meta_path: Path) -> None:
             or not isinstance(meta.get("files"), dict)):
         raise StoreError(f"column store {folder}: store.json's names or file list are "
                          "malformed", block=META_FILE)
+    # every tile has 3 listed files: a forged shape cannot make us iterate over more tiles
+    # than store.json lists (no memory or time bomb from a few bytes of JSON)
+    n_tiles = meta["n_blocks"] * meta["n_row_blocks"] + meta["n_row_blocks"]
+    if 3 * n_tiles > len(meta["files"]):
+        raise StoreError(f"column store {folder}: store.json lists {len(meta['files'])} files "
+                         f"for {n_tiles} tiles", block=META_FILE)
 
 
 def open_store(path: str | os.PathLike | StoreRef, check: bool = True) -> ColumnStore:
