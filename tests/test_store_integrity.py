@@ -388,3 +388,19 @@ def test_check_csc_matches_reference(seed, n_rows, w, mutation, where, value):
     except StoreError:
         got = False
     assert got == expected
+
+
+def test_write_failure_names_the_store(tmp_path, monkeypatch):
+    import errno
+
+    import coreselect.store.build as build
+
+    X, Y = _data(n=30, d=5)
+
+    def full(self, rel, arr):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(build._Writer, "save", full)
+    with pytest.raises(StoreError, match=f"cannot write the store {tmp_path / 's'}: No space"):
+        build_store(X, Y, tmp_path / "s")
+    assert list(tmp_path.iterdir()) == []

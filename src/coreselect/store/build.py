@@ -23,6 +23,7 @@ from coreselect.store._format import (
     FORMAT_VERSION,
     META_FILE,
     ROW_BLOCK_MULTIPLE,
+    StoreError,
     TARGET_TILE_NNZ,
     CrcWriter,
     label_dir,
@@ -117,7 +118,8 @@ def build_store_from_chunks(
         order = None
         for k, (Xk, Yk) in enumerate(chunks):
             Xk = Xk if sp.issparse(Xk) else np.asarray(Xk)
-            if Xk.ndim != 2 or Yk is None or Yk.shape[0] != Xk.shape[0]:
+            Yk = Yk if sp.issparse(Yk) else np.asarray(Yk)
+            if Xk.ndim != 2 or Yk.ndim != 2 or Yk.shape[0] != Xk.shape[0]:
                 raise InputError(f"row chunk {k}: X and Y must be 2-D with the same rows")
             if order is None:
                 d, sparse = Xk.shape[1], sp.issparse(Xk)
@@ -299,7 +301,8 @@ def _build(path, n, d, nnz, columns, get_labels, *, block_size, row_block_size, 
     target = Path(path)
     check_build_target(target)
     Y = get_labels()
-    if Y is None or len(getattr(Y, "shape", ())) != 2 or Y.shape[0] != n:
+    Y = Y if sp.issparse(Y) else np.asarray(Y)
+    if Y.ndim != 2 or Y.shape[0] != n:
         raise InputError(f"X has {n} samples but Y has shape {getattr(Y, 'shape', None)}")
     if n == 0:
         raise InputError("the data have no samples")
@@ -379,6 +382,9 @@ def _build(path, n, d, nnz, columns, get_labels, *, block_size, row_block_size, 
         if target.exists():
             target.rmdir()  # an empty folder; checked above
         os.replace(tmp, target)
+    except OSError as exc:  # a full disk, a read-only folder: the user's path, not the temp's
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise StoreError(f"cannot write the store {target}: {exc.strerror or exc}") from exc
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
