@@ -19,6 +19,11 @@ Columns: write time (codes already discretized; the discretization itself is the
 all and excluded), size on disk, read of one tile, read of one column block over all rows
 (a task of Algorithm 3), and the read of every tile in turn (a streaming pass). Best of 3.
 Zarr is optional (``pip install zarr``); without it only the ``npy`` row is printed.
+
+``--s3`` adds reads from object storage: a local S3-compatible server (moto's server mode on
+127.0.0.1, never a real cloud; needs ``pip install 'moto[server]' s3fs``), holding the same
+tiles as Zarr (``FsspecStore``) and as the npy files (read whole through ``s3fs`` and
+checksummed, since object storage cannot be memory-mapped).
 """
 
 from __future__ import annotations
@@ -135,6 +140,68 @@ def _zarr_dense(path: Path, store, tiles):
     return t_write, reads
 
 
+def _s3_rows(store, tiles, repeat):
+    """Read one tile and one column block from a moto S3 server on 127.0.0.1."""
+    import io
+    import zlib
+
+    import s3fs
+    import zarr
+    from moto.server import ThreadedMotoServer
+    from zarr.codecs import Crc32cCodec, ZstdCodec
+    from zarr.storage import FsspecStore
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        opts = {"key": "test", "secret": "test",
+                "client_kwargs": {"endpoint_url": f"http://{host}:{port}",
+                                  "region_name": "us-east-1"}}
+        fs = s3fs.S3FileSystem(**opts)
+        fs.call_s3("create_bucket", Bucket="bench")
+        rows = store.row_bounds
+        files = store.meta["files"]
+        for (b, r), arrays in tiles.items():  # the npy files as they are on disk
+            for name in ("indptr", "indices", "data"):
+                rel = f"blocks/b{b:06d}/r{r:06d}/{name}.npy"
+                fs.pipe(f"bench/npy/{rel}", (store.path / rel).read_bytes())
+        zs = FsspecStore.from_url("s3://bench/zarr", storage_options=opts, read_only=False)
+        g = zarr.open_group(zs, mode="w")
+        for (b, r), arrays in tiles.items():
+            for name, arr in zip(("indptr", "indices", "data"), arrays):
+                z = g.create_array(f"b{b}/r{r}/{name}", shape=arr.shape,
+                                   chunks=(max(arr.size, 1),), dtype=arr.dtype,
+                                   compressors=[ZstdCodec(level=1), Crc32cCodec()])
+                z[:] = arr
+
+        def npy_tile(b, r):
+            out = []
+            for name in ("indptr", "indices", "data"):
+                rel = f"blocks/b{b:06d}/r{r:06d}/{name}.npy"
+                raw = fs.cat(f"bench/npy/{rel}")
+                assert zlib.crc32(raw) == files[rel][1]
+                out.append(np.load(io.BytesIO(raw)))
+            ptr, idx, dat = out
+            return sp.csc_matrix((dat, idx, ptr), shape=(rows[r + 1] - rows[r], ptr.size - 1))
+
+        def zarr_tile(b, r):
+            ptr, idx, dat = (g[f"b{b}/r{r}/{a}"][:] for a in ("indptr", "indices", "data"))
+            return sp.csc_matrix((dat, idx, ptr), shape=(rows[r + 1] - rows[r], ptr.size - 1))
+
+        mid = store.n_row_blocks // 2
+        out = []
+        for name, tile in (("npy + crc32 via s3fs (moto S3)", npy_tile),
+                           ("zarr v3 sparse via FsspecStore (moto S3)", zarr_tile)):
+            t_tile = best_of(lambda: tile(0, mid), repeat=repeat)[0]
+            t_block = best_of(lambda: [tile(0, r) for r in range(store.n_row_blocks)],
+                              repeat=repeat)[0]
+            out.append([name, seconds_str(t_tile), seconds_str(t_block)])
+        return out
+    finally:
+        server.stop()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
@@ -145,6 +212,8 @@ def main() -> None:
     ap.add_argument("--row-block-size", type=int, default=50_000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-dense", action="store_true", help="skip the dense Zarr layout")
+    ap.add_argument("--s3", action="store_true",
+                    help="also read from a local moto S3 server (needs moto[server], s3fs)")
     args = ap.parse_args()
     if args.quick:
         args.n, args.d, args.block_size, args.row_block_size, args.repeat = 2000, 300, 128, 700, 1
@@ -200,6 +269,10 @@ def main() -> None:
         print(md_table(["format", "write tiles", "on disk", "read 1 tile",
                         "read 1 column block (all rows)", "read all tiles", "notes"], rows,
                        align="lrrrrrl"))
+        if args.s3 and have_zarr:
+            print("\nfrom object storage (moto S3 server on 127.0.0.1; tile bytes as above):\n")
+            print(md_table(["format", "read 1 tile", "read 1 column block (all rows)"],
+                           _s3_rows(store, tiles, args.repeat), align="lrr"))
         print(f"\nnpy build including discretization: {seconds_str(t_build)}; "
               f"codes in memory: {fmt((X.nnz * 6) / 2**20)} MiB (int32 rows + int16 codes)")
     finally:
