@@ -404,3 +404,19 @@ def test_write_failure_names_the_store(tmp_path, monkeypatch):
     with pytest.raises(StoreError, match=f"cannot write the store {tmp_path / 's'}: No space"):
         build_store(X, Y, tmp_path / "s")
     assert list(tmp_path.iterdir()) == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(which=hst.integers(0, 10**6), at=hst.integers(0, 10**9), bit=hst.integers(0, 7))
+def test_any_flipped_bit_anywhere_is_caught(pristine, tmp_path_factory, which, at, bit):
+    path = tmp_path_factory.mktemp("flip") / "s"
+    shutil.copytree(pristine.path, path)
+    files = sorted(pristine.meta["files"]) + ["store.json"]
+    rel = files[which % len(files)]
+    data = bytearray((path / rel).read_bytes())
+    data[at % len(data)] ^= 1 << bit
+    (path / rel).write_bytes(bytes(data))
+    with pytest.raises(StoreError):
+        open_store(path).verify()
+    with pytest.raises(StoreError):
+        _read_everything(path)
