@@ -14,6 +14,7 @@ import zlib
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings, strategies as hst
 
 from coreselect.errors import InputError
 from coreselect.store import StoreError, build_store, open_store
@@ -357,8 +358,6 @@ def _valid_slow(indptr, indices, data, n_rows, n_codes) -> bool:
             return False
     return True
 
-
-from hypothesis import given, settings, strategies as hst  # noqa: E402
 
 
 @settings(max_examples=300, deadline=None)

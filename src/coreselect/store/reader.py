@@ -22,7 +22,6 @@ from coreselect.store._format import (
     StoreError,
     StoreRef,
     as_int_field,
-    block_dir,
     check_csc,
     file_crc32,
     label_dir,
