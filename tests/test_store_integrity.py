@@ -360,7 +360,7 @@ def _valid_slow(indptr, indices, data, n_rows, n_codes) -> bool:
 
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(seed=hst.integers(0, 10**6), n_rows=hst.integers(1, 6), w=hst.integers(0, 5),
        mutation=hst.sampled_from(["none", "ptr", "row", "code", "swap", "dtype"]),
        where=hst.integers(0, 100), value=hst.integers(-3, 8))
