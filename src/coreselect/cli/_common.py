@@ -154,8 +154,10 @@ def handle_errors(func: Callable) -> Callable:
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        global VERBOSE
+        was_verbose = VERBOSE
         if kwargs.get("verbose"):
-            set_verbose(True)
+            VERBOSE = True
         previous = None
         if threading.current_thread() is threading.main_thread():
             with _suppress():
@@ -167,6 +169,7 @@ def handle_errors(func: Callable) -> Callable:
         except BaseException as exc:  # noqa: BLE001 - every failure gets one line and a code
             report_exception(exc)
         finally:
+            VERBOSE = was_verbose
             if previous is not None:
                 with _suppress():
                     signal.signal(signal.SIGTERM, previous)
