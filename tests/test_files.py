@@ -364,3 +364,46 @@ def test_atomic_dir_refuses_an_existing_folder(tmp_path):
             (d / "new").write_text("y")
     assert sorted(p.name for p in (tmp_path / "st").iterdir()) == ["keep"]
     assert _hidden(tmp_path) == []
+
+
+def test_output_set_is_all_or_nothing_on_generated_failures(tmp_path, monkeypatch):
+    import random
+
+    rng = random.Random(0)
+    real_replace = os.replace
+    for case in range(40):
+        folder = tmp_path / f"c{case}"
+        folder.mkdir()
+        n = rng.randint(1, 4)
+        paths = [folder / f"o{i}{rng.choice(['.json', '.csv', '.arff.gz', ''])}" for i in range(n)]
+        old = {}
+        for p in paths:
+            if rng.random() < 0.5:
+                p.write_text(f"old {p.name}")
+                old[p] = p.read_text()
+        fail = rng.choice(["none", "body", "rename"])
+        fail_at = rng.randrange(n)
+        calls = []
+
+        def flaky(src, dst, _fail_at=fail_at, _calls=calls, _fail=fail):
+            _calls.append(dst)
+            if _fail == "rename" and len(_calls) == _fail_at + 1:
+                raise OSError(errno.EIO, os.strerror(errno.EIO))
+            return real_replace(src, dst)
+
+        monkeypatch.setattr(files.os, "replace", flaky)
+        try:
+            with output_set(paths) as tmps:
+                for i, t in enumerate(tmps):
+                    if fail == "body" and i == fail_at:
+                        raise RuntimeError("writer failed")
+                    t.write_text(f"new {paths[i].name}")
+        except (RuntimeError, OutputError):
+            assert fail != "none"
+        finally:
+            monkeypatch.setattr(files.os, "replace", real_replace)
+        if fail == "none":
+            assert all(p.read_text() == f"new {p.name}" for p in paths), case
+        else:  # every output as it was before: old content, or absent
+            assert all((p.read_text() if p.exists() else None) == old.get(p) for p in paths), case
+        assert _hidden(folder) == [], case

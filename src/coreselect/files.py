@@ -72,7 +72,15 @@ _IMPORTED_AT = time.time()
 
 
 def _umask() -> int:
-    # os.umask can only be read by setting it; the lock keeps threads from seeing the 0.
+    # Linux shows the umask in /proc; elsewhere os.umask can only be read by setting it
+    # (briefly; the lock keeps two readers from restoring each other's value).
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
     with _umask_lock:
         mask = os.umask(0o022)
         os.umask(mask)
@@ -146,8 +154,8 @@ def is_special(path: PathLike) -> bool:
 
 
 def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
+    if pid == os.getpid() or os.name != "posix":
+        return True  # (on Windows os.kill(pid, 0) would send Ctrl-C: never judge by pid there)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
