@@ -237,7 +237,7 @@ def _suffixes(name: str) -> str:
 class _Pending:
     """One output in progress: the user's path, where its bytes go first, and how to commit."""
 
-    def __init__(self, path: PathLike, scratch: str | None = None):
+    def __init__(self, path: PathLike):
         self.user = path
         self.special = is_special(path)
         self.tmp: str | None = None
@@ -246,7 +246,7 @@ class _Pending:
         try:
             if self.special:
                 # Writers that want a path write to a private scratch file, copied to the device.
-                self.tmp = os.path.join(scratch or tempfile.mkdtemp(prefix="coreselect-"), f"out{_suffixes(name)}")
+                self.tmp = os.path.join(tempfile.mkdtemp(prefix="coreselect-"), f"out{_suffixes(name)}")
                 Path(self.tmp).touch()
             else:
                 if os.path.isdir(path):

@@ -68,6 +68,9 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
     from coreselect.datasets.fetch import coredata_dir, fetch_files
 
     path = Path(data)
+    if path.is_dir():
+        raise DatasetError("is a folder, not a data file (a column store made by `coreselect store build` "
+                           "is read by `coreselect select`; `coreselect.store.open_store` in Python)", path=str(path))
     if path.exists():
         return cio.read(path, labels=labels, **options)
     text = str(data)
