@@ -39,9 +39,10 @@ class Constraint:
 
     ``kind`` is ``"int"`` (bounds ``low``/``high``, both inclusive; ``options`` lists strings
     also accepted, such as ``"auto"``), ``"real"`` (finite, within ``[low, high]``),
-    ``"choice"`` (one of ``options``), ``"str"`` (any string), ``"bool"``, ``"random_state"`` (None, an int or a
-    ``RandomState``), ``"callable"`` or ``"any"``. ``none`` allows None. ``options`` may be a
-    function, read at every check (for tables that other modules extend).
+    ``"choice"`` (one of ``options``), ``"str"`` (any string), ``"bool"``,
+    ``"random_state"`` (None, a seed in ``[0, 2**32)`` or a ``RandomState``), ``"callable"``
+    or ``"any"``. ``none`` allows None. ``options`` may be a function, read at every check
+    (for tables that other modules extend). Booleans are never numbers here.
     """
 
     kind: str
@@ -70,8 +71,8 @@ class Constraint:
         if self.kind == "random_state":
             import numpy as np
 
-            return (isinstance(value, Integral) and not isinstance(value, bool)) or isinstance(
-                value, np.random.RandomState)
+            return (isinstance(value, Integral) and not isinstance(value, bool)
+                    and 0 <= value < 2**32) or isinstance(value, np.random.RandomState)
         if self.kind == "callable":
             return callable(value)
         if self.kind == "str":
@@ -97,7 +98,7 @@ class Constraint:
         elif self.kind == "bool":
             words.append("True or False")
         elif self.kind == "random_state":
-            words.append("None, an integer or a numpy RandomState")
+            words.append("None, an integer in [0, 2**32 - 1] or a numpy RandomState")
         elif self.kind == "callable":
             words.append("callable")
         elif self.kind == "str":
