@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from coreselect.core.problem import Problem, centralized
+from coreselect.core.problem import Problem
 from coreselect.distributed import (
     PartTask,
     ProblemParts,
@@ -382,3 +382,27 @@ def test_cli_select_on_store_and_unreachable_scheduler(store, monkeypatch):
               "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9", "--quiet"])
     assert r.exit_code == 2 and "cannot reach the Dask scheduler" in r.output
     assert len(r.output.strip().splitlines()) == 1
+
+
+def test_calibration_reaches_every_greedy_run(data, store, monkeypatch):
+    """In memory and from a store, in the parts and in the union: the core sees the
+    objective's calibration (here a made-up one the core does not know yet)."""
+    import coreselect.core.objective as objective
+    import coreselect.core.problem as problem_module
+
+    monkeypatch.setattr(objective, "CALIBRATIONS", objective.CALIBRATIONS + ("other",))
+    seen = []
+    real = problem_module.greedy
+
+    def spy(features, relevance, params, *args, **kwargs):
+        seen.append(params.calibration)
+        return real(features, relevance, params, *args, **kwargs)
+
+    monkeypatch.setattr(problem_module, "greedy", spy)
+    X, Y = data
+    obj = Objective(k=K, calibration="other")
+    for src in (InMemorySource(X, Y), StoreSource(store)):
+        for strategy in (AltGreedy(), DistributedGreedy(partitions=3, random_state=5)):
+            seen.clear()
+            res = strategy.run(obj, src)
+            assert seen and set(seen) == {"other"} and res.spec["calibration"] == "other"

@@ -7,9 +7,9 @@
 This module holds the pieces that run on workers (the partition, the pure part task, the
 union); :class:`coreselect.strategies.DistributedGreedy` runs them. *Where* step 2 runs is
 the engine's business (:mod:`coreselect.engines`): in this process, a process pool, a Dask
-cluster, or one block after another (``streaming=True``). A part task is a pure function of (data reference,
-part, parameters) to the part's selection, so any engine, or a rerun after a worker died,
-gives the same answer. The partition comes from one function, :func:`partition`, for every
+cluster, or one block after another (``streaming=True``). A part task is a pure function of
+(data reference, part, parameters) to the part's selection, so any engine, or a rerun after a
+worker died, gives the same answer. The partition comes from one function, :func:`partition`, for every
 engine and for the column store: the columns are shuffled with the seed and cut into ``m``
 contiguous ranges. A store built with seed ``s`` is stored in that shuffled order, so its
 parts are exactly the in-memory parts for ``random_state=s``.

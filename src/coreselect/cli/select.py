@@ -18,7 +18,7 @@ import click
 from click.core import ParameterSource
 
 from coreselect.cli._common import atomic_output, fail, handle_errors, progress_bar
-from coreselect.spec import CONSTRAINTS, default
+from coreselect.spec import CONSTRAINTS, default, default_calibration
 
 
 def _choice(name: str) -> click.Choice:
@@ -47,7 +47,7 @@ _ENGINE_ONLY = {"engine": "--engine", "n_workers": "--workers", "scheduler": "--
 @click.option("--relevance", type=_choice("relevance"), default=default("relevance"), show_default=True,
               help="mi: raw I in bits (reproduces the paper's Table 2, classifies better); nmi: I/sqrt(H(x)H(l)) as in the paper's text.")
 @click.option("--calibration", type=_choice("calibration"), default=None,
-              help="How relevance and diversity are weighed (default: the library's; 'paper' is the paper's eq. (2)).")
+              help=f"How relevance and diversity are weighed ('paper': the paper's eq. (2)).  [default: {default_calibration()}]")
 @click.option("--bins", "n_bins", type=int, default=default("n_bins"), show_default=True, help="Bins per split column.")
 @click.option("--min-bin-count", type=int, default=default("min_bin_count"), show_default=True, help="Smallest bin of a split column.")
 @click.option("--strategy", type=_choice("strategy"), default=default("strategy"),

@@ -140,8 +140,8 @@ class Problem:
     def run(self, n_select: int | None = None, *, alternate: bool, backend: Backend = "auto",
             callback: StepCallback | None = None) -> GreedyResult:
         """Greedy or AltGreedy on all columns of this problem. Callers check ``n_select``
-        against the selectable columns with a helpful message
-        (:meth:`coreselect.strategies.Strategy.run`); the greedy itself only refuses."""
+        against the selectable columns with a helpful message (the strategies do, in one
+        place); the greedy itself only refuses."""
         n_select = self.params.k if n_select is None else n_select
         # Columns that can never be picked play no part in g or D: leave them out entirely
         # (on text data most columns are constant, so this more than halves every step).
