@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from coreselect.errors import InputError
+from coreselect.io.dataset import Dataset
 from coreselect.sources import InMemorySource, Source, StoreSource
 from coreselect.spec import Binning, Objective, Progress, check, default
 from coreselect.store import ColumnStore, open_store
@@ -76,8 +77,6 @@ def as_source(data: Any, Y: Any = None, *, n_bins: int | None = None,
         built = StoreSource.built_binning(data) or Binning()
         return StoreSource(data, replace(built, **given))
     binning = Binning(**given)
-    from coreselect.io.dataset import Dataset
-
     if isinstance(data, Dataset):
         if Y is not None:
             raise InputError("a Dataset holds its own labels; do not pass Y")

@@ -20,6 +20,8 @@ from dataclasses import dataclass, fields
 from numbers import Integral, Real
 from typing import Any, Callable, get_args
 
+import numpy as np
+
 from coreselect.core import objective as _objective
 from coreselect.core.discretize import STRATEGIES
 from coreselect.core.entropy import RELEVANCES, Backend
@@ -67,10 +69,8 @@ class Constraint:
             return (isinstance(value, Real) and not isinstance(value, bool)
                     and math.isfinite(value) and self._in_range(value))
         if self.kind == "bool":
-            return isinstance(value, (bool, _np_bool()))
+            return isinstance(value, (bool, np.bool_))
         if self.kind == "random_state":
-            import numpy as np
-
             return (isinstance(value, Integral) and not isinstance(value, bool)
                     and 0 <= value < 2**32) or isinstance(value, np.random.RandomState)
         if self.kind == "callable":
@@ -108,12 +108,6 @@ class Constraint:
         if self.none and self.kind not in ("random_state", "any"):
             words.append("or None")
         return " ".join(words)
-
-
-def _np_bool():
-    import numpy as np
-
-    return np.bool_
 
 
 def _calibrations() -> tuple[str, ...]:

@@ -37,6 +37,7 @@ from coreselect.distributed import (
     run_part,
     union_problem,
 )
+from coreselect.engines import make_engine
 from coreselect.errors import InputError
 from coreselect.sources import Source
 from coreselect.spec import Objective, Progress, check
@@ -301,8 +302,6 @@ class DistributedGreedy(Strategy):
                 f"streaming={self.streaming})")
 
     def _select(self, objective, source, backend, progress):
-        from coreselect.engines import make_engine
-
         k = objective.k
         m = n_partitions(self.partitions, source.n_columns, k)
         cs = k if self.coreset_size is None else int(self.coreset_size)
