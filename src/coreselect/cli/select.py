@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from coreselect.cli._common import atomic_output, fail, handle_errors, progress_bar
+from coreselect.cli._common import fail, handle_errors, progress_bar
 from coreselect.spec import CONSTRAINTS, default, default_calibration
 
 
@@ -88,6 +88,15 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
 
         store = open_store(data)  # one line when the folder holds no store
     _refuse_ignored(given, store is not None, mode)
+    # Outputs are checked before any work: never over an input or over each other, and an
+    # unknown --export format is refused now rather than after the selection.
+    from coreselect.files import check_outputs
+
+    check_outputs({"DATA": data, "--labels": labels}, {"--out": out, "--export": export})
+    if export:
+        from coreselect.io import format_of
+
+        format_of(export)
 
     show_progress = not quiet and sys.stderr.isatty()  # no bars in log files
     bar = {}
@@ -125,15 +134,19 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
               "calibration": result.spec.get("calibration"), "mode": mode,
               **result.to_dict()}
     if export:
-        from coreselect.io import export_columns
-
-        export_columns(dataset, result.selected, export)
         report["export"] = str(export)
     report["total_seconds"] = round(time.perf_counter() - started, 4)
-    if out:
-        with atomic_output(out) as fh:
-            json.dump(report, fh, indent=2)
-            fh.write("\n")
+    if out or export:
+        from coreselect.files import output_set
+
+        # One command, all outputs or none: both are renamed into place only when both wrote.
+        with output_set([out, export]) as (out_tmp, export_tmp):
+            if export_tmp is not None:
+                from coreselect.io import export_columns
+
+                export_columns(dataset, result.selected, export_tmp)
+            if out_tmp is not None:
+                out_tmp.write_text(json.dumps(report, indent=2) + "\n")
     click.echo(json.dumps(report) if as_json else _table(report))
 
 
