@@ -266,6 +266,14 @@ def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None =
                 prov = {"label_source": "schema"}
             except ValueError:  # includes UnicodeDecodeError
                 labels = None
+        for field, column in zip(table.schema, table.columns):
+            if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+                try:
+                    for chunk in column.chunks:
+                        chunk.validate(full=True)  # checks UTF-8 (pandas would fail later, lazily)
+                except pa.ArrowInvalid:
+                    raise DatasetError(f"column {field.name!r} holds text that is not valid UTF-8",
+                                       path=spath) from None
         df = table.to_pandas()
     except FileNotFoundError:
         raise DatasetError("no such file", path=spath) from None
@@ -282,10 +290,13 @@ def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None =
         idx, prov = resolve_label_spec(cols, labels, spath)
     else:
         idx, _ = resolve_label_spec(cols, labels, spath)
-    return _frame_to_dataset(
-        df, [cols[i] for i in idx], spath, name or stem(spath, (".parquet", ".pq")), None,
-        {"format": "parquet", "source": spath, **prov}
-    )
+    try:
+        return _frame_to_dataset(
+            df, [cols[i] for i in idx], spath, name or stem(spath, (".parquet", ".pq")), None,
+            {"format": "parquet", "source": spath, **prov}
+        )
+    except (pa.ArrowException, UnicodeDecodeError) as exc:  # lazily converted Arrow columns
+        raise DatasetError(f"cannot read Parquet: {' '.join(str(exc).split())}", path=spath) from None
 
 
 def to_frame(dataset: Dataset):

@@ -208,7 +208,7 @@ def quote(name: str) -> str:
 
 # ------------------------------------------------------------------------- numbers
 
-_NUMBER_RE = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # ASCII digits only
 
 
 def parse_number(token: str) -> float:
@@ -257,7 +257,7 @@ def fast_numbers(text: str, sep: str, expected: int) -> np.ndarray | None:
         # An empty cell is two separators with only blanks between, or one at either end.
         squeezed = raw.translate(None, _WHITE)
         s = sep.encode("ascii")
-        if s + s in squeezed or squeezed.startswith(s) or squeezed.endswith(s):
+        if not squeezed or s + s in squeezed or squeezed.startswith(s) or squeezed.endswith(s):
             return None
     with warnings.catch_warnings():
         warnings.simplefilter("error")
