@@ -32,7 +32,8 @@ ARFF = "@relation r\n@attribute a numeric\n@attribute b numeric\n@attribute y {0
 def _peak_mb(code: str) -> tuple[int, str]:
     """Run ``code`` in a child with a 1.5 GB address-space limit above its imports."""
     prog = textwrap.dedent(f"""
-        import resource, sys
+        import os, resource, sys
+        os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "system"
         import numpy, scipy.sparse, pandas, pyarrow, pyarrow.csv, pyarrow.parquet
         import coreselect.io, coreselect.io.arff, coreselect.io.libsvm, coreselect.io.tabular
         from coreselect.errors import CoreselectError

@@ -71,9 +71,10 @@ def _line(row_offset: int | None, r: int) -> int | None:
     return None if row_offset is None else int(r) + row_offset
 
 
-def _text_codes(col, c: str, path: str | None, row_offset: int | None) -> tuple[np.ndarray, list[str]]:
+def _text_codes(col, c: str, path: str | None, row_offset: int | None) -> tuple[np.ndarray, list[str] | None]:
     """Codes (index into the sorted distinct values) of a text column, after the checks of
-    the module docs (UTF-8 bytes, missing cells, a numeric column with a typo)."""
+    the module docs (UTF-8 bytes, missing cells, a numeric column with a typo); a column of
+    numbers kept as text comes back as its numbers (values None)."""
     import pandas as pd
 
     bad = col.isna().to_numpy()
@@ -89,7 +90,10 @@ def _text_codes(col, c: str, path: str | None, row_offset: int | None) -> tuple[
                                    line=_line(row_offset, r)) from None
         elif not isinstance(v, str):
             values[r] = str(v)
-    numeric = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce").notna().to_numpy()
+    as_numbers = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
+    numeric = as_numbers.notna().to_numpy()
+    if numeric.all():
+        return as_numbers.to_numpy(dtype=np.float64), None  # numbers pandas kept as text
     if numeric.sum() * 2 > len(values):
         r = int(np.flatnonzero(~numeric)[0])
         raise DatasetError(
@@ -133,7 +137,8 @@ def _frame_to_dataset(df, label_cols: list[str], path: str | None, name: str, ro
         else:
             codes, cats = _text_codes(col, c, path, row_offset)
         X[:, j] = codes
-        nominal_values[c] = cats
+        if cats is not None:
+            nominal_values[c] = cats
     binary = np.all((X == 0) | (X == 1), axis=0) if len(df) else np.ones(len(feat_cols), dtype=bool)
     kinds = [
         ("binary" if len(nominal_values[c]) <= 2 else "nominal")
@@ -189,7 +194,10 @@ def _scan_header(path: str, sep: str) -> None:
     if not text.strip():
         raise DatasetError("empty file", path=path, line=1)
     if text.count('"') % 2 == 0:  # else a quoted name spans lines: pandas parses it
-        names = next(csv.reader([text], delimiter=sep))
+        try:
+            names = next(csv.reader([text], delimiter=sep))
+        except csv.Error as exc:
+            raise DatasetError(f"malformed header: {exc}", path=path, line=1) from None
         seen: set[str] = set()
         for nm in names:
             if nm in seen:
