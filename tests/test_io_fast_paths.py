@@ -138,3 +138,32 @@ def test_libsvm_fast_equals_slow(tmp_path_factory, entries):
         for (i, _), v in zip(entries, expected):
             row[i - 1] = v
         np.testing.assert_array_equal(ds.X.toarray()[0], row)
+
+
+# ------------------------------------------------------------------- header paths
+
+names = st.text(alphabet="abcXYZ019_-.'\" {}%\\", min_size=1, max_size=5)
+specs = st.one_of(st.sampled_from(["numeric", "REAL", "Integer", "string", "date", "{0,1}", "{a, b}", "{a,a}", "{}",
+                                   "{a,}", "{'x y',z}", "{a,b", "nonsense", "numeric % c"]),
+                  st.text(alphabet="{},ab01 '", max_size=6))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(names, specs, st.sampled_from(["", " ", "\t", "\r"])), min_size=1, max_size=6))
+def test_header_fast_path_equals_careful_parser(decls):
+    from coreselect.io.arff import _parse_header, _parse_header_fast
+
+    header = "@relation r\n" + "".join(f"@attribute {n} {s}{tail}\n" for n, s, tail in decls)
+    try:
+        slow = _parse_header(header, "h.arff")
+    except DatasetError:
+        slow = None
+    fast = _parse_header_fast(header, "h.arff")
+    if fast is None:
+        return  # the fast path declined: the careful parser decides alone
+    assert slow is not None, header
+    assert fast[0] == slow[0]
+    def view(attrs):
+        return [(a.name, a.kind, list(a.values)) for a in attrs]
+
+    assert view(fast[1]) == view(slow[1]), header
