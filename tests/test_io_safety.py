@@ -9,7 +9,6 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
-import resource
 import subprocess
 import sys
 import textwrap
@@ -29,7 +28,7 @@ ARFF = "@relation r\n@attribute a numeric\n@attribute b numeric\n@attribute y {0
 # ------------------------------------------------------------------ memory bombs
 
 
-def _peak_mb(code: str) -> tuple[int, str]:
+def _run_limited(code: str) -> tuple[int, str]:
     """Run ``code`` in a child with a 1.5 GB address-space limit above its imports."""
     prog = textwrap.dedent(f"""
         import os, resource, sys
@@ -51,7 +50,7 @@ def _peak_mb(code: str) -> tuple[int, str]:
 def test_libsvm_declared_width_refused(tmp_path):
     p = tmp_path / "bomb.svm"
     p.write_text("1 99999999:1\n")  # 13 bytes declaring 10^8 features
-    rc, out = _peak_mb(f"coreselect.io.read({str(p)!r})")
+    rc, out = _run_limited(f"coreselect.io.read({str(p)!r})")
     assert rc == 0 and "ERR" in out and "declares 99999999 features but holds 1 value" in out, out
     h = tmp_path / "header.svm"
     h.write_text("1 50000000 3\n0 0:1\n")
@@ -81,7 +80,7 @@ def test_csv_header_only_with_many_columns_fails_fast(tmp_path):
     p = tmp_path / "wide.csv.gz"
     with gzip.open(p, "wb") as fh:  # 10^7 columns, ~40 KB on disk
         fh.write(b"c," * 10_000_000 + b"y\n")
-    rc, out = _peak_mb(f"coreselect.io.read({str(p)!r}, labels=1)")
+    rc, out = _run_limited(f"coreselect.io.read({str(p)!r}, labels=1)")
     assert rc == 0 and "more than 100000 columns" in out, out
 
 
