@@ -24,6 +24,10 @@ import click
 from coreselect.files import atomic_output, atomic_path  # noqa: F401 - re-exported for the commands
 
 EXIT_BAD_INPUT = 2
+
+#: One label-spec convention for every format (coreselect.io.labels).
+LABELS_HELP = ("Labels: N = the last N columns, -N = the first N, names a,b,c, a name prefix, "
+               "or a Mulan XML file (every format).")
 EXIT_BUG = 1
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from coreselect.cli._common import handle_errors, progress_bar
+from coreselect.cli._common import LABELS_HELP, handle_errors, progress_bar
 
 
 _WHERE = """
@@ -110,7 +110,7 @@ def fetch_cmd(name: str, no_verify: bool, force: bool, timeout: float, deadline:
 
 @datasets_cmd.command("info")
 @click.argument("data")
-@click.option("--labels", "labels", default=None, help="Mulan XML (ARFF) or label columns (CSV/Parquet).")
+@click.option("--labels", "labels", default=None, help=LABELS_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--missing", type=click.Choice(["error", "bin"]), default=None,
               help="ARFF '?': an error (default) or its own category.")

@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from coreselect.cli._common import fail, handle_errors, progress_bar
+from coreselect.cli._common import LABELS_HELP, fail, handle_errors, progress_bar
 from coreselect.spec import CONSTRAINTS, default, default_calibration
 
 
@@ -63,7 +63,7 @@ _ENGINE_ONLY = {"engine": "--engine", "n_workers": "--workers", "scheduler": "--
 @click.option("--scheduler", default=None, help="Address of an existing Dask scheduler (--engine dask).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the random partition (a store's partition is fixed by the seed it was built with).")
-@click.option("--labels", "labels", default=None, help="Label specification (Mulan XML file, or names/prefix/count for CSV).")
+@click.option("--labels", "labels", default=None, help=LABELS_HELP)
 @click.option("--backend", type=_choice("backend"), default=default("backend"), show_default=True,
               help="Kernel implementation (both select the same features).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
@@ -138,13 +138,22 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     report["total_seconds"] = round(time.perf_counter() - started, 4)
     if out or export:
         from coreselect.files import output_set
+        from coreselect.io import export_columns, format_of
 
-        # One command, all outputs or none: both are renamed into place only when both wrote.
-        with output_set([out, export]) as (out_tmp, export_tmp):
+        # An ARFF export's label XML is a third output, named after the user's path (never
+        # after a temporary file), and never replaces another dataset's label file.
+        xml = None
+        if export and format_of(export) == "arff":
+            from coreselect.io.arff import label_xml_path
+
+            xml = label_xml_path(Path(export), dataset.label_names, None)
+            if xml is not None and xml.exists():
+                xml = None  # it already names these labels: leave it alone
+        # One command, all outputs or none: they are renamed into place only when all wrote.
+        with output_set([out, export, xml]) as (out_tmp, export_tmp, xml_tmp):
             if export_tmp is not None:
-                from coreselect.io import export_columns
-
-                export_columns(dataset, result.selected, export_tmp)
+                arff = {"xml": xml_tmp or False} if format_of(export) == "arff" else {}
+                export_columns(dataset, result.selected, export_tmp, **arff)
             if out_tmp is not None:
                 out_tmp.write_text(json.dumps(report, indent=2) + "\n")
     click.echo(json.dumps(report) if as_json else _table(report))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,9 @@ def stack(parts: list[Dataset], name: str) -> Dataset:
     else:
         X = np.vstack([p.X for p in parts])
     Y = np.vstack([p.Y.toarray() if sp.issparse(p.Y) else p.Y for p in parts]).astype(np.int8)
-    meta = dict(first.meta)
-    meta["parts"] = [p.meta.get("source") for p in parts]
+    metadata = replace(first.metadata, parts=tuple(p.metadata.source for p in parts))
     return Dataset(X=X, Y=Y, feature_names=list(first.feature_names), label_names=list(first.label_names),
-                   name=name, meta=meta)
+                   name=name, metadata=metadata)
 
 
 def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progress=None, **options: Any) -> Dataset:
@@ -90,7 +90,7 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
         parts = [cio.read(found[p], labels=xml, **options) for p in info.data]
         ds = parts[0] if len(parts) == 1 else stack(parts, info.name)
         ds.name = info.name
-        ds.meta["registry"] = info.name
+        ds.metadata = replace(ds.metadata, registry=info.name)
         return ds
 
     hit = registry.find_file(text)

@@ -92,17 +92,18 @@ def read(path: str | os.PathLike, labels: Any = None, **options: Any) -> Dataset
     return read_parquet(path, labels=labels, **options)
 
 
-def write(dataset: Dataset, path: str | os.PathLike) -> None:
+def write(dataset: Dataset, path: str | os.PathLike, **options: Any) -> None:
     """Write a dataset, choosing the format by suffix; the file appears only when complete.
 
     ARFF also writes the Mulan label XML beside it (same stem), but never replaces an
     existing XML that names other labels (see :func:`coreselect.io.arff.write_arff`).
+    ``options`` go to the format's writer (``xml=`` for ARFF).
     """
     fmt = format_of(path)
     if fmt == "arff":
         from coreselect.io.arff import write_arff
 
-        write_arff(dataset, path)
+        write_arff(dataset, path, **options)
     elif fmt == "libsvm":
         from coreselect.io.libsvm import write_libsvm
 
@@ -158,13 +159,14 @@ def subset_columns(dataset: Dataset, columns: Sequence[int | str]) -> Dataset:
                    name=dataset.name, metadata=metadata)
 
 
-def export_columns(dataset: Dataset, columns: Sequence[int | str], path: str | os.PathLike) -> None:
+def export_columns(dataset: Dataset, columns: Sequence[int | str], path: str | os.PathLike,
+                   **options: Any) -> None:
     """Write ``dataset`` reduced to ``columns`` (feature indices or names) plus all labels.
 
     The format follows the suffix of ``path`` (see :func:`write`); used by
     ``coreselect select --export``. Nothing is written unless the whole file is.
     """
-    write(subset_columns(dataset, columns), path)
+    write(subset_columns(dataset, columns), path, **options)
 
 
 def from_arrays(X, Y, feature_names=None, label_names=None, name: str = "arrays") -> Dataset:
