@@ -50,8 +50,9 @@ def main() -> None:
     a = ap.parse_args()
     logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING)
 
-    from coreselect.core.problem import Problem, centralized
-    from coreselect.distributed import select_distributed
+    from coreselect.sources import InMemorySource
+    from coreselect.spec import Objective
+    from coreselect.strategies import AltGreedy, DistributedGreedy
 
     root = Path(os.environ.get("COREDATA", REPO.parent / "shared" / "data")).resolve()
     print(f"coreset size c*k, m = ceil(sqrt(d/k)), {a.seeds} seeds (0..{a.seeds - 1}), "
@@ -60,22 +61,22 @@ def main() -> None:
     for name in a.datasets:
         t0 = time.perf_counter()
         ds = load_dataset(name, root)
-        base = Problem.build(ds.X, ds.Y, k=max(a.ks), relevance=a.relevance)
+        # One source: its relevances are computed once and reused for every k and seed.
+        source = InMemorySource(ds.X, ds.Y)
+        n_selectable = source.n_selectable()
         print(f"## {name} (n = {ds.n_samples}, d = {ds.n_features}, L = {len(ds.label_names)},"
-              f" selectable {int(base.selectable.sum())})\n", flush=True)
+              f" selectable {n_selectable})\n", flush=True)
         header = "| k | m | h centralized | " + " | ".join(
             f"ratio c={c} | overlap c={c} | s c={c}" for c in a.factors) + " | s centralized |"
         print(header)
         print("|" + "---|" * (3 + 3 * len(a.factors) + 1))
         for k in a.ks:
-            # Same relevances; only k changes (it sets the coefficient of g).
-            pb = Problem(base.features, base.labels, base.relevance,
-                         type(base.params)(k=k, lam=0.5, p=10, n_labels=base.params.n_labels),
-                         base.column_ids, base.selectable)
-            if k > int(pb.selectable.sum()):
+            if k > n_selectable:
                 continue
+            objective = Objective(k=k, lam=0.5, p=10, relevance=a.relevance)
+            source.problem(objective)  # relevances outside the timings
             t = time.perf_counter()
-            cent = centralized(pb)
+            cent = AltGreedy().run(objective, source)
             t_cent = time.perf_counter() - t
             cells = []
             m = None
@@ -83,7 +84,8 @@ def main() -> None:
                 ratios, overlaps, secs = [], [], []
                 for seed in range(a.seeds):
                     t = time.perf_counter()
-                    res = select_distributed(pb, coreset_size=c * k, random_state=seed)
+                    res = DistributedGreedy(coreset_size=c * k, random_state=seed).run(
+                        objective, source)
                     secs.append(time.perf_counter() - t)
                     m = res.partitions
                     ratios.append(res.objective / cent.objective)

@@ -41,7 +41,7 @@ def child_build(store: Path, d: int, n: int, labels: int, density: float, seed: 
 
 
 def child_run(store: Path, mode: str, k: int, workers: int) -> dict:
-    from coreselect.distributed import select_store
+    from coreselect.selection import select
     from coreselect.store import open_store
 
     st = open_store(store)
@@ -54,19 +54,19 @@ def child_run(store: Path, mode: str, k: int, workers: int) -> dict:
 
         with local_cluster(workers, 1) as cluster, Client(cluster) as client:
             t = time.perf_counter()  # cluster start-up is not selection time
-            res = select_store(st, k=k, mode="distributed", engine="dask", client=client)
+            res = select(st, k=k, mode="distributed", engine="dask", client=client)
             out["seconds"] = time.perf_counter() - t
             out["worker_peak_rss_mb"] = sorted(client.run(_maxrss_mb).values())
     else:
-        res = select_store(st, k=k, mode=mode)
+        res = select(st, k=k, mode=mode)
         out["seconds"] = time.perf_counter() - t
     parts = [p.seconds for p in res.parts]
     out.update({
         "mode": mode, "objective": res.objective, "partitions": res.partitions,
-        "coreset_size": res.coreset_size, "union": int(res.union.size) if parts else 0,
+        "coreset_size": res.coreset_size, "union": res.union_size or 0,
         "part_seconds_mean": sum(parts) / len(parts) if parts else None,
         "part_seconds_max": max(parts) if parts else None,
-        "seconds_union": res.extra.get("seconds_union"),
+        "seconds_union": res.timings.get("union"),
         "selected": [int(i) for i in res.selected],
         "peak_rss_mb": _maxrss_mb(),
     })

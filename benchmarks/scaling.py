@@ -19,6 +19,10 @@ For the column-store path at 2 x 10^6 to 10^7 features (memory bounded by a bloc
 ``benchmarks/scale.py``.
 
     python benchmarks/scaling.py [--quick] [--png scaling.png] [--sizes 10000,100000]
+    python benchmarks/scaling.py --plot-from docs/benchmarks.md --png docs/img/scaling.png
+
+``--plot-from FILE`` measures nothing: it redraws the plot from the "Growth in d" and
+"Growth in k" tables of a Markdown file this script wrote (or a document quoting them).
 """
 
 from __future__ import annotations
@@ -93,7 +97,17 @@ def main(argv=None) -> str:
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--skip-d", action="store_true")
     ap.add_argument("--skip-k", action="store_true")
+    ap.add_argument("--plot-from", default=None, metavar="FILE",
+                    help="measure nothing: plot the tables of this Markdown file to --png")
     args = ap.parse_args(argv)
+    if args.plot_from:
+        if not args.png:
+            ap.error("--plot-from needs --png")
+        d_series, k_series, title = series_from_markdown(Path(args.plot_from).read_text())
+        if not d_series and not k_series:
+            ap.error(f"no 'Growth in d' or 'Growth in k' table in {args.plot_from}")
+        plot(d_series, k_series, args.png, title)
+        return ""
     if args.child:
         p = json.loads(args.child)
         out = child_d(p) if p["kind"] == "d" else child_k(p)
@@ -184,20 +198,85 @@ def main(argv=None) -> str:
     return C.emit("Scaling: time and memory as d and k grow", "\n".join(body), args.out)
 
 
+def parse_seconds(text: str) -> float:
+    """Inverse of ``_common.seconds_str``: '420 ms', '1.7 s', '9.0 m', '1 h 33.0 m'."""
+    total, parts = 0.0, text.replace(",", "").split()
+    unit = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+    for value, name in zip(parts[::2], parts[1::2]):
+        total += float(value) * unit[name]
+    return total
+
+
+def series_from_markdown(text: str) -> tuple[dict, dict, str]:
+    """``(d_series, k_series, k_dataset)`` from the growth tables of a Markdown text.
+
+    A table whose first column is ``d`` (or ``k``) and which has ``mode``, ``fit time`` and
+    ``peak RSS MiB`` columns gives, per mode, the points ``(x, seconds, peak MiB)``.
+    """
+    d_series: dict = {}
+    k_series: dict = {}
+    k_dataset = "rcv1subset1"
+    header = None
+    for line in text.splitlines():
+        heading = line.lstrip("#").strip()
+        if line.startswith("#") and heading.startswith("Growth in k"):
+            k_dataset = heading.partition("(")[2].rstrip(")") or k_dataset
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else None
+        if cells is None:
+            header = None
+        elif header is None:
+            header = cells
+        elif not set(cells[0]) <= set(":- "):  # skip the alignment row
+            row = dict(zip(header, cells))
+            if header[0] not in ("d", "k") or not {"mode", "fit time", "peak RSS MiB"} <= row.keys():
+                continue
+            series = d_series if header[0] == "d" else k_series
+            series.setdefault(row["mode"], []).append(
+                (int(row[header[0]].replace(",", "")), parse_seconds(row["fit time"]),
+                 float(row["peak RSS MiB"].replace(",", ""))))
+    return d_series, k_series, k_dataset
+
+
 def plot(d_series, k_series, path, k_dataset):
+    """Fit time against d, peak memory against d, fit time against k (log-log panels)."""
     plt = C.pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, series, xlabel, title in (
-        (axes[0], d_series, "features d", "synthetic sparse, k = 100"),
-        (axes[1], k_series, "selected k", k_dataset),
-    ):
+    panels = []
+    if d_series:
+        panels += [(d_series, 1, "features d", "fit time, wall (s)", "time as d grows (k = 100)"),
+                   (d_series, 2, "features d", "peak RSS (MiB)", "memory as d grows (k = 100)")]
+    if k_series:
+        panels.append((k_series, 1, "selected features k", "fit time, wall (s)",
+                       f"time as k grows ({k_dataset})"))
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+    def short(v, _pos=None):  # 300000 -> 300k, 0.5 -> 0.5 (plain numbers, not 3x10^5)
+        for size, suffix in ((1e6, "M"), (1e3, "k")):
+            if v >= size:
+                return f"{v / size:g}{suffix}"
+        return f"{v:g}"
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.0), squeeze=False)
+    styles = {"centralized": ("o", "-"), "streaming": ("s", "--"), "distributed": ("^", ":")}
+    for ax, (series, col, xlabel, ylabel, title) in zip(axes[0], panels):
         for mode, pts in series.items():
-            ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=mode)
+            pts = sorted(pts)
+            marker, line = styles.get(mode, ("o", "-"))
+            ax.loglog([p[0] for p in pts], [p[col] for p in pts], marker=marker,
+                      linestyle=line, label=mode)
+        # Ticks at the measured x values and at 1-2-5 steps of y, written as plain numbers.
+        ax.xaxis.set_major_locator(FixedLocator(sorted({p[0] for pts in series.values() for p in pts})))
+        ax.xaxis.set_major_formatter(FuncFormatter(short))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        low, high = ax.get_ylim()
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if high > 10 * low
+                                              else tuple(range(1, 10))))
+        ax.yaxis.set_major_formatter(FuncFormatter(short))
+        ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("fit time (s)")
-        ax.set_title(title)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=11)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize=9)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

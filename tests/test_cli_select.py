@@ -97,3 +97,102 @@ def test_no_labels(capsys, tmp_path):
 def test_help_is_fast_and_lists_commands(capsys):
     code, out, err = run(capsys, "--help")
     assert code == 0 and "select" in out
+
+
+@pytest.fixture(scope="module")
+def small_store(tmp_path_factory):
+    from coreselect.datasets import make_synthesized
+    from coreselect.store import build_store
+
+    ds = make_synthesized(random_state=2)
+    path = tmp_path_factory.mktemp("cli") / "folder"
+    return build_store(ds.X, ds.Y, path, block_size=100, seed=3, name="synth")
+
+
+@pytest.mark.parametrize("option", [["--bins", "3"], ["--strategy", "uniform"],
+                                    ["--min-bin-count", "2"], ["--labels", "4"],
+                                    ["--export", "x.csv"]])
+def test_store_refuses_options_it_would_ignore(capsys, tmp_path, small_store, option):
+    if option[0] == "--export":
+        option = ["--export", str(tmp_path / "x.csv")]
+    code, out, err = run(capsys, "select", str(small_store.path), "-k", "3", *option)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert option[0] in err and "column store" in err
+    assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize("mode, option", [
+    ("centralized", ["--engine", "dask"]), ("centralized", ["--workers", "2"]),
+    ("centralized", ["--partitions", "3"]), ("centralized", ["--coreset-size", "4"]),
+    ("centralized", ["--scheduler", "tcp://127.0.0.1:9"]), ("streaming", ["--engine", "dask"]),
+    ("streaming", ["--workers", "2"])])
+def test_options_a_mode_would_ignore_are_refused(capsys, mode, option):
+    code, out, err = run(capsys, "select", "synthesized", "-k", "3", "--mode", mode, *option)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert option[0] in err and f"--mode {mode}" in err
+
+
+def test_defaults_given_explicitly_are_fine_when_used(capsys):
+    code, out, err = run(capsys, "select", "synthesized", "-k", "3", "--mode", "distributed",
+                         "--engine", "local", "--partitions", "2", "--coreset-size", "3",
+                         "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["partitions"] == 2 and report["strategy"] == "distributed"
+    assert {"engine_start", "parts", "union"} <= set(report["timings"])
+
+
+def test_coresets_smaller_than_k_name_the_cause(capsys):
+    code, out, err = run(capsys, "select", "synthesized", "-k", "5", "--mode", "distributed",
+                         "--coreset-size", "2", "--partitions", "2")
+    assert code == 2 and "coresets" in err and "fewer than k=5" in err
+    assert "selectable" not in err
+
+
+def test_folder_that_is_not_a_store(capsys, tmp_path):
+    code, out, err = run(capsys, "select", str(tmp_path), "-k", "3")
+    assert code == 2 and "not a coreselect column store" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_store_report(capsys, small_store):
+    code, out, err = run(capsys, "select", str(small_store.path), "-k", "4", "--mode",
+                         "distributed", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["dataset"] == "synth" and report["union_size"] > 0 and "union" not in report
+    assert len(report["feature_relevance"]) == 4
+    assert all(np.isfinite(report["feature_relevance"])) and min(report["feature_relevance"]) > 0
+    # the table shows them too (no nan)
+    code, out, err = run(capsys, "select", str(small_store.path), "-k", "4")
+    assert code == 0 and "nan" not in out
+
+
+def test_calibration_option_and_no_progress_bars_off_a_terminal(capsys):
+    from coreselect.core.objective import CALIBRATIONS, DEFAULT_CALIBRATION
+
+    code, out, err = run(capsys, "select", "synthesized", "-k", "3", "--json")
+    assert code == 0 and json.loads(out)["calibration"] == DEFAULT_CALIBRATION
+    assert "\r" not in err and err == ""  # stderr is not a terminal here: no tqdm bars
+    code, out, err = run(capsys, "select", "synthesized", "-k", "3", "--json",
+                         "--calibration", CALIBRATIONS[-1])
+    assert code == 0 and json.loads(out)["calibration"] == CALIBRATIONS[-1]
+    code, out, err = run(capsys, "select", "synthesized", "-k", "3", "--calibration", "nope")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.dask
+def test_verbose_dask_run_logs_our_stages_only(small_store):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "coreselect", "select", str(small_store.path), "-k", "3",
+         "--mode", "distributed", "--engine", "dask", "--workers", "1", "-v", "--json"],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    # our stages (partition, cluster start, parts, union) and nothing of Dask's internals
+    assert any("coreselect.strategies: parts" in line for line in lines)
+    assert not [line for line in lines if " distributed." in line], lines
+    assert len(lines) < 10 and json.loads(proc.stdout)["engine"] == "dask"

@@ -15,13 +15,15 @@ def test_killed_worker_same_result(tmp_path):
     from distributed import Client, LocalCluster
 
     from coreselect.datasets.synthetic import make_sparse_multilabel
-    from coreselect.distributed import select_store
+    from coreselect.sources import StoreSource
+    from coreselect.spec import Objective
     from coreselect.store import build_store
+    from coreselect.strategies import DistributedGreedy
 
     ds = make_sparse_multilabel(n_samples=1000, n_features=12_000, n_labels=8, density=0.01,
                                 n_relevant=20, n_redundant=20, random_state=0)
     store = build_store(ds.X, ds.Y, tmp_path / "store", block_size=4096, seed=1)
-    ref = select_store(store, k=10, partitions=12)
+    ref = DistributedGreedy(partitions=12).run(Objective(k=10), StoreSource(store))
 
     killed: list[int] = []
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
@@ -36,8 +38,8 @@ def test_killed_worker_same_result(tmp_path):
                 os.kill(pids[0], signal.SIGKILL)
                 killed.append(pids[0])
 
-        res = select_store(store, k=10, partitions=12, engine="dask", client=client,
-                           progress=progress)
+        res = DistributedGreedy(partitions=12, engine="dask", client=client).run(
+            Objective(k=10), StoreSource(store), progress=progress)
     assert killed, "the run finished before a worker could be killed"
     assert np.array_equal(res.selected, ref.selected)
     assert res.objective == ref.objective

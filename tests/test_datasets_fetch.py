@@ -1,4 +1,5 @@
-"""Verified downloads into the cache, served offline from a local http.server mirror."""
+"""Verified downloads into the cache, served offline from a local http.server mirror; names and
+paths resolving to $COREDATA first (offline)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from coreselect.cli import cli
 import coreselect.datasets.fetch as fetch_mod
 from coreselect.datasets.fetch import cache_dir, fetch
 from coreselect.datasets.load import load
-from coreselect.errors import DatasetError
+from coreselect.datasets import registry
+from coreselect.errors import DatasetError, FetchError
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -52,6 +54,7 @@ def env(tmp_path, monkeypatch):
     home = tmp_path / "cache"
     monkeypatch.setenv("COREDATA_HOME", str(home))
     monkeypatch.delenv("COREDATA_MIRROR", raising=False)
+    monkeypatch.delenv("COREDATA", raising=False)  # these tests download; see the offline tests below
     fetch_mod._verified_cache.clear()
     _Handler.requests.clear()
     return home
@@ -157,3 +160,103 @@ def test_cli_fetch_and_list(coredata, serve, env, monkeypatch):
     assert r.exit_code == 2 and "unknown dataset" in r.output and "Traceback" not in r.output
     r = runner.invoke(cli, ["datasets", "fetch", "rcv1subset2"])
     assert r.exit_code == 2 and "--no-verify" in r.output
+
+
+# --- $COREDATA first: offline with a local copy ----------------------------------------------------
+
+@pytest.fixture
+def offline(coredata, env, monkeypatch):
+    """COREDATA set, an empty cache, and a mirror that refuses every connection."""
+    monkeypatch.setenv("COREDATA", str(coredata))
+    monkeypatch.setenv("COREDATA_MIRROR", "http://127.0.0.1:9")
+    return env
+
+
+def test_names_resolve_to_coredata_offline(coredata, offline):
+    assert fetch("scene") == [coredata / "mulan/scene/scene-train.arff", coredata / "mulan/scene/scene-test.arff"]
+    ds = load("scene")
+    assert (ds.name, ds.n_samples, ds.n_features) == ("scene", 2407, 294)
+    ds = load("rcv1v2/rcv1subset1.arff.gz")  # the README's example: a path relative to $COREDATA
+    assert (ds.n_samples, ds.n_features, ds.n_labels) == (6000, 47236, 101)
+    ds = load("mulan/emotions/emotions-train.arff")
+    assert (ds.n_samples, ds.n_labels) == (391, 6)
+    assert not offline.exists()  # nothing downloaded, no cache folder made
+
+
+def test_cli_names_resolve_to_coredata_offline(coredata, offline):
+    runner = CliRunner()
+    r = runner.invoke(cli, ["datasets", "fetch", "scene"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.split() == [str(coredata / "mulan/scene/scene-train.arff"),
+                                str(coredata / "mulan/scene/scene-test.arff")]
+    r = runner.invoke(cli, ["select", "scene", "-k", "3", "--json"])
+    assert r.exit_code == 0, r.output
+    assert '"dataset": "scene"' in r.stdout
+    r = runner.invoke(cli, ["datasets", "list"])
+    assert "local" in next(l for l in r.output.splitlines() if l.startswith("scene "))
+    r = runner.invoke(cli, ["datasets", "fetch", "--help"])
+    assert "COREDATA_MIRROR=file://" in r.output and "$COREDATA" in r.output
+    assert not offline.exists()
+
+
+def test_coredata_copy_that_differs_is_refused(coredata, env, monkeypatch, tmp_path):
+    local = tmp_path / "local"
+    shutil.copytree(coredata / "mulan" / "medical", local / "mulan" / "medical")
+    arff = local / "mulan/medical/medical.arff"
+    arff.chmod(0o644)
+    arff.write_bytes(arff.read_bytes().replace(b"@data", b"@DATA"))
+    monkeypatch.setenv("COREDATA", str(local))
+    with pytest.raises(DatasetError, match="does not match the registry's SHA-256"):
+        load("medical")
+    assert load(arff).n_samples == 978  # its path: used as it is
+
+
+def test_registry_file_paths_fall_back_to_the_mirror(coredata, serve, env, monkeypatch, tmp_path):
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("COREDATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("COREDATA_MIRROR", serve(coredata))
+    ds = load("mulan/emotions/emotions-test.arff")
+    assert ds.n_samples == 202 and (env / "mulan/emotions/emotions.xml").is_file()
+    assert sorted(_Handler.requests) == ["/mulan/emotions/emotions-test.arff", "/mulan/emotions/emotions.xml"]
+
+
+def test_file_mirror_url(coredata, env, monkeypatch):
+    monkeypatch.setenv("COREDATA_MIRROR", coredata.as_uri())  # file:///...
+    assert fetch("emotions")[0] == env / "mulan/emotions/emotions.arff"
+
+
+def test_bad_environment_is_one_line(tmp_path, monkeypatch):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    monkeypatch.setenv("COREDATA_HOME", str(afile))
+    monkeypatch.delenv("COREDATA", raising=False)
+    with pytest.raises(DatasetError, match="COREDATA_HOME=.* is a file"):
+        fetch("emotions")
+    r = CliRunner().invoke(cli, ["datasets", "fetch", "emotions"])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1 and "COREDATA_HOME" in r.output
+    r = CliRunner().invoke(cli, ["datasets", "list"])
+    assert r.exit_code == 0
+    monkeypatch.setenv("COREDATA", str(afile))
+    with pytest.raises(DatasetError, match="COREDATA=.* is not a folder"):
+        load("emotions")
+
+
+def test_suggested_names_are_listed_names():
+    listed = set(registry.names())
+    for typo in ("emotion", "rcv1sub", "rcv1v2-subset", "cal50", "CAL-500", "scen", "tmc2007500", "yeastmeka"):
+        close = registry.close_names(typo)
+        assert set(close) <= listed, (typo, close)
+    with pytest.raises(DatasetError) as info:
+        load("rcv1sub9")
+    suggested = str(info.value).split("did you mean ")[1].split("?")[0].split(", ")
+    assert suggested and set(suggested) <= listed
+    r = CliRunner().invoke(cli, ["datasets", "list", "--json"])
+    assert {row["name"] for row in __import__("json").loads(r.stdout)} == listed
+
+
+def test_fetch_errors_are_dataset_and_os_errors(env, monkeypatch):
+    monkeypatch.setenv("COREDATA_MIRROR", "http://127.0.0.1:9")
+    with pytest.raises(FetchError) as info:
+        fetch("emotions", timeout=5)
+    assert isinstance(info.value, DatasetError) and isinstance(info.value, OSError)
+    assert "neither in $COREDATA" in str(info.value)

@@ -145,6 +145,13 @@ def test_load_names():
         load("nowhere/data.arff")
 
 
+def test_load_a_folder_says_so(tmp_path):
+    with pytest.raises(DatasetError, match="is a folder, not a data file"):
+        load(tmp_path)
+    r = CliRunner().invoke(cli, ["datasets", "info", str(tmp_path)])
+    assert r.exit_code == 2 and "is a folder" in r.output and len(r.output.strip().splitlines()) == 1
+
+
 def test_cli_info(coredata):
     runner = CliRunner()
     r = runner.invoke(cli, ["datasets", "info", str(coredata / "mulan/genbase/genbase.arff"), "--json"])

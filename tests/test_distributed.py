@@ -12,19 +12,22 @@ import scipy.sparse as sp
 
 from coreselect.core.problem import Problem
 from coreselect.distributed import (
+    PartTask,
+    ProblemParts,
+    StoreParts,
     n_partitions,
     partition,
     partition_bounds,
     run_part,
-    select_distributed,
-    select_store,
-    PartTask,
-    Settings,
 )
 from coreselect.errors import EngineError, InputError
+from coreselect.sources import InMemorySource, StoreSource
+from coreselect.spec import Binning, Objective
 from coreselect.store import build_store, open_store, shuffled_order
+from coreselect.strategies import AltGreedy, DistributedGreedy, Greedy
 
 K = 6
+OBJ = Objective(k=K)
 
 
 def _data(n=240, d=300, seed=0):
@@ -55,17 +58,25 @@ def problem(data):
 
 
 @pytest.fixture(scope="module")
+def source(data):
+    X, Y = data
+    return InMemorySource(X, Y)
+
+
+@pytest.fixture(scope="module")
 def store(data, tmp_path_factory):
     X, Y = data
     path = tmp_path_factory.mktemp("store") / "s"
-    return build_store(X, Y, path, block_size=37, seed=5)
+    return build_store(X, Y, path, block_size=37, seed=5, name="toy")
 
 
 def _same(a, b):
     assert np.array_equal(a.selected, b.selected)
     assert a.objective == b.objective
     assert a.relevance == b.relevance and a.diversity == b.diversity
-    assert np.array_equal(a.union, b.union)
+    assert np.array_equal(a.feature_relevance, b.feature_relevance)
+    assert np.array_equal(a.pair_distances, b.pair_distances)
+    assert a.union_size == b.union_size and a.partitions == b.partitions
     assert [list(p.selected) for p in a.parts] == [list(p.selected) for p in b.parts]
 
 
@@ -94,96 +105,149 @@ def test_auto_partitions():
 def test_each_part_is_core_greedy_on_the_submatrix(data, problem, store):
     X, Y = data
     m = 4
-    settings = Settings(k=K, lam=0.5, p=10, relevance="mi", keep_constant=False, backend="auto")
     bounds = partition_bounds(problem.n_columns, m)
     for i, positions in enumerate(partition(problem.n_columns, m, 5)):
         ids = np.sort(positions)
         sub = Problem.build(sp.csc_matrix(X)[:, ids], Y, k=K, column_ids=ids)
         expected = sub.run(K, alternate=False)
-        got = run_part(problem, PartTask(i, K, settings, positions=positions))
+        got = run_part(ProblemParts(problem), PartTask(i, K, positions))
         assert np.array_equal(got.selected, expected.selected)
         # the same part read from the store (built with the same seed)
-        got_store = run_part(store.ref, PartTask(i, K, settings, start=int(bounds[i]),
-                                                 stop=int(bounds[i + 1])))
+        got_store = run_part(StoreParts(store.ref, OBJ, keep_constant=False),
+                             PartTask(i, K, (int(bounds[i]), int(bounds[i + 1]))))
         assert np.array_equal(got_store.selected, expected.selected)
         assert got.n_columns == got_store.n_columns == ids.size
 
 
 # -- engines agree --------------------------------------------------------------------------------
-def test_local_streaming_pool_and_store_identical(problem, store):
-    ref = select_distributed(problem, partitions=4, random_state=5)
-    assert ref.mode == "distributed" and ref.engine == "local"
+def test_local_streaming_pool_and_store_identical(source, problem, store):
+    ref = DistributedGreedy(partitions=4, random_state=5).run(OBJ, source)
+    assert ref.strategy == "distributed" and ref.engine == "local"
     assert ref.partitions == 4 and ref.coreset_size == K and len(ref.parts) == 4
     assert len(ref.selected) == K and ref.pair_distances.shape == (K, K)
-    _same(ref, select_distributed(problem, partitions=4, random_state=5, mode="streaming"))
-    _same(ref, select_distributed(problem, partitions=4, random_state=5, n_workers=2))
-    _same(ref, select_store(store, k=K, partitions=4))
-    _same(ref, select_store(store, k=K, partitions=4, mode="streaming"))
+    stream = DistributedGreedy(partitions=4, random_state=5, streaming=True).run(OBJ, source)
+    assert stream.strategy == "streaming" and stream.engine == "stream"
+    _same(ref, stream)
+    _same(ref, DistributedGreedy(partitions=4, random_state=5, n_workers=2).run(OBJ, source))
+    _same(ref, DistributedGreedy(partitions=4).run(OBJ, StoreSource(store)))
+    _same(ref, DistributedGreedy(partitions=4, streaming=True).run(OBJ, StoreSource(store.path)))
     # the objective is h of the selection recomputed from scratch on the whole problem
     h, g, D = problem.evaluate(ref.selected)
     assert h == pytest.approx(ref.objective) and D == pytest.approx(ref.diversity)
-    # json summary
+    # feature relevance is each selected feature's row sum in the full problem
+    np.testing.assert_array_equal(
+        ref.feature_relevance, problem.relevance[problem.positions_of(ref.selected)].sum(axis=1))
+    # json summary: the union's size, not the union
     js = json.loads(json.dumps(ref.to_dict()))
     assert js["partitions"] == 4 and len(js["parts"]) == 4 and "seconds" in js["parts"][0]
+    assert js["union_size"] == ref.union_size == sum(len(p.selected) for p in ref.parts)
+    assert "union" not in js and {"engine_start", "parts", "union"} <= set(js["timings"])
 
 
-def test_store_centralized_equals_core(problem, store):
-    from coreselect.core.problem import centralized
+def test_store_centralized_equals_in_memory(source, store):
+    mem = AltGreedy().run(OBJ, source)
+    res = AltGreedy().run(OBJ, StoreSource(store))
+    _same(mem, res)  # feature relevance too: no more NaN for store runs
+    assert res.strategy == "altgreedy" and res.parts == [] and res.engine is None
+    assert res.data["dataset"] == "toy" and res.names == [f"x{i}" for i in res.selected]
+    _same(Greedy().run(OBJ, source), Greedy().run(OBJ, StoreSource(store)))
 
-    res = select_store(store, k=K, mode="centralized")
-    assert np.array_equal(res.selected, centralized(problem).selected)
+
+def test_store_honours_relevance_keep_constant_and_calibration(data, store):
+    X, Y = data
+    for obj, binning in ((Objective(k=K, relevance="nmi", lam=0.3, p=3), Binning()),
+                         (Objective(k=K, calibration="paper"), Binning(keep_constant=True))):
+        for strategy in (AltGreedy(), DistributedGreedy(partitions=3, random_state=5)):
+            mem = strategy.run(obj, InMemorySource(X, Y, binning))
+            _same(mem, strategy.run(obj, StoreSource(store, binning)))
+            assert mem.spec["relevance"] == obj.relevance
+            assert mem.spec["keep_constant"] == binning.keep_constant
+
+
+def test_store_refuses_what_it_cannot_honour(store):
+    with pytest.raises(InputError, match="built with n_bins=5"):
+        StoreSource(store, Binning(n_bins=3))
+    with pytest.raises(InputError, match="fixed by the seed it was built with"):
+        DistributedGreedy(random_state=1).run(OBJ, StoreSource(store))
+    from coreselect.selection import select
+
+    with pytest.raises(InputError, match="labels"):
+        select(store, np.zeros((240, 2)), k=K)
+    with pytest.raises(InputError, match="built with"):
+        select(store.path, k=K, n_bins=7)
+    # random_state equal to the store's seed is fine
+    DistributedGreedy(random_state=5).run(OBJ, StoreSource(store))
 
 
 @pytest.mark.dask
-def test_dask_identical(problem, store):
+def test_dask_identical(source, store):
     from distributed import Client, LocalCluster
 
-    ref = select_distributed(problem, partitions=4, random_state=5)
+    ref = DistributedGreedy(partitions=4, random_state=5).run(OBJ, source)
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        _same(ref, select_distributed(problem, partitions=4, random_state=5, engine="dask",
-                                      client=client))
-        res = select_store(store, k=K, partitions=4, engine="dask", client=client)
+        _same(ref, DistributedGreedy(partitions=4, random_state=5, engine="dask",
+                                     client=client).run(OBJ, source))
+        res = DistributedGreedy(partitions=4, engine="dask", client=client).run(
+            OBJ, StoreSource(store))
         _same(ref, res)
         assert res.engine == "dask"
         # by scheduler address, as `select --scheduler` does
-        _same(ref, select_store(store, k=K, partitions=4, engine="dask",
-                                scheduler=cluster.scheduler_address))
+        _same(ref, DistributedGreedy(partitions=4, engine="dask",
+                                     scheduler=cluster.scheduler_address).run(
+            OBJ, StoreSource(store)))
 
 
-def test_progress_and_selector(data, problem):
+def test_progress_and_selector(data, source):
     from coreselect.selector import GDSSelector
 
     X, Y = data
     seen = []
     sel = GDSSelector(k=K, mode="distributed", partitions=3, random_state=2,
                       progress=lambda s, d, t: seen.append((s, d, t))).fit(X, Y)
-    ref = select_distributed(problem, partitions=3, random_state=2)
+    ref = DistributedGreedy(partitions=3, random_state=2).run(OBJ, source)
     assert np.array_equal(sel.selected_, ref.selected)
+    _same(sel.result_, ref)
     assert ("parts", 3, 3) in seen and ("union", K, K) in seen
 
 
 # -- coreset size ---------------------------------------------------------------------------------
-def test_coreset_size(problem):
-    res = select_distributed(problem, partitions=3, coreset_size=2 * K, random_state=1)
+def test_coreset_size(source):
+    res = DistributedGreedy(partitions=3, coreset_size=2 * K, random_state=1).run(OBJ, source)
     assert res.coreset_size == 2 * K
     assert all(len(p.selected) == 2 * K for p in res.parts)
-    assert res.union.size == 3 * 2 * K
-    assert np.array_equal(res.union, np.sort(np.concatenate([p.selected for p in res.parts])))
+    assert res.union_size == 3 * 2 * K
     # a part with fewer selectable columns than the coreset size keeps all it has, and the
     # constant column 7 is never selected
-    big = select_distributed(problem, partitions=50, coreset_size=20, random_state=1)
-    for part, positions in zip(big.parts, partition(problem.n_columns, 50, 1)):
+    big = DistributedGreedy(partitions=50, coreset_size=20, random_state=1).run(OBJ, source)
+    for part, positions in zip(big.parts, partition(source.n_columns, 50, 1)):
         assert sorted(part.selected) == sorted(set(positions.tolist()) - {7})
     with pytest.raises(InputError):
-        select_distributed(problem, coreset_size=0)
+        DistributedGreedy(coreset_size=0)
+
+
+def test_coresets_smaller_than_k_say_so(data):
+    X, Y = data
+    src = InMemorySource(X, Y)
+    with pytest.raises(InputError, match="coresets of 2 parts x 2 features hold at most 4"):
+        DistributedGreedy(partitions=2, coreset_size=2).run(Objective(k=5), src)
+    # m * c >= k, but the parts hold fewer selectable columns than that: two informative
+    # columns and four constant ones, both informative in one part of a seeded partition
+    Z = np.zeros((X.shape[0], 6))
+    Z[:, 0], Z[:, 1] = Y[:, 0], Y[:, 1]
+    seed = next(s for s in range(100)
+                if any({0, 1} <= set(p.tolist()) for p in partition(6, 3, s)))
+    with pytest.raises(InputError, match="coresets hold only 1 selectable"):
+        DistributedGreedy(partitions=3, coreset_size=1, random_state=seed).run(
+            Objective(k=2), InMemorySource(Z, Y))
 
 
 def test_k_too_large(data):
     X, Y = data
     # columns 5..8 hold the constant column 7: only 3 are selectable
-    with pytest.raises(InputError, match="selectable"):
-        select_distributed(Problem.build(X[:, 5:9], Y, k=4), partitions=2)
+    for strategy in (AltGreedy(), DistributedGreedy(partitions=2)):
+        with pytest.raises(InputError, match=r"k=4 is larger .* selectable features \(3\)"):
+            strategy.run(Objective(k=4), InMemorySource(X[:, 5:9], Y))
 
 
 # -- the store ------------------------------------------------------------------------------------
@@ -222,7 +286,7 @@ def test_store_missing_block_and_wrong_version(data, tmp_path):
         open_store(st.path)
     # a worker meeting the hole (store opened without the check) fails the same way
     with pytest.raises(EngineError, match="missing"):
-        select_store(open_store(st.path, check=False), k=K, partitions=3)
+        DistributedGreedy(partitions=3).run(OBJ, StoreSource(open_store(st.path, check=False)))
 
     st2 = build_store(X, Y, tmp_path / "v", seed=0)
     meta = json.loads((st2.path / "store.json").read_text())
@@ -234,18 +298,18 @@ def test_store_missing_block_and_wrong_version(data, tmp_path):
         open_store(tmp_path)
 
 
-def test_unreachable_scheduler(problem, monkeypatch):
+def test_unreachable_scheduler(source, monkeypatch):
     import coreselect.engines.dask as dask_engine
 
     monkeypatch.setattr(dask_engine, "CONNECT_TIMEOUT", 1.0)
     with pytest.raises(EngineError, match="cannot reach the Dask scheduler"):
-        select_distributed(problem, engine="dask", scheduler="tcp://127.0.0.1:9")
+        DistributedGreedy(engine="dask", scheduler="tcp://127.0.0.1:9").run(OBJ, source)
     with pytest.raises(EngineError, match="cannot reach"):
         dask_engine.connect("tcp://127.0.0.1:9")
     with pytest.raises(InputError):
-        select_distributed(problem, engine="local", scheduler="tcp://127.0.0.1:9")
+        DistributedGreedy(engine="local", scheduler="tcp://127.0.0.1:9").run(OBJ, source)
     with pytest.raises(InputError):
-        select_distributed(problem, engine="spark")
+        DistributedGreedy(engine="spark")
 
 
 # -- synthetic generator --------------------------------------------------------------------------
@@ -305,10 +369,40 @@ def test_cli_select_on_store_and_unreachable_scheduler(store, monkeypatch):
               "--partitions", "4", "--json", "--quiet"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.output.strip().splitlines()[-1])
-    ref = select_store(store, k=K, partitions=4)
+    ref = DistributedGreedy(partitions=4).run(OBJ, StoreSource(store))
     assert out["selected"] == ref.selected.tolist() and out["partitions"] == 4
+    # the store's JSON: real feature relevance, the union's size, the store's name
+    assert out["feature_relevance"] == [round(float(x), 6) for x in ref.feature_relevance]
+    assert all(math.isfinite(x) for x in out["feature_relevance"])
+    assert out["union_size"] == ref.union_size and "union" not in out
+    assert out["dataset"] == "toy" and out["names"] == ref.names
+    assert len(r.output) < 4000
     monkeypatch.setattr(dask_engine, "CONNECT_TIMEOUT", 1.0)
     r = _cli(["select", str(store.path), "-k", str(K), "--mode", "distributed",
               "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9", "--quiet"])
     assert r.exit_code == 2 and "cannot reach the Dask scheduler" in r.output
     assert len(r.output.strip().splitlines()) == 1
+
+
+def test_calibration_reaches_every_greedy_run(data, store, monkeypatch):
+    """In memory and from a store, in the parts and in the union: the core sees the
+    objective's calibration (here a made-up one the core does not know yet)."""
+    import coreselect.core.objective as objective
+    import coreselect.core.problem as problem_module
+
+    monkeypatch.setattr(objective, "CALIBRATIONS", objective.CALIBRATIONS + ("other",))
+    seen = []
+    real = problem_module.greedy
+
+    def spy(features, relevance, params, *args, **kwargs):
+        seen.append(params.calibration)
+        return real(features, relevance, params, *args, **kwargs)
+
+    monkeypatch.setattr(problem_module, "greedy", spy)
+    X, Y = data
+    obj = Objective(k=K, calibration="other")
+    for src in (InMemorySource(X, Y), StoreSource(store)):
+        for strategy in (AltGreedy(), DistributedGreedy(partitions=3, random_state=5)):
+            seen.clear()
+            res = strategy.run(obj, src)
+            assert seen and set(seen) == {"other"} and res.spec["calibration"] == "other"

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from coreselect.errors import DatasetError
-from coreselect.io import read, write
+from coreselect.io import read
 from coreselect.io.arff import find_label_xml, parse_arff_text, read_arff
 
 XML = """<?xml version="1.0" encoding="utf-8"?>

@@ -107,3 +107,47 @@ def test_progress_callback():
     ds = make_synthesized()
     GDSSelector(k=5, progress=lambda *a: calls.append(a)).fit(ds.X, ds.Y)
     assert calls[-1] == ("select", 5, 5)
+
+
+def test_selection_order_and_column_order():
+    ds = make_synthesized()
+    sel = GDSSelector(k=6).fit(ds.X, ds.Y)
+    # transform keeps the column order of X; transform_ordered the selection order
+    np.testing.assert_array_equal(sel.transform(ds.X), ds.X[:, np.sort(sel.selected_)])
+    np.testing.assert_array_equal(sel.transform_ordered(ds.X), ds.X[:, sel.selected_])
+    assert not np.array_equal(sel.selected_, np.sort(sel.selected_))  # the orders differ here
+    np.testing.assert_array_equal(sel.transform_ordered(sp.csr_matrix(ds.X)).toarray(),
+                                  ds.X[:, sel.selected_])
+
+
+def test_parameter_constraints_come_from_the_spec_table():
+    from coreselect.spec import CONSTRAINTS
+
+    sel = GDSSelector()
+    assert set(sel._parameter_constraints) == set(sel.get_params())
+    assert set(sel.get_params()) <= set(CONSTRAINTS)
+    for name, value in sel.get_params().items():
+        assert value == CONSTRAINTS[name].default, name
+
+
+def test_calibration_is_passed_to_the_objective():
+    from coreselect.core.objective import DEFAULT_CALIBRATION
+
+    ds = make_synthesized()
+    sel = GDSSelector(k=4).fit(ds.X, ds.Y)
+    assert sel.result_.spec["calibration"] == DEFAULT_CALIBRATION
+    again = GDSSelector(k=4, calibration=DEFAULT_CALIBRATION).fit(ds.X, ds.Y)
+    np.testing.assert_array_equal(sel.selected_, again.selected_)
+    with pytest.raises(InvalidParameterError):
+        GDSSelector(calibration="nope").fit(ds.X, ds.Y)
+
+
+def test_fit_equals_the_library_call():
+    from coreselect import select
+
+    ds = make_synthesized(random_state=1)
+    sel = GDSSelector(k=7, lam=0.3, p=4, relevance="nmi").fit(ds.X, ds.Y)
+    res = select(ds.X, ds.Y, k=7, lam=0.3, p=4, relevance="nmi")
+    np.testing.assert_array_equal(sel.selected_, res.selected)
+    np.testing.assert_array_equal(sel.feature_relevance_, res.feature_relevance)
+    assert sel.objective_ == res.objective

@@ -2,6 +2,15 @@
 
 Implements and extends Ghadiri & Schmidt, *Distributed Maximization of Submodular plus
 Diversity Functions for Multi-label Feature Selection on Huge Datasets* (AISTATS 2019).
+
+The public API::
+
+    coreselect.load(name_or_path)                 -> Dataset
+    coreselect.select(data, Y, k=..., ...)        -> SelectionResult   (flat parameters)
+    coreselect.GDSSelector(k=..., ...)            scikit-learn selector
+    strategy.run(Objective(...), source)          -> SelectionResult
+        strategies: AltGreedy(), Greedy(), DistributedGreedy(partitions=..., engine=...)
+        sources:    InMemorySource(X, Y, Binning(...)), StoreSource(path)
 """
 
 from __future__ import annotations
@@ -12,22 +21,38 @@ try:
     __version__ = version("coreselect")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
+del version, PackageNotFoundError
 
-__all__ = ["GDSSelector", "load", "Dataset", "__version__"]
+# name -> module. The names are imported on first use (PEP 562), not here: `import coreselect`
+# and the CLI's --help must not pay for numpy, scipy and scikit-learn (~1-2 s) up front.
+_LAZY = {
+    "GDSSelector": "coreselect.selector",
+    "select": "coreselect.selection",
+    "load": "coreselect.datasets.load",
+    "Dataset": "coreselect.io.dataset",
+    "Objective": "coreselect.spec",
+    "Binning": "coreselect.spec",
+    "AltGreedy": "coreselect.strategies",
+    "Greedy": "coreselect.strategies",
+    "DistributedGreedy": "coreselect.strategies",
+    "SelectionResult": "coreselect.strategies",
+    "InMemorySource": "coreselect.sources",
+    "StoreSource": "coreselect.sources",
+}
+
+__all__ = sorted(_LAZY) + ["__version__"]
 
 
 def __getattr__(name: str):
-    # Lazy re-exports keep `import coreselect` (and the CLI's --help) fast.
-    if name == "GDSSelector":
-        from coreselect.selector import GDSSelector
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'coreselect' has no attribute {name!r}")
+    import importlib
 
-        return GDSSelector
-    if name == "load":
-        from coreselect.datasets.load import load
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
 
-        return load
-    if name == "Dataset":
-        from coreselect.io.dataset import Dataset
 
-        return Dataset
-    raise AttributeError(name)
+def __dir__() -> list[str]:
+    return list(__all__)

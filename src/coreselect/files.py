@@ -2,49 +2,530 @@
 
 Every writer in coreselect (readers' exporters, evaluation reports, downloads, the column
 store, the CLI) goes through these helpers, so an interrupted or failed write never leaves a
-partial file under the user's name.
+partial file under the user's name. The rules:
+
+* **Regular files** (and new paths) are written to a hidden temporary file beside the target
+  (``.NAME.p<pid>-XXXX.tmp``), flushed to disk, given the mode a plain ``open()`` would give
+  (``0666 & ~umask``, or the mode of the file it replaces) and renamed over the target.
+* **Symbolic links** the user named are followed: the link's final target is replaced
+  atomically and the link itself is kept (as ``open(path, "w")`` would write through it).
+* **Special files** (``/dev/stdout``, ``/dev/null``, ``/dev/full``, FIFOs, terminals) and
+  ``-`` (standard output) are written directly; renaming over them would replace a device
+  node or a link by a regular file and print nothing.
+* **Write failures** (disk full, read-only folder, no permission) raise
+  :class:`~coreselect.errors.OutputError` naming the user's path, never the temporary file.
+* **Several outputs of one command** go through :func:`output_set`: all are renamed into
+  place only when every one was written; on a failure none is left.
+* **Stale temporaries** of a killed process (older than this process, and whose process is
+  gone) are removed the next time anything is written in the same folder
+  (:func:`clean_stale`).
+* :func:`check_outputs` refuses an output that is an input, or another output.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno as _errno
+import glob
 import os
+import re
+import shutil
+import stat
+import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
-from typing import Iterator
+from typing import IO, Iterable, Iterator, Mapping, Sequence, Union
+
+from coreselect.errors import InputError, OutputError
+
+__all__ = [
+    "atomic_output",
+    "atomic_path",
+    "atomic_dir",
+    "output_set",
+    "check_outputs",
+    "clean_stale",
+    "temp_name_prefix",
+    "file_mode",
+    "dir_mode",
+    "is_special",
+    "STALE_PATTERNS",
+]
+
+PathLike = Union[str, os.PathLike]
+
+# Temporary names carry the writer's pid, so a later run can tell a dead writer's leftovers
+# from a live writer's work in progress.
+_PID_MARK = re.compile(r"\.p(\d+)-[^/]*\.(?:tmp|part)(?:\.|$)")
+STALE_PATTERNS: tuple[str, ...] = (".*.p*-*.tmp", ".*.p*-*.tmp.*", ".*.p*-*.part")
+
+# Errors that a failed write raises with no file name attached (write(2), close(2)).
+_WRITE_ERRNOS = {
+    _errno.ENOSPC, _errno.EDQUOT, _errno.EFBIG, _errno.EROFS, _errno.EACCES, _errno.EPERM,
+    _errno.EIO, _errno.ENXIO, _errno.EBADF, _errno.EINVAL,
+}
+
+_umask_lock = threading.Lock()
+_IMPORTED_AT = time.time()
 
 
-@contextlib.contextmanager
-def atomic_output(path: str | os.PathLike, mode: str = "w") -> Iterator:
-    """Write to a temporary file beside ``path`` and rename it into place only on success.
-
-    A failure (or exit) inside the block removes the temporary file, so a partial output
-    file never exists under the final name.
-    """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+def _umask() -> int:
+    # Linux shows the umask in /proc; elsewhere os.umask can only be read by setting it
+    # (briefly; the lock keeps two readers from restoring each other's value).
     try:
-        with os.fdopen(fd, mode) as fh:
-            yield fh
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    with _umask_lock:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """Mode of a new file as ``open()`` makes it: ``0666 & ~umask`` (mkstemp alone gives 0600)."""
+    return 0o666 & ~_umask()
+
+
+def dir_mode() -> int:
+    """Mode of a new folder as ``mkdir`` makes it: ``0777 & ~umask`` (mkdtemp alone gives 0700)."""
+    return 0o777 & ~_umask()
+
+
+def process_start_time() -> float:
+    """When this process started using coreselect (the import of this module, seconds since
+    the epoch); temporaries last modified before it are candidates for cleaning.
+
+    The import time, not the kernel's start time: that one is only known to about a second
+    (``/proc/stat``'s boot time is whole seconds), and a writer pid check guards the rest.
+    """
+    return _IMPORTED_AT
+
+
+def temp_name_prefix(name: str) -> str:
+    """Prefix of this process's temporary files for a target called ``name``."""
+    return f".{name}.p{os.getpid()}-"
+
+
+_STDOUT_NAMES = {"-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"}
+_STDERR_NAMES = {"/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"}
+
+
+def _std_stream(path: PathLike) -> str | None:
+    """"stdout"/"stderr" for names of the standard streams: they are written through Python's
+    stream (re-opening /dev/stdout would truncate a redirected file and lose what was printed)."""
+    text = str(path)
+    if text in _STDOUT_NAMES:
+        return "stdout"
+    if text in _STDERR_NAMES:
+        return "stderr"
+    return None
+
+
+def _through_dev_or_proc(path: PathLike) -> bool:
+    # /dev/stdout -> /proc/self/fd/1 -> a *regular* file when stdout is redirected: renaming
+    # over that file would detach it from the shell's descriptor. Any hop through /dev or
+    # /proc therefore means "write directly".
+    p = os.path.abspath(path)
+    for _ in range(40):
+        if p.startswith(("/dev/", "/proc/")):
+            return True
+        if not os.path.islink(p):
+            return False
+        p = os.path.abspath(os.path.join(os.path.dirname(p), os.readlink(p)))
+    return False
+
+
+def is_special(path: PathLike) -> bool:
+    """Whether ``path`` is written directly: ``-``, a path through /dev or /proc, or an
+    existing file that is neither regular nor a folder (device, FIFO, socket, terminal)."""
+    if _std_stream(path) or _through_dev_or_proc(path):
+        return True
+    try:
+        st = os.stat(path)  # follows links
+    except OSError:
+        return False
+    return not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid() or os.name != "posix":
+        return True  # (on Windows os.kill(pid, 0) would send Ctrl-C: never judge by pid there)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists (another user's) or unknowable: keep the file
+    return True
+
+
+def clean_stale(folder: PathLike, patterns: Iterable[str] = STALE_PATTERNS) -> list[Path]:
+    """Remove leftovers of killed writers in ``folder``; return what was removed.
+
+    A file or folder matching one of the glob ``patterns`` is stale when it was last
+    modified before this process started and, if its name carries a writer pid
+    (``.p<pid>-``), that process no longer exists. A live writer's temporary is never
+    touched. Errors (a file vanished, no permission) are ignored: cleaning is best effort.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    started = process_start_time()
+    removed: list[Path] = []
+    seen: set[str] = set()
+    for pattern in patterns:
+        for p in folder.glob(pattern):
+            if p.name in seen:
+                continue
+            seen.add(p.name)
+            m = _PID_MARK.search(p.name)
+            if m and _pid_alive(int(m.group(1))):
+                continue
+            try:
+                st = p.lstat()
+                if st.st_mtime >= started:
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    shutil.rmtree(p)
+                else:
+                    p.unlink()
+                removed.append(p)
+            except OSError:
+                continue
+    return removed
+
+
+def _clean_for(target: Path) -> None:
+    esc = glob.escape(target.name)
+    clean_stale(target.parent, (f".{esc}.p*-*.tmp", f".{esc}.p*-*.tmp.*"))
+
+
+def _as_output_error(exc: BaseException, user_path: PathLike, tmp: str | None, own: bool) -> OutputError | None:
+    """The OutputError for ``exc`` (naming the user's path), or None if it is not a write failure.
+
+    ``own``: the error came from this module's own file operations, so any OSError is one.
+    """
+    if isinstance(exc, OutputError) or not isinstance(exc, OSError):
+        return None
+    fname = exc.filename
+    about_tmp = tmp is not None and (fname == tmp or tmp in str(exc))
+    if not (own or about_tmp or (fname is None and exc.errno in _WRITE_ERRNOS)):
+        return None
+    reason = exc.strerror or str(exc)
+    if tmp is not None:
+        reason = reason.replace(tmp, str(user_path))
+    return OutputError(str(user_path), reason, exc.errno)
+
+
+def _unlink(path: str | None) -> None:
+    if path is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _suffixes(name: str) -> str:
+    # Keep every suffix (".arff.gz"), so writers that pick a format by name still do.
+    return "".join(Path(name).suffixes)[:64]
+
+
+class _Pending:
+    """One output in progress: the user's path, where its bytes go first, and how to commit."""
+
+    def __init__(self, path: PathLike):
+        self.user = path
+        self.special = is_special(path)
+        self.tmp: str | None = None
+        self.target: Path | None = None
+        name = Path(str(path)).name or "output"
+        try:
+            if self.special:
+                # Writers that want a path write to a private scratch file, copied to the device.
+                self.tmp = os.path.join(tempfile.mkdtemp(prefix="coreselect-"), f"out{_suffixes(name)}")
+                Path(self.tmp).touch()
+            else:
+                if os.path.isdir(path):
+                    raise IsADirectoryError(_errno.EISDIR, "is a folder", str(path))
+                # realpath: a symlink's target is replaced, the link kept; the temp sits
+                # beside the real file so that the rename stays on one filesystem.
+                self.target = Path(os.path.realpath(path))
+                self.target.parent.mkdir(parents=True, exist_ok=True)
+                _clean_for(self.target)
+                fd, self.tmp = tempfile.mkstemp(
+                    prefix=temp_name_prefix(self.target.name), suffix=".tmp" + _suffixes(self.target.name),
+                    dir=self.target.parent,
+                )
+                os.close(fd)
+        except OSError as exc:
+            self.discard()
+            raise _as_output_error(exc, path, self.tmp, own=True) from exc
+
+    def sync(self) -> None:
+        """Flush the temporary file's bytes to disk before it gets the user's name."""
+        if self.special or self.tmp is None:
+            return
+        try:
+            fd = os.open(self.tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise _as_output_error(exc, self.user, self.tmp, own=True) from exc
+
+    def commit(self) -> None:
+        try:
+            if self.special:
+                with open(self.tmp, "rb") as src:
+                    std = _std_stream(self.user)
+                    if std is not None:
+                        stream = getattr(sys, std)
+                        stream.flush()
+                        shutil.copyfileobj(src, stream.buffer)
+                        stream.buffer.flush()
+                    else:
+                        with open(self.user, "wb") as dst:
+                            shutil.copyfileobj(src, dst)
+                return
+            assert self.target is not None
+            try:
+                mode = stat.S_IMODE(os.stat(self.target).st_mode)  # keep a replaced file's mode
+            except FileNotFoundError:
+                mode = file_mode()
+            os.chmod(self.tmp, mode)
+            os.replace(self.tmp, self.target)
+            self.tmp = None
+        except OSError as exc:
+            raise _as_output_error(exc, self.user, self.tmp, own=True) from exc
+
+    def discard(self) -> None:
+        if self.tmp is None:
+            return
+        if self.special:
+            shutil.rmtree(os.path.dirname(self.tmp), ignore_errors=True)
+        else:
+            _unlink(self.tmp)
+        self.tmp = None
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Like :func:`atomic_output` for writers that want a path (pandas, pyarrow, matplotlib)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=target.parent)
-    os.close(fd)
+def atomic_output(path: PathLike, mode: str = "w", encoding: str | None = None) -> Iterator[IO]:
+    """Open ``path`` for writing so that it appears whole or not at all.
+
+    Yields a file object. A regular file is written to a temporary file and renamed into
+    place only when the block succeeds; on any failure the temporary is removed and the
+    target is untouched. ``-`` writes to standard output; special files are written
+    directly. Write failures raise :class:`~coreselect.errors.OutputError` naming ``path``.
+    """
+    if "r" in mode or "a" in mode or "+" in mode:
+        raise ValueError(f"atomic_output writes whole files; mode {mode!r} is not supported")
+    std = _std_stream(path)
+    if std is not None:
+        stream = getattr(sys, std)
+        stream = stream.buffer if "b" in mode else stream
+        try:
+            yield stream
+            stream.flush()
+        except OSError as exc:
+            err = _as_output_error(exc, "standard output" if std == "stdout" else "standard error",
+                                   None, own=False)
+            if err is None:
+                raise
+            raise err from exc
+        return
+    if is_special(path):
+        try:
+            fh = open(path, mode, encoding=encoding)
+        except OSError as exc:
+            raise _as_output_error(exc, path, None, own=True) from exc
+        try:
+            with fh:  # closing flushes: /dev/full reports ENOSPC here
+                yield fh
+        except OSError as exc:
+            err = _as_output_error(exc, path, None, own=False)
+            if err is None:
+                raise
+            raise err from exc
+        return
+    pending = _Pending(path)
+    try:
+        try:
+            with open(pending.tmp, mode, encoding=encoding) as fh:
+                yield fh
+        except OSError as exc:
+            err = _as_output_error(exc, path, pending.tmp, own=False)
+            if err is None:
+                raise
+            raise err from exc
+        pending.sync()
+        pending.commit()
+    finally:
+        pending.discard()
+
+
+@contextlib.contextmanager
+def atomic_path(path: PathLike) -> Iterator[Path]:
+    """Like :func:`atomic_output` for writers that want a path (pandas, pyarrow, matplotlib).
+
+    The yielded path keeps every suffix of ``path`` (``.arff.gz``, ``.csv``), so writers
+    that choose a format by name still do. For ``-`` and special files it is a private
+    scratch file whose bytes are copied to the destination on success.
+    """
+    with output_set([path]) as (tmp,):
+        yield tmp
+
+
+@contextlib.contextmanager
+def output_set(paths: Sequence[PathLike | None]) -> Iterator[list[Path | None]]:
+    """All-or-nothing writing of several outputs of one command.
+
+    Yields one temporary path per entry of ``paths`` (None stays None). When the block
+    succeeds every output is put in place; if the block or any commit fails, no output is
+    left changed (outputs already renamed are rolled back to their previous content).
+    The outputs must be distinct files (:func:`check_outputs`). Special files and ``-``
+    are written last, as they cannot be rolled back.
+    """
+    check_outputs((), [p for p in paths])
+    pending: list[_Pending | None] = []
+    try:
+        for p in paths:
+            pending.append(None if p is None else _Pending(p))
+        yield [None if q is None else Path(q.tmp) for q in pending]
+        for q in pending:
+            if q is not None:
+                q.sync()
+        _commit_all([q for q in pending if q is not None])
+    except OSError as exc:
+        live = [q for q in pending if q is not None and q.tmp is not None]
+        for q in live:
+            # The output the failed write was about (a writer's error names its file); a
+            # nameless write error (ENOSPC from close) is attributable when there is one output.
+            if exc.filename == q.tmp or q.tmp in str(exc) or len(live) == 1:
+                err = _as_output_error(exc, q.user, q.tmp, own=False)
+                if err is not None:
+                    raise err from exc
+        raise
+    finally:
+        for q in pending:
+            if q is not None:
+                q.discard()
+
+
+def _commit_all(items: list[_Pending]) -> None:
+    regular = [q for q in items if not q.special]
+    special = [q for q in items if q.special]
+    backups: dict[int, str | None] = {}  # item -> hard link to the content it replaces (None: new file)
+    done: list[_Pending] = []
+    try:
+        if len(items) > 1:
+            for i, q in enumerate(regular):
+                assert q.target is not None and q.tmp is not None
+                backups[i] = None
+                if q.target.is_file():
+                    backups[i] = q.tmp + ".old"
+                    try:
+                        os.link(q.target, backups[i])
+                    except OSError:
+                        shutil.copy2(q.target, backups[i])
+        for q in regular:
+            q.commit()  # one rename: the target is either old or new, never partial
+            done.append(q)
+        for q in special:
+            q.commit()
+    except BaseException:
+        for i, q in enumerate(regular):  # roll back what was already renamed
+            if q in done:
+                with contextlib.suppress(OSError):
+                    if backups.get(i) is not None:
+                        os.replace(backups[i], q.target)
+                        backups[i] = None
+                    else:
+                        os.unlink(q.target)
+        raise
+    finally:
+        for backup in backups.values():
+            _unlink(backup)
+
+
+@contextlib.contextmanager
+def atomic_dir(path: PathLike) -> Iterator[Path]:
+    """Build a new folder under a hidden temporary name and rename it to ``path`` on success.
+
+    ``path`` must not exist yet (or be an empty folder). The folder gets ``0777 & ~umask``.
+    On failure the temporary folder is removed.
+    """
+    target = Path(os.path.realpath(path))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        clean_stale(target.parent, (f".{glob.escape(target.name)}.p*-*.tmp",))
+        tmp = tempfile.mkdtemp(prefix=temp_name_prefix(target.name), suffix=".tmp", dir=target.parent)
+        os.chmod(tmp, dir_mode())
+    except OSError as exc:
+        raise _as_output_error(exc, path, None, own=True) from exc
     try:
         yield Path(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        try:
+            if target.is_dir() and not any(target.iterdir()):
+                target.rmdir()
+            os.rename(tmp, target)
+        except OSError as exc:
+            reason = "already exists" if exc.errno in (_errno.EEXIST, _errno.ENOTEMPTY) else (exc.strerror or str(exc))
+            raise OutputError(str(path), reason, exc.errno) from exc
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _pairs(spec: Mapping[str, PathLike | None] | Iterable[PathLike | None]) -> list[tuple[str, PathLike]]:
+    if isinstance(spec, Mapping):
+        return [(str(k), v) for k, v in spec.items() if v is not None]
+    return [(str(v), v) for v in spec if v is not None]
+
+
+def _same(a: PathLike, b: PathLike) -> bool:
+    try:
+        return os.path.samefile(a, b)  # hard links, case-insensitive filesystems, bind mounts
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs(
+    inputs: Mapping[str, PathLike | None] | Iterable[PathLike | None],
+    outputs: Mapping[str, PathLike | None] | Iterable[PathLike | None],
+) -> None:
+    """Refuse outputs that would overwrite an input or each other, before any work starts.
+
+    ``inputs`` and ``outputs`` are paths (None entries and input names that are not files,
+    such as registry names, are skipped), or mappings from an option name (``"--out"``) to a
+    path, used in the message. An output conflicts when it resolves (symlinks, hard links,
+    ``..``) to an input, lies inside an input folder (a column store), or resolves to another
+    output. ``-`` and special files (``/dev/null``) never conflict.
+
+    Raises
+    ------
+    InputError
+        Naming both options and paths.
+    """
+    ins = [(label, p) for label, p in _pairs(inputs) if str(p) != "-" and os.path.exists(p)]
+    outs = [(label, p) for label, p in _pairs(outputs) if not is_special(p)]
+
+    def name(label: str, p: PathLike) -> str:
+        return f"{label} {p}" if label != str(p) else str(p)
+
+    for i, (olabel, out) in enumerate(outs):
+        real = os.path.realpath(out)
+        for ilabel, inp in ins:
+            if _same(out, inp):
+                raise InputError(f"output {name(olabel, out)} is the input {name(ilabel, inp)}; "
+                                 "refusing to overwrite an input")
+            if os.path.isdir(inp) and real.startswith(os.path.realpath(inp).rstrip(os.sep) + os.sep):
+                raise InputError(f"output {name(olabel, out)} lies inside the input folder "
+                                 f"{name(ilabel, inp)}; refusing to write into an input")
+        for olabel2, out2 in outs[:i]:
+            if _same(out, out2):
+                raise InputError(f"outputs {name(olabel2, out2)} and {name(olabel, out)} are the same file; "
+                                 "give each output its own path")

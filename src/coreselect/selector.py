@@ -11,10 +11,38 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from coreselect.core.discretize import STRATEGIES
-from coreselect.core.entropy import RELEVANCES
 from coreselect.errors import InputError
-from coreselect.selection import BACKENDS, ENGINES, MODES, select_features
+from coreselect.selection import select
+from coreselect.spec import CONSTRAINTS, Constraint, default
+
+
+def _sklearn_constraint(c: Constraint) -> list | str:
+    """One row of :data:`coreselect.spec.CONSTRAINTS` in scikit-learn's terms."""
+    if c.kind == "any":
+        return "no_validation"
+    out: list = [None] if c.none else []
+    if c.kind == "random_state":
+        return ["random_state"]
+    if c.kind == "bool":
+        return out + ["boolean"]
+    if c.kind == "callable":
+        return out + [callable]
+    if c.kind == "str":
+        return out + [str]
+    if c.choices():
+        out.append(StrOptions(set(c.choices())))
+    if c.kind in ("int", "real"):
+        closed = "left" if c.high is None else "both"
+        out.append(Interval(Integral if c.kind == "int" else Real, c.low, c.high, closed=closed))
+    return out
+
+
+class _Constraints:
+    """``_parameter_constraints`` built from the table on every access, so that options other
+    modules add (calibrations) are seen."""
+
+    def __get__(self, obj, owner) -> dict:
+        return {name: _sklearn_constraint(CONSTRAINTS[name]) for name in owner._get_param_names()}
 
 
 class GDSSelector(SelectorMixin, BaseEstimator):
@@ -40,6 +68,10 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         better on rcv1subset1 and emotions, a tie on scene, slightly worse on Corel5k).
         ``"nmi"``: ``I(x,l)/sqrt(H(x)H(l))``, the definition in the paper's text; on sparse
         text it favours very rare words.
+    calibration : str, optional
+        How relevance and diversity are weighed (one of
+        ``coreselect.core.objective.CALIBRATIONS``; ``"paper"`` is the paper's eq. (2)).
+        None: ``coreselect.core.objective.DEFAULT_CALIBRATION``.
     n_bins : int, default=5
         Bins per split column.
     strategy : {"auto", "quantile", "uniform", "none"}, default="auto"
@@ -58,7 +90,9 @@ class GDSSelector(SelectorMixin, BaseEstimator):
     coreset_size : int, optional
         Features kept per part in the distributed modes (default ``k``).
     engine : {"local", "dask"}, default="local"
-        Engine for the distributed modes.
+        Engine for the distributed modes. ``"dask"`` without a ``client`` starts a
+        ``LocalCluster``, whose worker processes import the calling script: guard the
+        script's entry point with ``if __name__ == "__main__":``.
     n_workers : int, optional
         Worker processes for the engine (default: in-process for ``local``).
     client : dask.distributed.Client, optional
@@ -70,10 +104,17 @@ class GDSSelector(SelectorMixin, BaseEstimator):
     progress : callable, optional
         ``progress(stage, done, total)`` is called as work proceeds (the CLI draws a bar).
 
+    The parameters are checked against one table, :data:`coreselect.spec.CONSTRAINTS`
+    (``_parameter_constraints`` is made from it), and :func:`coreselect.select` runs the
+    selection.
+
     Attributes
     ----------
     selected_ : ndarray of int
-        Selected column indices, in selection order.
+        Selected column indices, in selection order (the first is the most relevant feature).
+        :meth:`transform` and :meth:`get_feature_names_out` keep the column order of ``X``,
+        as every scikit-learn selector does; :meth:`transform_ordered` gives the columns in
+        selection order, and ``feature_names_in_[selected_]`` their names.
     objective_, relevance_, diversity_ : float
         ``h``, ``g`` and ``D`` of the selection.
     support_ : ndarray of bool
@@ -82,59 +123,44 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         ``sum_l MI(x, l)`` of each selected feature, in selection order.
     pair_distances_ : ndarray, shape (k, k)
         Distances among the selected features, in selection order.
-    result_ : object
+    result_ : coreselect.strategies.SelectionResult
         The full result of the run (per-part selections for the distributed modes).
     seconds_ : float
         Time spent in discretization plus selection.
     timings_ : dict
-        Seconds per stage: ``discretize``, ``relevance``, ``select``.
+        Seconds per stage: ``discretize``, ``relevance``, ``select`` (distributed modes:
+        ``engine_start``, ``parts``, ``union`` instead of ``select``).
     """
 
-    _parameter_constraints: dict = {
-        "k": [Interval(Integral, 1, None, closed="left")],
-        "lam": [Interval(Real, 0, 1, closed="both")],
-        "p": [Interval(Integral, 1, None, closed="left")],
-        "relevance": [StrOptions(set(RELEVANCES))],
-        "n_bins": [Interval(Integral, 2, None, closed="left")],
-        "strategy": [StrOptions(set(STRATEGIES))],
-        "min_bin_count": [Interval(Integral, 1, None, closed="left")],
-        "keep_constant": ["boolean"],
-        "mode": [StrOptions(set(MODES))],
-        "partitions": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
-        "coreset_size": [None, Interval(Integral, 1, None, closed="left")],
-        "engine": [StrOptions(set(ENGINES))],
-        "n_workers": [None, Interval(Integral, 1, None, closed="left")],
-        "client": "no_validation",
-        "random_state": ["random_state"],
-        "backend": [StrOptions(set(BACKENDS))],
-        "progress": [None, callable],
-    }
+    _parameter_constraints = _Constraints()
 
     def __init__(
         self,
-        k: int = 10,
+        k: int = default("k"),
         *,
-        lam: float = 0.5,
-        p: int = 10,
-        relevance: str = "mi",
-        n_bins: int = 5,
-        strategy: str = "auto",
-        min_bin_count: int = 10,
-        keep_constant: bool = False,
-        mode: str = "centralized",
-        partitions: str | int = "auto",
-        coreset_size: int | None = None,
-        engine: str = "local",
-        n_workers: int | None = None,
+        lam: float = default("lam"),
+        p: int = default("p"),
+        relevance: str = default("relevance"),
+        calibration: str | None = default("calibration"),
+        n_bins: int = default("n_bins"),
+        strategy: str = default("strategy"),
+        min_bin_count: int = default("min_bin_count"),
+        keep_constant: bool = default("keep_constant"),
+        mode: str = default("mode"),
+        partitions: str | int = default("partitions"),
+        coreset_size: int | None = default("coreset_size"),
+        engine: str = default("engine"),
+        n_workers: int | None = default("n_workers"),
         client=None,
         random_state=None,
-        backend: str = "auto",
+        backend: str = default("backend"),
         progress: Callable[[str, int, int], None] | None = None,
     ):
         self.k = k
         self.lam = lam
         self.p = p
         self.relevance = relevance
+        self.calibration = calibration
         self.n_bins = n_bins
         self.strategy = strategy
         self.min_bin_count = min_bin_count
@@ -161,26 +187,28 @@ class GDSSelector(SelectorMixin, BaseEstimator):
                               ensure_min_samples=2, ensure_all_finite=True)
         except ValueError as exc:
             raise InputError(str(exc)) from None
-        selection = select_features(
-            X, Y, k=self.k, lam=self.lam, p=self.p, relevance=self.relevance,
-            n_bins=self.n_bins, strategy=self.strategy, min_bin_count=self.min_bin_count,
-            keep_constant=self.keep_constant, mode=self.mode, partitions=self.partitions,
-            coreset_size=self.coreset_size, engine=self.engine, n_workers=self.n_workers,
-            client=self.client, random_state=self.random_state, backend=self.backend,
-            progress=self.progress,
-        )
-        self.result_ = selection.result
-        self.selected_ = selection.selected
-        self.objective_ = selection.objective
-        self.relevance_ = selection.relevance
-        self.diversity_ = selection.diversity
-        self.feature_relevance_ = selection.feature_relevance
-        self.pair_distances_ = selection.pair_distances
-        self.timings_ = selection.timings
-        self.seconds_ = selection.seconds
+        # The spec, strategy and source are built in one place: coreselect.selection.select.
+        result = select(X, Y, **self.get_params(deep=False))
+        self.result_ = result
+        self.selected_ = result.selected
+        self.objective_ = result.objective
+        self.relevance_ = result.relevance
+        self.diversity_ = result.diversity
+        self.feature_relevance_ = result.feature_relevance
+        self.pair_distances_ = result.pair_distances
+        self.timings_ = result.timings
+        self.seconds_ = result.seconds
         self.support_ = np.zeros(X.shape[1], dtype=bool)
         self.support_[self.selected_] = True
         return self
+
+    def transform_ordered(self, X):
+        """``X`` reduced to the selected columns in *selection order* (``X[:, selected_]``),
+        where :meth:`transform` keeps the column order of ``X``."""
+        check_is_fitted(self, "support_")
+        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=None, reset=False,
+                          ensure_all_finite=False)
+        return X[:, self.selected_]
 
     def _get_support_mask(self) -> np.ndarray:
         check_is_fitted(self, "support_")
@@ -193,4 +221,3 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         tags.input_tags.sparse = True
         tags.input_tags.allow_nan = False
         return tags
-

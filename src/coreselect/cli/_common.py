@@ -1,12 +1,23 @@
-"""Shared CLI plumbing: one-line errors with exit code 2, progress bars."""
+"""Shared CLI plumbing: one-line errors with exit codes, progress bars.
+
+Exit codes: 0 success; 2 an expected failure (bad input or parameters, a missing or
+unreadable file, a full disk or read-only folder, no memory, a download that failed);
+1 an unexpected failure, i.e. a bug ("please report"); 130 interrupted (Ctrl-C); 143
+terminated (SIGTERM; temporary files are removed on the way out).
+Every failure is one line on stderr; the traceback of an unexpected one is printed only
+with ``-v``/``--verbose`` (commands with that option) or ``CORESELECT_DEBUG=1``.
+"""
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
+import signal
 import sys
-from pathlib import Path
-from typing import Callable
+import threading
+import traceback
+from typing import Callable, NoReturn
 
 import click
 
@@ -14,43 +25,176 @@ from coreselect.files import atomic_output, atomic_path  # noqa: F401 - re-expor
 
 EXIT_BAD_INPUT = 2
 
+#: One label-spec convention for every format (coreselect.io.labels).
+LABELS_HELP = ("Labels: N = the last N columns, -N = the first N, names a,b,c, a name prefix, "
+               "or a Mulan XML file (every format).")
+EXIT_BUG = 1
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
-def fail(message: str) -> None:
-    """Print one line on stderr and exit with code 2 (never a traceback)."""
-    click.echo(f"coreselect: error: {' '.join(str(message).split())}", err=True)
-    sys.exit(EXIT_BAD_INPUT)
+# Set by a command's -v/--verbose (handle_errors reads a "verbose" argument by itself).
+VERBOSE = False
+
+# OSErrors that the environment causes, not coreselect: one line, exit 2.
+_ENVIRONMENT_ERRNOS = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EFBIG: "file too large",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOENT: "no such file or folder",
+    errno.EISDIR: "is a folder",
+    errno.ENOTDIR: "not a folder",
+    errno.EEXIST: "already exists",
+    errno.ENOTEMPTY: "folder not empty",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.ELOOP: "too many levels of symbolic links",
+    errno.EMFILE: "too many open files",
+    errno.EIO: "input/output error",
+    errno.ENOMEM: "out of memory",
+}
+
+
+def set_verbose(flag: bool) -> None:
+    """Show tracebacks of unexpected errors (the command's ``-v``)."""
+    global VERBOSE
+    VERBOSE = bool(flag)
+
+
+def _debug() -> bool:
+    return VERBOSE or os.environ.get("CORESELECT_DEBUG", "").strip() not in ("", "0")
+
+
+def _line(message: str) -> str:
+    return " ".join(str(message).split())
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
+    """Print one line on stderr and exit with ``code`` (2: bad input; never a traceback)."""
+    click.echo(f"coreselect: error: {_line(message)}", err=True)
+    sys.exit(code)
+
+
+def error_message(exc: BaseException) -> tuple[str, int] | None:
+    """The one-line message and exit code of an expected failure, or None for a bug."""
+    from coreselect.errors import CoreselectError
+
+    if isinstance(exc, CoreselectError):
+        return str(exc), EXIT_BAD_INPUT
+    # scikit-learn's parameter errors (InvalidParameterError is a ValueError); sklearn is not
+    # imported here so that commands that do not need it start fast.
+    validation = sys.modules.get("sklearn.utils._param_validation")
+    if validation is not None and isinstance(exc, validation.InvalidParameterError):
+        return str(exc), EXIT_BAD_INPUT
+    if isinstance(exc, UnicodeDecodeError):
+        return (f"cannot decode the input as {exc.encoding} (byte {exc.start}: "
+                f"{exc.object[exc.start:exc.start + 1]!r}); is it a text file in that encoding?"), EXIT_BAD_INPUT
+    if isinstance(exc, MemoryError):
+        return ("out of memory; try the streaming or distributed mode, fewer features per block, "
+                "or a machine with more memory"), EXIT_BAD_INPUT
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return f"network: {exc.strerror or exc}", EXIT_BAD_INPUT
+    if isinstance(exc, OSError):
+        if isinstance(exc, FileNotFoundError):
+            return f"no such file: {exc.filename or exc}", EXIT_BAD_INPUT
+        reason = _ENVIRONMENT_ERRNOS.get(exc.errno)
+        if reason is not None:
+            where = exc.filename if exc.filename is not None else ""
+            if getattr(exc, "filename2", None):
+                where = f"{where} -> {exc.filename2}"
+            detail = exc.strerror or reason
+            return (f"{where}: {detail}" if where else detail), EXIT_BAD_INPUT
+    return None
+
+
+def report_exception(exc: BaseException) -> NoReturn:
+    """Print ``exc`` as one line (plus a traceback for bugs under -v) and exit."""
+    if isinstance(exc, KeyboardInterrupt):
+        terminated = isinstance(exc, Terminated)
+        click.echo(f"coreselect: {'terminated' if terminated else 'interrupted'}", err=True)
+        sys.exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
+    if isinstance(exc, BrokenPipeError):
+        # `coreselect ... | head`: the reader left; say nothing, and keep Python from
+        # complaining about the unflushable stdout at exit.
+        with _suppress():
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(EXIT_BUG)
+    expected = error_message(exc)
+    if expected is not None:
+        if _debug():
+            traceback.print_exception(exc, file=sys.stderr)
+        fail(*expected)
+    if _debug():
+        traceback.print_exception(exc, file=sys.stderr)
+    hint = "" if _debug() else "; rerun with -v or CORESELECT_DEBUG=1 for the traceback"
+    click.echo(f"coreselect: internal error: {type(exc).__name__}: {_line(exc) or '(no message)'} "
+               f"(this is a bug; please report it with the command line{hint})", err=True)
+    sys.exit(EXIT_BUG)
+
+
+class _suppress:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return True
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that it unwinds like Ctrl-C."""
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001
+    # Unwind like Ctrl-C, so that `finally` blocks remove temporary files and folders.
+    raise Terminated
 
 
 def handle_errors(func: Callable) -> Callable:
-    """Turn every user-caused error into one line on stderr and exit code 2."""
+    """Turn every failure of a command into one line on stderr and an exit code (see module doc).
+
+    A command's ``verbose`` argument, when it has one, turns on tracebacks for bugs.
+    """
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from coreselect.errors import CoreselectError
-
+        global VERBOSE
+        was_verbose = VERBOSE
+        if kwargs.get("verbose"):
+            VERBOSE = True
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            with _suppress():
+                previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
             return func(*args, **kwargs)
-        except CoreselectError as exc:
-            fail(str(exc))
-        except ValueError as exc:
-            # scikit-learn's parameter errors (InvalidParameterError is a ValueError); sklearn
-            # is not imported here so that commands that do not need it start fast.
-            validation = sys.modules.get("sklearn.utils._param_validation")
-            if validation is not None and isinstance(exc, validation.InvalidParameterError):
-                fail(str(exc))
+        except (SystemExit, click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
-        except FileNotFoundError as exc:
-            fail(f"no such file: {exc.filename or exc}")
-        except (IsADirectoryError, PermissionError) as exc:
-            fail(f"cannot read {exc.filename or ''}: {exc.strerror or exc}")
-        except MemoryError:
-            fail("out of memory; try the streaming or distributed mode, or fewer features per block")
+        except BaseException as exc:  # noqa: BLE001 - every failure gets one line and a code
+            report_exception(exc)
+        finally:
+            VERBOSE = was_verbose
+            if previous is not None:
+                with _suppress():
+                    signal.signal(signal.SIGTERM, previous)
 
     return wrapper
 
 
 def progress_bar(total: int, desc: str, enabled: bool = True):
-    """A tqdm bar on stderr; returns an object with ``update(n)`` and ``close()``."""
+    """A tqdm bar on stderr, shown only when stderr is a terminal (log files get no ``\\r``).
+
+    Returns an object with ``update(n)``, ``refresh()`` and ``close()`` (a disabled bar when
+    hidden).
+    """
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, disable=not enabled, leave=False, file=sys.stderr)
+    shown = enabled and _is_tty(sys.stderr)
+    return tqdm(total=total, desc=desc, disable=not shown, leave=False, file=sys.stderr)
+
+
+def _is_tty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False

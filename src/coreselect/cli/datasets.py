@@ -6,20 +6,34 @@ import json
 
 import click
 
-from coreselect.cli._common import handle_errors, progress_bar
+from coreselect.cli._common import LABELS_HELP, handle_errors, progress_bar
 
 
-@click.group("datasets")
+_WHERE = """
+\b
+Where a dataset NAME's files are found, in order (paths keep the mirror layout,
+e.g. mulan/emotions/emotions.arff):
+  $COREDATA          a local copy of the datasets (offline; checked by SHA-256)
+  the cache          $COREDATA_HOME, else $XDG_CACHE_HOME/coreselect, else ~/.cache/coreselect
+  a download         from $COREDATA_MIRROR if set (https://host/path, or a folder:
+                     COREDATA_MIRROR=file:///path/to/data), else from the upstream hosts
+"""
+
+
+@click.group("datasets", help="List, download and inspect multi-label datasets.\n" + _WHERE)
 def datasets_cmd() -> None:
-    """List, download and inspect multi-label datasets."""
+    pass
 
 
 @datasets_cmd.command("list")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per dataset.")
 @handle_errors
 def list_cmd(as_json: bool) -> None:
-    """Show the standard benchmarks that `fetch` and `load` know."""
-    from coreselect.datasets.fetch import is_cached
+    """Show the standard benchmarks that `fetch`, `select NAME` and `load` know.
+
+    Flags: local (every file is in $COREDATA), cached (in the cache), no-sha (no checksum
+    known: fetch needs --no-verify)."""
+    from coreselect.datasets.fetch import is_cached, is_local
     from coreselect.datasets.registry import REGISTRY
 
     rows = []
@@ -34,6 +48,7 @@ def list_cmd(as_json: bool) -> None:
                 "size": info.size,
                 "format": info.format,
                 "verified": info.verified,
+                "local": is_local(info),
                 "cached": is_cached(info),
                 "source": info.source,
             }
@@ -44,7 +59,8 @@ def list_cmd(as_json: bool) -> None:
     head = f"{'name':<13} {'features':>8} {'instances':>9} {'labels':>6} {'card.':>7} {'size':<19} {'':<6} source"
     click.echo(head)
     for r in rows:
-        flags = ("cached" if r["cached"] else "") or ("" if r["verified"] else "no-sha")
+        flags = ("local" if r["local"] else "") or ("cached" if r["cached"] else "") or (
+            "" if r["verified"] else "no-sha")
         card = f"{r['cardinality']:.3f}" if r["cardinality"] is not None else "?"
         click.echo(
             f"{r['name']:<13} {r['features']:>8} {r['instances']:>9} {r['labels']:>6} {card:>7} "
@@ -69,30 +85,38 @@ class _Bar:
             self.bar = None
 
 
-@datasets_cmd.command("fetch")
+@datasets_cmd.command("fetch", help="""Make dataset NAME available on this machine and print its data files.
+
+Files already in $COREDATA or in the cache are used as they are (no network); the others
+are downloaded into the cache, checked by SHA-256, with a deadline and a size cap.
+""" + _WHERE)
 @click.argument("name")
 @click.option("--no-verify", is_flag=True, help="Cache files even without a matching SHA-256 (unsafe).")
-@click.option("--force", is_flag=True, help="Download again even when cached.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.option("--force", is_flag=True, help="Download again into the cache even when a copy exists.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds to wait for a connection or for each piece of data.")
+@click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds one file may take in all [default: 60 + 20 per MB].")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar (there is none when stderr is not a terminal).")
 @handle_errors
-def fetch_cmd(name: str, no_verify: bool, force: bool, quiet: bool) -> None:
-    """Download dataset NAME into the cache (verified by SHA-256) and print its path."""
+def fetch_cmd(name: str, no_verify: bool, force: bool, timeout: float, deadline: float | None, quiet: bool) -> None:
     from coreselect.datasets.fetch import fetch
 
-    paths = fetch(name, verify=not no_verify, progress=_Bar(not quiet), force=force)
+    paths = fetch(name, verify=not no_verify, progress=_Bar(not quiet), force=force, timeout=timeout,
+                  deadline=deadline)
     for p in paths:
         click.echo(str(p))
 
 
 @datasets_cmd.command("info")
 @click.argument("data")
-@click.option("--labels", "labels", default=None, help="Mulan XML (ARFF) or label columns (CSV/Parquet).")
+@click.option("--labels", "labels", default=None, help=LABELS_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--missing", type=click.Choice(["error", "bin"]), default=None,
               help="ARFF '?': an error (default) or its own category.")
 @handle_errors
 def info_cmd(data: str, labels: str | None, as_json: bool, missing: str | None) -> None:
-    """Print statistics of DATA (a file, a registry name or 'synthesized')."""
+    """Print statistics of DATA (a file, a path under $COREDATA, a registry name or 'synthesized')."""
     from coreselect.datasets.info import dataset_info, format_info
     from coreselect.datasets.load import load
 

@@ -1,4 +1,9 @@
-"""``coreselect select``: pick k features of a dataset (or a column store) and report them."""
+"""``coreselect select``: pick k features of a dataset (or a column store) and report them.
+
+The command parses, refuses options that would be ignored, and delegates to
+:func:`coreselect.selection.select`; defaults and choices come from
+:data:`coreselect.spec.CONSTRAINTS`.
+"""
 
 from __future__ import annotations
 
@@ -10,32 +15,56 @@ import time
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
-from coreselect.cli._common import atomic_output, fail, handle_errors, progress_bar
+from coreselect.cli._common import LABELS_HELP, fail, handle_errors, progress_bar
+from coreselect.spec import CONSTRAINTS, default, default_calibration
+
+
+def _choice(name: str) -> click.Choice:
+    return click.Choice(list(CONSTRAINTS[name].choices()))
+
+
+# Options a column store cannot honour (its codes and labels were fixed when it was built),
+# and options only the distributed modes use; each is refused when given explicitly.
+_NOT_FOR_A_STORE = {
+    "n_bins": ("--bins", "its codes were binned when it was built"),
+    "strategy": ("--strategy", "its codes were binned when it was built"),
+    "min_bin_count": ("--min-bin-count", "its codes were binned when it was built"),
+    "labels": ("--labels", "it holds the labels it was built with"),
+    "export": ("--export", "it holds discretized codes, not the data; export from the data file"),
+}
+_DISTRIBUTED_ONLY = {"partitions": "--partitions", "coreset_size": "--coreset-size",
+                     "engine": "--engine", "n_workers": "--workers", "scheduler": "--scheduler"}
+_ENGINE_ONLY = {"engine": "--engine", "n_workers": "--workers", "scheduler": "--scheduler"}
 
 
 @click.command("select")
 @click.argument("data")
-@click.option("-k", "k", type=int, default=10, show_default=True, help="Number of features to select.")
-@click.option("--lam", type=float, default=0.5, show_default=True, help="Weight of diversity (0..1).")
-@click.option("--p", "p", type=int, default=10, show_default=True, help="Features per label counted in the relevance g.")
-@click.option("--relevance", type=click.Choice(["mi", "nmi"]), default="mi", show_default=True,
+@click.option("-k", "k", type=int, default=default("k"), show_default=True, help="Number of features to select.")
+@click.option("--lam", type=float, default=default("lam"), show_default=True, help="Weight of diversity (0..1).")
+@click.option("--p", "p", type=int, default=default("p"), show_default=True, help="Features per label counted in the relevance g.")
+@click.option("--relevance", type=_choice("relevance"), default=default("relevance"), show_default=True,
               help="mi: raw I in bits (reproduces the paper's Table 2, classifies better); nmi: I/sqrt(H(x)H(l)) as in the paper's text.")
-@click.option("--bins", "n_bins", type=int, default=5, show_default=True, help="Bins per split column.")
-@click.option("--min-bin-count", type=int, default=10, show_default=True, help="Smallest bin of a split column.")
-@click.option("--strategy", type=click.Choice(["auto", "quantile", "uniform", "none"]), default="auto",
+@click.option("--calibration", type=_choice("calibration"), default=None,
+              help=f"How relevance and diversity are weighed ('paper': the paper's eq. (2)).  [default: {default_calibration()}]")
+@click.option("--bins", "n_bins", type=int, default=default("n_bins"), show_default=True, help="Bins per split column.")
+@click.option("--min-bin-count", type=int, default=default("min_bin_count"), show_default=True, help="Smallest bin of a split column.")
+@click.option("--strategy", type=_choice("strategy"), default=default("strategy"),
               show_default=True, help="Discretization of columns with more than --bins distinct values.")
 @click.option("--keep-constant", is_flag=True, help="Allow constant columns to be selected (the paper's runs).")
-@click.option("--mode", type=click.Choice(["centralized", "distributed", "streaming"]), default="centralized",
+@click.option("--mode", type=_choice("mode"), default=default("mode"),
               show_default=True, help="centralized: AltGreedy on all (CGDS); distributed/streaming: Algorithm 3 (DGDS).")
-@click.option("--partitions", default="auto", show_default=True, help="Parts for distributed/streaming: 'auto' = ceil(sqrt(d/k)) or an integer.")
+@click.option("--partitions", default=default("partitions"), show_default=True, help="Parts for distributed/streaming: 'auto' = ceil(sqrt(d/k)) or an integer.")
 @click.option("--coreset-size", type=int, default=None, help="Features kept per part (default k).")
-@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True)
+@click.option("--engine", type=_choice("engine"), default=default("engine"), show_default=True,
+              help="Where the parts of --mode distributed run.")
 @click.option("--workers", "n_workers", type=int, default=None, help="Worker processes for the engine.")
-@click.option("--scheduler", default=None, help="Address of an existing Dask scheduler.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random partition.")
-@click.option("--labels", "labels", default=None, help="Label specification (Mulan XML file, or names/prefix/count for CSV).")
-@click.option("--backend", type=click.Choice(["auto", "numba", "numpy"]), default="auto", show_default=True,
+@click.option("--scheduler", default=None, help="Address of an existing Dask scheduler (--engine dask).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the random partition (a store's partition is fixed by the seed it was built with).")
+@click.option("--labels", "labels", default=None, help=LABELS_HELP)
+@click.option("--backend", type=_choice("backend"), default=default("backend"), show_default=True,
               help="Kernel implementation (both select the same features).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON result to this file.")
@@ -44,17 +73,32 @@ from coreselect.cli._common import atomic_output, fail, handle_errors, progress_
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--verbose", "-v", is_flag=True, help="Log each stage with its time on stderr.")
 @handle_errors
-def select_cmd(data, k, lam, p, relevance, n_bins, min_bin_count, strategy, keep_constant, mode,
-               partitions, coreset_size, engine, n_workers, scheduler, seed, labels, backend,
-               as_json, out, export, quiet, verbose):
-    """Select K features of DATA (a file, a built-in dataset name, or a column store)."""
+def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, strategy,
+               keep_constant, mode, partitions, coreset_size, engine, n_workers, scheduler, seed,
+               labels, backend, as_json, out, export, quiet, verbose):
+    """Select K features of DATA (a file, a built-in dataset name, or a column store folder)."""
     if verbose:
-        import logging
+        _log_to_stderr()
+    ctx = click.get_current_context()
+    given = {name for name in ctx.params
+             if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
+    store = None
+    if Path(data).is_dir():
+        from coreselect.store import open_store
 
-        logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                            format="%(asctime)s %(name)s: %(message)s")
-    partitions = _parse_partitions(partitions)
-    show_progress = not quiet and sys.stderr.isatty()
+        store = open_store(data)  # one line when the folder holds no store
+    _refuse_ignored(given, store is not None, mode)
+    # Outputs are checked before any work: never over an input or over each other, and an
+    # unknown --export format is refused now rather than after the selection.
+    from coreselect.files import check_outputs
+
+    check_outputs({"DATA": data, "--labels": labels}, {"--out": out, "--export": export})
+    if export:
+        from coreselect.io import format_of
+
+        format_of(export)
+
+    show_progress = not quiet and sys.stderr.isatty()  # no bars in log files
     bar = {}
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -67,83 +111,99 @@ def select_cmd(data, k, lam, p, relevance, n_bins, min_bin_count, strategy, keep
         b.n = done
         b.refresh()
 
-    params = dict(k=k, lam=lam, p=p, relevance=relevance, keep_constant=keep_constant, mode=mode,
-                  partitions=partitions, coreset_size=coreset_size, engine=engine,
-                  n_workers=n_workers, random_state=seed, backend=backend, progress=progress)
-    started = time.perf_counter()
-    try:
-        from coreselect.store import is_store
+    from coreselect.selection import select
 
-        if Path(data).is_dir() and is_store(data):
-            report = _select_store(data, params, scheduler)
+    params = dict(k=k, lam=lam, p=p, relevance=relevance, calibration=calibration,
+                  keep_constant=keep_constant, mode=mode,
+                  partitions=_partitions(partitions), coreset_size=coreset_size, engine=engine,
+                  n_workers=n_workers, scheduler=scheduler, backend=backend, progress=progress)
+    started = time.perf_counter()
+    dataset = None
+    try:
+        if store is not None:
+            # A store's partition is its build seed: --seed only when given (and then checked).
+            result = select(store, random_state=seed if "seed" in given else None, **params)
         else:
-            report = _select_dataset(data, labels, params, n_bins, min_bin_count, strategy,
-                                     scheduler, export)
+            dataset = _load(data, labels)
+            result = select(dataset, n_bins=n_bins, strategy=strategy,
+                            min_bin_count=min_bin_count, random_state=seed, **params)
     finally:
         for b in bar.values():
             b.close()
+    report = {"k": k, "lam": lam, "p": p, "relevance_kind": relevance,
+              "calibration": result.spec.get("calibration"), "mode": mode,
+              **result.to_dict()}
+    if export:
+        report["export"] = str(export)
     report["total_seconds"] = round(time.perf_counter() - started, 4)
-    if out:
-        with atomic_output(out) as fh:
-            json.dump(report, fh, indent=2)
-            fh.write("\n")
-    if as_json:
-        click.echo(json.dumps(report))
-    else:
-        click.echo(_table(report))
+    if out or export:
+        from coreselect.files import output_set
+        from coreselect.io import export_columns, format_of
+
+        # An ARFF export's label XML is a third output, named after the user's path (never
+        # after a temporary file), and never replaces another dataset's label file.
+        xml = None
+        if export and format_of(export) == "arff":
+            from coreselect.io.arff import label_xml_path
+
+            xml = label_xml_path(Path(export), dataset.label_names, None)
+            if xml is not None and xml.exists():
+                xml = None  # it already names these labels: leave it alone
+        # One command, all outputs or none: they are renamed into place only when all wrote.
+        with output_set([out, export, xml]) as (out_tmp, export_tmp, xml_tmp):
+            if export_tmp is not None:
+                arff = {"xml": xml_tmp or False} if format_of(export) == "arff" else {}
+                export_columns(dataset, result.selected, export_tmp, **arff)
+            if out_tmp is not None:
+                out_tmp.write_text(json.dumps(report, indent=2) + "\n")
+    click.echo(json.dumps(report) if as_json else _table(report))
 
 
-def _parse_partitions(value: str) -> str | int:
-    if value == "auto":
-        return value
+def _log_to_stderr() -> None:
+    import logging
+    import os
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s: %(message)s")
+    # -v is about our stages: Dask's scheduler and workers log their internals at INFO. Dask
+    # reads this when it is imported (also in worker processes, which inherit it).
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
+    for name in ("distributed", "tornado", "bokeh"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _refuse_ignored(given: set[str], is_store: bool, mode: str) -> None:
+    """One line and exit 2 for an option given explicitly that this run would ignore."""
+    if is_store:
+        for name, (option, reason) in _NOT_FOR_A_STORE.items():
+            if name in given:
+                fail(f"{option} does not apply to a column store: {reason}")
+    unused = _DISTRIBUTED_ONLY if mode == "centralized" else (
+        _ENGINE_ONLY if mode == "streaming" else {})
+    options = [option for name, option in unused.items() if name in given]
+    if options:
+        why = ("only the distributed and streaming modes use them" if mode == "centralized"
+               else "streaming runs the parts one after another in this process")
+        fail(f"{', '.join(options)} with --mode {mode}: {why}")
+
+
+def _partitions(value: str) -> str | int:
+    """'auto' or an integer; anything else goes on to the one check (coreselect.spec)."""
     try:
-        number = int(value)
+        return int(value)
     except ValueError:
-        fail(f"--partitions must be 'auto' or a positive integer, got {value!r}")
-    if number < 1:
-        fail(f"--partitions must be 'auto' or a positive integer, got {value!r}")
-    return number
+        return value
 
 
-def _select_dataset(data, labels, params, n_bins, min_bin_count, strategy, scheduler, export):
-    import numpy as np
-
+def _load(data: str, labels: str | None):
     from coreselect.datasets.load import load
-    from coreselect.selection import select_features
 
     # numba's start-up and the kernels' cache load overlap with reading the file.
     warm = threading.Thread(target=_warm_up, daemon=True)
     warm.start()
     dataset = load(data, labels=labels)
     warm.join()
-    X, names = dataset.X, list(dataset.feature_names)
-    keep = dataset.candidate_columns()  # ID-like columns are never candidates
-    if keep.size < X.shape[1]:
-        X = X[:, keep]
-    client = None
-    if scheduler is not None:
-        from coreselect.engines.dask import connect
-
-        client = connect(scheduler)
-    # The core directly, not the scikit-learn estimator: importing scikit-learn costs seconds.
-    try:
-        selection = select_features(X, dataset.Y, n_bins=n_bins, min_bin_count=min_bin_count,
-                                    strategy=strategy, client=client, **params)
-    finally:
-        if client is not None:
-            client.close()
-    selected = keep[selection.selected]
-    report = _report(selection.result, selected, [names[i] for i in selected], params,
-                     selection.seconds, selection.feature_relevance, selection.pair_distances)
-    report.update(dataset=dataset.name, n_samples=dataset.n_samples,
-                  n_features=dataset.n_features, n_labels=dataset.n_labels,
-                  timings={k: round(v, 4) for k, v in selection.timings.items()})
-    if export:
-        from coreselect.io import export_columns
-
-        export_columns(dataset, selected, export)
-        report["export"] = str(export)
-    return report
+    return dataset
 
 
 def _warm_up() -> None:
@@ -155,73 +215,12 @@ def _warm_up() -> None:
         pass
 
 
-def _select_store(data, params, scheduler):
-    from coreselect.distributed import select_store
-    from coreselect.store import open_store
-
-    store = open_store(data)
-    started = time.perf_counter()
-    result = select_store(store, scheduler=scheduler, **params)
-    seconds = time.perf_counter() - started
-    names = [store.feature_names[i] for i in result.selected]
-    report = _report(result, result.selected, names, params, seconds, None, result.pair_distances)
-    report.update(dataset=str(data), n_samples=store.n_samples, n_features=store.n_features,
-                  n_labels=store.n_labels)
-    return report
-
-
-def _report(result, selected, names, params, seconds, feature_relevance, pair_distances) -> dict:
-    import numpy as np
-
-    pair = np.asarray(pair_distances)
-    k = len(selected)
-    mean_dist = (pair.sum(axis=1) / (k - 1)) if k > 1 else np.zeros(k)
-    report = {
-        "selected": [int(i) for i in selected],
-        "names": [str(n) for n in names],
-        "objective": float(result.objective),
-        "relevance": float(result.relevance),
-        "diversity": float(result.diversity),
-        "k": params["k"],
-        "lam": params["lam"],
-        "p": params["p"],
-        "relevance_kind": params["relevance"],
-        "mode": params["mode"],
-        "seconds": round(float(seconds), 4),
-        "mean_distance": [round(float(x), 6) for x in mean_dist],
-    }
-    if feature_relevance is not None:
-        report["feature_relevance"] = [round(float(x), 6) for x in feature_relevance]
-    for key in ("partitions", "coreset_size", "engine", "parts", "union"):
-        value = getattr(result, key, None)
-        if value is not None:
-            report[key] = _jsonable(value)
-    return report
-
-
-def _jsonable(value):
-    import dataclasses
-
-    import numpy as np
-
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(dataclasses.asdict(value))
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def _table(report: dict) -> str:
     rows = [f"{'rank':>4}  {'index':>7}  {'relevance':>9}  {'mean dist':>9}  name"]
+    names = report.get("names") or [""] * len(report["selected"])
     rel = report.get("feature_relevance") or [math.nan] * len(report["selected"])
     for rank, (idx, name, r, md) in enumerate(
-        zip(report["selected"], report["names"], rel, report["mean_distance"]), start=1
+        zip(report["selected"], names, rel, report["mean_distance"]), start=1
     ):
         rows.append(f"{rank:>4}  {idx:>7}  {r:>9.4f}  {md:>9.4f}  {name}")
     rows.append("")
@@ -231,4 +230,10 @@ def _table(report: dict) -> str:
         f"lam={report['lam']}, p={report['p']}, {report['relevance_kind']}; "
         f"{report['seconds']:.3f} s selection)"
     )
+    if report.get("parts"):
+        t = report["timings"]
+        rows.append(
+            f"{report['partitions']} parts on {report['engine']}: engine start "
+            f"{t.get('engine_start', 0):.3f} s, parts {t.get('parts', 0):.3f} s; AltGreedy on "
+            f"the union of {report['union_size']} in {t.get('union', 0):.3f} s")
     return "\n".join(rows)

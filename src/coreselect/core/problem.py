@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from coreselect.core.discretize import DiscreteMatrix, Strategy, discretize, discretize_labels
 from coreselect.core.entropy import Backend, Relevance, pairwise_distances, relevance_matrix
 from coreselect.core.greedy import GreedyResult, StepCallback, greedy
+from coreselect.core import objective as _objective
 from coreselect.core.objective import ObjectiveParams, relevance_of
 from coreselect.errors import InputError
 
@@ -49,6 +50,7 @@ class Problem:
         strategy: Strategy = "auto",
         min_bin_count: int = 10,
         keep_constant: bool = False,
+        calibration: str | None = None,
         labels: DiscreteMatrix | None = None,
         column_ids: np.ndarray | None = None,
     ) -> "Problem":
@@ -62,7 +64,8 @@ class Problem:
         seconds = time.perf_counter() - start
         log.info("discretized %d x %d features in %.3f s", *features.codes.shape, seconds)
         problem = cls.from_discrete(features, labels, k=k, lam=lam, p=p, relevance=relevance,
-                                    keep_constant=keep_constant, column_ids=column_ids)
+                                    keep_constant=keep_constant, calibration=calibration,
+                                    column_ids=column_ids)
         problem.timings["discretize"] = seconds
         return problem
 
@@ -77,8 +80,13 @@ class Problem:
         p: int = 10,
         relevance: Relevance = "mi",
         keep_constant: bool = False,
+        calibration: str | None = None,
         column_ids: np.ndarray | None = None,
     ) -> "Problem":
+        """Compute the relevances of discretized columns. ``calibration`` None is the core's
+        :data:`~coreselect.core.objective.DEFAULT_CALIBRATION`."""
+        if calibration is None:
+            calibration = _objective.DEFAULT_CALIBRATION  # read now: it may be changed
         if features.n_samples != labels.n_samples:
             raise InputError(
                 f"X has {features.n_samples} samples but Y has {labels.n_samples}"
@@ -97,7 +105,8 @@ class Problem:
             features=features,
             labels=labels,
             relevance=matrix,
-            params=ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=labels.n_columns),
+            params=ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=labels.n_columns,
+                                   calibration=calibration),
             column_ids=ids,
             selectable=selectable,
             timings={"relevance": seconds},
@@ -128,21 +137,12 @@ class Problem:
             raise KeyError("some column ids are not in this problem")
         return pos
 
-    def check_k(self, n_select: int) -> None:
-        n_ok = int(self.selectable.sum())
-        if n_select > n_ok:
-            extra = "" if n_ok == self.n_columns else (
-                f" ({self.n_columns - n_ok} constant columns are never selected;"
-                " keep_constant=True allows them)")
-            raise InputError(
-                f"k={n_select} is larger than the number of selectable features ({n_ok}){extra}"
-            )
-
     def run(self, n_select: int | None = None, *, alternate: bool, backend: Backend = "auto",
             callback: StepCallback | None = None) -> GreedyResult:
-        """Greedy or AltGreedy on all columns of this problem."""
+        """Greedy or AltGreedy on all columns of this problem. Callers check ``n_select``
+        against the selectable columns with a helpful message (the strategies do, in one
+        place); the greedy itself only refuses."""
         n_select = self.params.k if n_select is None else n_select
-        self.check_k(n_select)
         # Columns that can never be picked play no part in g or D: leave them out entirely
         # (on text data most columns are constant, so this more than halves every step).
         problem = self if self.selectable.all() else self.subproblem(np.flatnonzero(self.selectable))

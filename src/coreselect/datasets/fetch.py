@@ -1,44 +1,103 @@
-"""Verified downloads of registry datasets into a local cache.
+"""Registry datasets on this machine: local copies first, then a verified download cache.
 
-* Cache folder: ``$COREDATA_HOME``, else ``$XDG_CACHE_HOME/coreselect``, else
-  ``~/.cache/coreselect``; files keep the mirror layout (``mulan/emotions/emotions.arff``).
-* ``$COREDATA_MIRROR`` (a base URL, ``http://host/path``) replaces the upstream hosts.
-* Each file is downloaded into a temporary file in its cache folder, its SHA-256 is
-  checked against the registry, and only then it is renamed into place. A truncated or
-  tampered download is removed and reported; nothing half-written is ever in the cache.
-* Files already in the cache are not downloaded again (their checksum is checked once
-  per process unless ``verify=False``).
-* Files without a known checksum are refused unless ``verify=False``.
+Where a registry file is looked for, in order (all paths keep the mirror layout,
+``mulan/emotions/emotions.arff``):
+
+1. ``$COREDATA/<path>``: a local copy of the datasets (such as the project's
+   ``shared/data``); used offline, checked against the registry's SHA-256 once per process.
+2. The cache: ``$COREDATA_HOME``, else ``$XDG_CACHE_HOME/coreselect``, else
+   ``~/.cache/coreselect``.
+3. A download into the cache from ``$COREDATA_MIRROR`` (a base URL: ``https://host/path``,
+   or ``file:///path/to/data`` for a local or network folder), else from the upstream hosts.
+
+Downloads are safe against bad or hostile servers:
+
+* a **total deadline** per file (``deadline``; by default 60 s plus 20 s per MB of the
+  known size), besides the per-read socket ``timeout``; a server trickling one byte every
+  few seconds fails with a FetchError instead of hanging;
+* a **size cap**: the registry knows each file's size; a response that announces or sends
+  more is cut off at once (files of unknown size: ``max_bytes``, 2 GiB), so an endless
+  response never fills the disk;
+* the **SHA-256** is checked before the file is renamed into the cache; files without a
+  known checksum are refused unless ``verify=False``;
+* the partial file is ``.NAME.p<pid>-XXXX.part`` beside the target, removed on any error,
+  and removed by the next run if a kill left it (:func:`coreselect.files.clean_stale`).
+
+Why not ``pooch``: it is the scientific Python standard for hash-checked, cached,
+mirror-able downloads, and its ``retrieve(url, known_hash)`` would replace the hashing and
+the cache layout. But its ``HTTPDownloader`` passes ``timeout`` to ``requests`` as a
+per-read socket timeout (no total deadline, so the 1-byte-per-2-s mirror still hangs),
+has no size cap (the endless response still fills the disk), and names its partial files
+``tmpXXXX`` in the cache folder, which a later run cannot tell from other files to clean
+them. Each of the three would need a custom downloader, which is most of this module; and
+pooch would add ``requests``, ``platformdirs`` and ``packaging`` to the dependencies for
+what ``urllib`` does here in a few lines.
 """
 
 from __future__ import annotations
 
-import contextlib
+import glob
 import hashlib
 import os
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from coreselect.datasets.registry import DatasetFile, DatasetInfo, get
-from coreselect.errors import DatasetError
+from coreselect.errors import DatasetError, FetchError
+from coreselect.files import clean_stale, file_mode, temp_name_prefix
 
-__all__ = ["cache_dir", "fetch", "file_url", "sha256_of", "is_cached"]
+__all__ = [
+    "cache_dir",
+    "coredata_dir",
+    "fetch",
+    "fetch_files",
+    "file_url",
+    "sha256_of",
+    "is_cached",
+    "is_local",
+    "locate",
+]
 
 # progress(event, file, n): event "start" (n = total bytes or None), "update" (n bytes), "end".
 ProgressCallback = Callable[[str, DatasetFile, "int | None"], None]
 
 _CHUNK = 1 << 16
+MAX_UNKNOWN_BYTES = 2 << 30  # cap for files whose size the registry does not know
+_MIN_RATE = 50_000  # bytes/s the default deadline allows for (20 s per MB)
 _verified_cache: set[tuple[str, float, int]] = set()
 
 
+def coredata_dir() -> Path | None:
+    """The local dataset folder ``$COREDATA``, or None when unset.
+
+    Raises DatasetError when it is set to something that is not a folder.
+    """
+    value = os.environ.get("COREDATA", "").strip()
+    if not value:
+        return None
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        raise DatasetError(f"COREDATA={value} is not a folder; point it at a copy of the datasets "
+                           "(a folder with mulan/, meka/, rcv1v2/) or unset it")
+    return path
+
+
 def cache_dir() -> Path:
-    """The dataset cache folder (created on first use)."""
-    home = os.environ.get("COREDATA_HOME")
+    """The dataset cache folder (created on first download).
+
+    Raises DatasetError when ``$COREDATA_HOME`` names something that is not a folder.
+    """
+    home = os.environ.get("COREDATA_HOME", "").strip()
     if home:
-        return Path(home).expanduser()
+        path = Path(home).expanduser()
+        if path.exists() and not path.is_dir():
+            raise DatasetError(f"COREDATA_HOME={home} is a file, not a folder; point it at a "
+                               "folder for the dataset cache")
+        return path
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "coreselect"
@@ -46,13 +105,14 @@ def cache_dir() -> Path:
 
 def file_url(f: DatasetFile) -> str:
     """Where to download ``f`` from: the mirror if ``COREDATA_MIRROR`` is set, else upstream."""
-    mirror = os.environ.get("COREDATA_MIRROR")
+    mirror = os.environ.get("COREDATA_MIRROR", "").strip()
     if mirror:
         return mirror.rstrip("/") + "/" + f.path
     if f.url is None:
-        raise DatasetError(
-            f"{f.path} has no public upstream file (it was converted for coreselect); "
-            "set COREDATA_MIRROR to a mirror that serves it"
+        raise FetchError(
+            f"{f.path} has no public upstream file (it was converted for coreselect); put a copy "
+            "under $COREDATA, or set COREDATA_MIRROR to a mirror that serves it "
+            "(e.g. COREDATA_MIRROR=file:///path/to/data)"
         )
     return f.url
 
@@ -66,71 +126,190 @@ def sha256_of(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def is_cached(info: DatasetInfo) -> bool:
-    """Whether every file of the dataset is in the cache."""
-    root = cache_dir()
-    return all((root / f.path).is_file() for f in info.files)
-
-
-def _check_cached(target: Path, f: DatasetFile, verify: bool) -> bool:
-    if not target.is_file():
+def _matches(path: Path, f: DatasetFile, verify: bool) -> bool:
+    """Whether ``path`` is a usable copy of ``f`` (checksum checked once per process)."""
+    if not path.is_file():
         return False
     if not verify or f.sha256 is None:
         return True
-    st = target.stat()
-    key = (str(target), st.st_mtime, st.st_size)
+    st = path.stat()
+    key = (str(path), st.st_mtime, st.st_size)
     if key in _verified_cache:
         return True
-    if sha256_of(target) == f.sha256:
+    if (f.size is None or st.st_size == f.size) and sha256_of(path) == f.sha256:
         _verified_cache.add(key)
         return True
     return False
 
 
-def _download(f: DatasetFile, target: Path, verify: bool, progress: ProgressCallback | None, timeout: float) -> None:
+def locate(f: DatasetFile, verify: bool = True) -> Path | None:
+    """A local copy of ``f`` (in ``$COREDATA``, then the cache), or None; never downloads.
+
+    Raises DatasetError when the ``$COREDATA`` copy does not match the registry's SHA-256
+    (a silently different dataset would give different results).
+    """
+    local = coredata_dir()
+    if local is not None:
+        p = local / f.path
+        if p.is_file():
+            if _matches(p, f, verify):
+                return p
+            raise DatasetError(
+                f"{p} does not match the registry's SHA-256 {f.sha256}; it is not the published file. "
+                "Pass the file's path to use it as it is, or restore the original"
+            )
+    p = cache_dir() / f.path
+    return p if _matches(p, f, verify) else None
+
+
+def is_local(info: DatasetInfo) -> bool:
+    """Whether every file of the dataset is in ``$COREDATA`` (no check of checksums)."""
+    try:
+        local = coredata_dir()
+    except DatasetError:
+        return False
+    return local is not None and all((local / f.path).is_file() for f in info.files)
+
+
+def is_cached(info: DatasetInfo) -> bool:
+    """Whether every file of the dataset is in the cache (no check of checksums)."""
+    try:
+        root = cache_dir()
+    except DatasetError:
+        return False
+    return all((root / f.path).is_file() for f in info.files)
+
+
+def _default_deadline(f: DatasetFile, timeout: float) -> float:
+    return timeout + (f.size or MAX_UNKNOWN_BYTES // 64) / _MIN_RATE
+
+
+def _download(
+    f: DatasetFile,
+    target: Path,
+    verify: bool,
+    progress: ProgressCallback | None,
+    timeout: float,
+    deadline: float | None,
+    max_bytes: int,
+) -> None:
     url = file_url(f)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    cap = f.size if (f.size is not None and verify) else max_bytes
+    budget = _default_deadline(f, timeout) if deadline is None else float(deadline)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)  # mkdir honours the umask
+        # Partial files of killed downloads (ours carry the pid; older ones only an age).
+        clean_stale(target.parent, (f".{glob.escape(target.name)}.*.part",))
+        fd, tmp = tempfile.mkstemp(prefix=temp_name_prefix(target.name), suffix=".part", dir=target.parent)
+    except OSError as exc:
+        raise FetchError(f"cannot write into the dataset cache {target.parent}: {exc.strerror or exc}") from exc
     h = hashlib.sha256()
+    started = time.monotonic()
     try:
         try:
-            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:
+            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=min(timeout, budget)) as resp:
                 length = resp.headers.get("Content-Length")
-                total = int(length) if length and length.isdigit() else None
+                total = int(length) if length and length.strip().isdigit() else None
+                if total is not None and total > cap:
+                    raise FetchError(f"{url} announces {total} bytes, more than the {cap} expected; "
+                                     "refusing to download it")
                 if progress:
                     progress("start", f, total)
+                # read1 returns whatever has arrived, so the deadline is checked at least once
+                # per socket timeout even when the server trickles bytes.
+                read = getattr(resp, "read1", resp.read)
                 got = 0
                 while True:
-                    chunk = resp.read(_CHUNK)
+                    if time.monotonic() - started > budget:
+                        raise FetchError(f"download of {url} took longer than its deadline of {budget:.0f} s "
+                                         f"({got} bytes received); nothing cached")
+                    chunk = read(_CHUNK)
                     if not chunk:
                         break
+                    got += len(chunk)
+                    if got > cap:
+                        raise FetchError(f"{url} sent more than the {cap} bytes expected; "
+                                         "download stopped, nothing cached")
                     out.write(chunk)
                     h.update(chunk)
-                    got += len(chunk)
                     if progress:
                         progress("update", f, len(chunk))
                 if total is not None and got != total:
-                    raise DatasetError(f"download of {url} was truncated ({got} of {total} bytes); nothing cached")
+                    raise FetchError(f"download of {url} was truncated ({got} of {total} bytes); nothing cached")
+        except FetchError:
+            raise
         except urllib.error.HTTPError as exc:
-            raise DatasetError(f"download of {url} failed: HTTP {exc.code} {exc.reason}") from None
+            raise FetchError(f"download of {url} failed: HTTP {exc.code} {exc.reason}") from None
+        except TimeoutError:
+            raise FetchError(f"download of {url} failed: no data for {min(timeout, budget):.0f} s "
+                             "(timed out); nothing cached") from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise DatasetError(f"download of {url} failed: {reason}") from None
+            reason = getattr(exc, "reason", None) or exc
+            if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
+                reason = exc.strerror or reason
+            raise FetchError(f"download of {url} failed: {reason}") from None
         finally:
             if progress:
                 progress("end", f, None)
         if verify:
             digest = h.hexdigest()
             if digest != f.sha256:
-                raise DatasetError(
+                raise FetchError(
                     f"checksum mismatch for {url}: expected SHA-256 {f.sha256}, got {digest}; "
                     "the download was truncated or tampered with and has been removed"
                 )
-        os.replace(tmp, target)
+        try:
+            os.chmod(tmp, file_mode())  # mkstemp's 0600 would hide the cache from other users
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise FetchError(f"cannot write {target}: {exc.strerror or exc}") from exc
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
         raise
+
+
+def fetch_files(
+    info: DatasetInfo,
+    paths: Iterable[str] | None = None,
+    verify: bool = True,
+    progress: ProgressCallback | None = None,
+    force: bool = False,
+    timeout: float = 60.0,
+    deadline: float | None = None,
+    max_bytes: int = MAX_UNKNOWN_BYTES,
+) -> dict[str, Path]:
+    """Local paths of files of a registry entry, downloading only what is not on this machine.
+
+    ``paths``: the registry paths wanted (default: every file of the entry). Returns a dict
+    from registry path to local path (in ``$COREDATA`` or the cache). See :func:`fetch`.
+    """
+    wanted = [f for f in info.files if paths is None or f.path in set(paths)]
+    if verify:
+        unknown = [f.path for f in wanted if f.sha256 is None]
+        if unknown:
+            raise DatasetError(
+                f"dataset {info.name!r}: no SHA-256 is known for {', '.join(unknown)}, so the download "
+                "cannot be verified; pass verify=False (CLI: --no-verify) to cache it unverified"
+            )
+    found: dict[str, Path] = {}
+    for f in wanted:
+        if not force:
+            p = locate(f, verify)
+            if p is not None:
+                found[f.path] = p  # local copy or cache hit: no network
+                continue
+        target = cache_dir() / f.path
+        try:
+            _download(f, target, verify and f.sha256 is not None, progress, timeout, deadline, max_bytes)
+        except FetchError as exc:
+            local = os.environ.get("COREDATA", "").strip()
+            where = f"$COREDATA ({local})" if local else "$COREDATA (unset)"
+            raise FetchError(f"{exc} [{f.path} is neither in {where} nor in the cache ({cache_dir()})]") from None
+        found[f.path] = target
+    return found
 
 
 def fetch(
@@ -139,46 +318,48 @@ def fetch(
     progress: ProgressCallback | None = None,
     force: bool = False,
     timeout: float = 60.0,
+    deadline: float | None = None,
+    max_bytes: int = MAX_UNKNOWN_BYTES,
 ) -> list[Path]:
-    """Download a registry dataset into the cache (if not there yet) and return its data files.
+    """Make a registry dataset available on this machine and return its data files.
+
+    Files in ``$COREDATA`` are used as they are (offline); the others are downloaded into
+    the cache unless already there.
 
     Parameters
     ----------
     name : str
         Registry name or alias (see ``coreselect datasets list``).
     verify : bool
-        Check every download against the registry's SHA-256. Files without a known
-        checksum are refused unless ``verify=False``.
+        Check every file against the registry's SHA-256 (local copies once per process).
+        Files without a known checksum are refused unless ``verify=False``.
     progress : callable, optional
         ``progress(event, file, n)`` with events ``"start"`` (n = total bytes or None),
         ``"update"`` (n = bytes just read) and ``"end"``; the CLI passes a tqdm bar.
     force : bool
-        Download again even when cached.
+        Download again into the cache, even when a local or cached copy exists.
     timeout : float
-        Socket timeout in seconds.
+        Socket timeout in seconds (connecting, and waiting for each piece of data).
+    deadline : float, optional
+        Seconds one file may take in all; default 60 s + 20 s per MB of its known size.
+    max_bytes : int
+        Size cap of files whose size the registry does not know (and of ``verify=False``
+        downloads); known files are capped at their size.
 
     Returns
     -------
     list of Path
-        The cached data files, in the order they make up the dataset.
+        The data files, in the order they make up the dataset.
 
     Raises
     ------
     DatasetError
-        Unknown name, unverifiable file, network failure, or checksum mismatch.
+        Unknown name, unverifiable file, or a ``$COREDATA`` copy that is not the published file.
+    FetchError
+        (a DatasetError and an OSError) network failure, HTTP error, deadline, size cap or
+        checksum mismatch.
     """
     info = get(name)
-    if verify:
-        unknown = [f.path for f in info.files if f.sha256 is None]
-        if unknown:
-            raise DatasetError(
-                f"dataset {info.name!r}: no SHA-256 is known for {', '.join(unknown)}, so the download "
-                "cannot be verified; pass verify=False (CLI: --no-verify) to cache it unverified"
-            )
-    root = cache_dir()
-    for f in info.files:
-        target = root / f.path
-        if not force and _check_cached(target, f, verify):
-            continue  # cache hit: no network
-        _download(f, target, verify and f.sha256 is not None, progress, timeout)
-    return [root / p for p in info.data]
+    found = fetch_files(info, None, verify=verify, progress=progress, force=force, timeout=timeout,
+                        deadline=deadline, max_bytes=max_bytes)
+    return [found[p] for p in info.data]

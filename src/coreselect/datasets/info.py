@@ -13,7 +13,7 @@ __all__ = ["dataset_info", "format_info"]
 
 
 def _feature_kinds(ds: Dataset) -> dict[str, int]:
-    kinds = ds.meta.get("feature_kinds") if isinstance(ds.meta, dict) else None
+    kinds = ds.metadata.feature_kinds
     if kinds is not None and len(kinds) == ds.n_features:
         kinds = list(kinds)
         # ARFF nominal {0,1} features are "binary"; numeric ones that only hold 0/1 count as numeric.
@@ -57,7 +57,7 @@ def dataset_info(ds: Dataset) -> dict[str, Any]:
         "feature_kinds": _feature_kinds(ds),
         "storage": "sparse" if sp.issparse(ds.X) else "dense",
         "nonzeros": nnz,
-        "id_columns": [ds.feature_names[j] for j in ds.meta.get("id_columns", [])] if isinstance(ds.meta, dict) else [],
+        "id_columns": [ds.feature_names[j] for j in ds.id_columns],
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,9 @@ def stack(parts: list[Dataset], name: str) -> Dataset:
     else:
         X = np.vstack([p.X for p in parts])
     Y = np.vstack([p.Y.toarray() if sp.issparse(p.Y) else p.Y for p in parts]).astype(np.int8)
-    meta = dict(first.meta)
-    meta["parts"] = [p.meta.get("source") for p in parts]
+    metadata = replace(first.metadata, parts=tuple(p.metadata.source for p in parts))
     return Dataset(X=X, Y=Y, feature_names=list(first.feature_names), label_names=list(first.label_names),
-                   name=name, meta=meta)
+                   name=name, metadata=metadata)
 
 
 def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progress=None, **options: Any) -> Dataset:
@@ -38,13 +38,20 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
     Parameters
     ----------
     data : str or path-like
-        An existing file (any format :func:`coreselect.io.read` knows); ``"synthesized"``
-        (:func:`~coreselect.datasets.make_synthesized`); or a registry name such as
-        ``"emotions"`` or ``"rcv1subset1"``, fetched into the cache on first use.
+        Looked up in this order:
+
+        1. an existing file (any format :func:`coreselect.io.read` knows);
+        2. a path relative to ``$COREDATA`` (``"rcv1v2/rcv1subset1.arff.gz"``);
+        3. ``"synthesized"`` (:func:`~coreselect.datasets.make_synthesized`);
+        4. a registry name such as ``"emotions"`` or ``"rcv1subset1"`` (``coreselect
+           datasets list``): its files are taken from ``$COREDATA`` when there (offline),
+           else from the cache, else downloaded into the cache;
+        5. a registry file path (``"mulan/emotions/emotions-train.arff"``) not in
+           ``$COREDATA``: that file and its label file, from the cache or a download.
     labels : optional
         Label specification for files (see :func:`coreselect.io.read`).
     verify : bool
-        For registry names: check downloads against the registry's SHA-256.
+        For registry names: check files against the registry's SHA-256.
     progress : callable, optional
         Download progress callback (see :func:`coreselect.datasets.fetch.fetch`).
     **options
@@ -53,40 +60,54 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
     Raises
     ------
     DatasetError
-        Unknown name (with close matches), unreadable or malformed file.
+        Unknown name (with the close matches that ``datasets list`` shows), unreadable or
+        malformed file, failed download (:class:`~coreselect.errors.FetchError`).
     """
     from coreselect import io as cio
+    from coreselect.datasets import registry
+    from coreselect.datasets.fetch import coredata_dir, fetch_files
 
     path = Path(data)
+    if path.is_dir():
+        raise DatasetError("is a folder, not a data file (a column store made by `coreselect store build` "
+                           "is read by `coreselect select`; `coreselect.store.open_store` in Python)", path=str(path))
     if path.exists():
         return cio.read(path, labels=labels, **options)
     text = str(data)
+    local = coredata_dir() if not path.is_absolute() else None
+    if local is not None and (local / path).is_file():
+        return cio.read(local / path, labels=labels, **options)
     if text.lower() == "synthesized":
         from coreselect.datasets.synthetic import make_synthesized
 
         return make_synthesized(**options)
-    from coreselect.datasets import registry
-    from coreselect.datasets.fetch import fetch
 
     info = registry.find(text)
-    if info is None:
-        looks_like_file = any(sep in text for sep in ("/", os.sep)) or "." in Path(text).name
-        close = registry.close_names(text)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        if looks_like_file:
-            raise DatasetError(f"no such file{hint}", path=text)
-        raise DatasetError(
-            f"{text!r} is neither a file, 'synthesized', nor a known dataset{hint} "
-            "(`coreselect datasets list` shows the names)"
-        )
-    files = fetch(info.name, verify=verify, progress=progress)
-    xml = labels
-    if xml is None and info.label_file:
-        from coreselect.datasets.fetch import cache_dir
+    if info is not None:
+        wanted = [*info.data, *([info.label_file] if info.label_file and labels is None else [])]
+        found = fetch_files(info, wanted, verify=verify, progress=progress)
+        xml = labels if labels is not None else (found[info.label_file] if info.label_file else None)
+        parts = [cio.read(found[p], labels=xml, **options) for p in info.data]
+        ds = parts[0] if len(parts) == 1 else stack(parts, info.name)
+        ds.name = info.name
+        ds.metadata = replace(ds.metadata, registry=info.name)
+        return ds
 
-        xml = cache_dir() / info.label_file
-    parts = [cio.read(f, labels=xml, **options) for f in files]
-    ds = parts[0] if len(parts) == 1 else stack(parts, info.name)
-    ds.name = info.name
-    ds.meta["registry"] = info.name
-    return ds
+    hit = registry.find_file(text)
+    if hit is not None and hit[1].path != hit[0].label_file:
+        info, f = hit
+        wanted = [f.path, *([info.label_file] if info.label_file and labels is None else [])]
+        found = fetch_files(info, wanted, verify=verify, progress=progress)
+        xml = labels if labels is not None else (found[info.label_file] if info.label_file else None)
+        return cio.read(found[f.path], labels=xml, **options)
+
+    looks_like_file = any(sep in text for sep in ("/", os.sep)) or "." in Path(text).name
+    close = registry.close_names(text)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    if looks_like_file:
+        where = f" (nor under $COREDATA={local})" if local is not None else ""
+        raise DatasetError(f"no such file{where}{hint}", path=text)
+    raise DatasetError(
+        f"{text!r} is neither a file, 'synthesized', nor a known dataset{hint} "
+        "(`coreselect datasets list` shows the names)"
+    )

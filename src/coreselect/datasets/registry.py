@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from coreselect.errors import DatasetError
 
-__all__ = ["DatasetFile", "DatasetInfo", "REGISTRY", "get", "names", "close_names"]
+__all__ = ["DatasetFile", "DatasetInfo", "REGISTRY", "get", "find", "find_file", "names", "close_names"]
 
 MULAN_COMMIT = "43f6389095ad71984264db4387a8074b22bc7d4a"
 MEKA_COMMIT = "f9ffe231e06ebaa75b4a95c5cdeb737419731621"
@@ -27,11 +27,13 @@ MEKA_BASE = f"https://raw.githubusercontent.com/Waikato/meka/{MEKA_COMMIT}/src/m
 
 @dataclass(frozen=True)
 class DatasetFile:
-    """One file of a dataset: its mirror/cache path, upstream URL and SHA-256 (None: unknown)."""
+    """One file of a dataset: its mirror/cache path, upstream URL, SHA-256 and size in bytes
+    (None: unknown)."""
 
     path: str
     url: str | None
     sha256: str | None
+    size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,59 @@ _SHA = {
 }
 
 
+# Byte sizes of the same files: a download is cut off as soon as it exceeds the size (an endless
+# or wrong response never fills the disk).
+_SIZE = {
+    "meka/Enron.arff.bz2": 75940,
+    "meka/Music.arff": 382468,
+    "meka/Scene.arff.bz2": 1999024,
+    "meka/Yeast.arff.bz2": 703814,
+    "mulan/bibtex/bibtex-test.arff": 1215637,
+    "mulan/bibtex/bibtex-train.arff": 2292961,
+    "mulan/bibtex/bibtex.arff": 3457832,
+    "mulan/bibtex/bibtex.xml": 5880,
+    "mulan/cal500/cal500.arff": 492857,
+    "mulan/cal500/cal500.xml": 7901,
+    "mulan/corel5k/Corel5k-sparse.arff": 377579,
+    "mulan/corel5k/Corel5k-test-sparse.arff": 60876,
+    "mulan/corel5k/Corel5k-test.arff": 895771,
+    "mulan/corel5k/Corel5k-train-sparse.arff": 339535,
+    "mulan/corel5k/Corel5k.xml": 11222,
+    "mulan/delicious/delicious-test.arff": 757565,
+    "mulan/delicious/delicious-train.arff": 3056590,
+    "mulan/delicious/delicious.arff": 3773732,
+    "mulan/delicious/delicious.xml": 34303,
+    "mulan/emotions/emotions-test.arff": 132007,
+    "mulan/emotions/emotions-train.arff": 252080,
+    "mulan/emotions/emotions.arff": 380476,
+    "mulan/emotions/emotions.xml": 323,
+    "mulan/enron/enron-test.arff": 324140,
+    "mulan/enron/enron-train.arff": 607799,
+    "mulan/enron/enron.arff": 906705,
+    "mulan/enron/enron.xml": 1604,
+    "mulan/genbase/genbase-test.arff": 758739,
+    "mulan/genbase/genbase-train.arff": 1714007,
+    "mulan/genbase/genbase.arff": 3238276,
+    "mulan/genbase/genbase.xml": 992,
+    "mulan/medical/medical-test.arff": 99124,
+    "mulan/medical/medical-train.arff": 69680,
+    "mulan/medical/medical.arff": 129626,
+    "mulan/medical/medical.xml": 1818,
+    "mulan/scene/scene-test.arff": 3090742,
+    "mulan/scene/scene-train.arff": 3127968,
+    "mulan/scene/scene.xml": 285,
+    "mulan/tmc2007-500/tmc2007-500-test.arff": 1054414,
+    "mulan/tmc2007-500/tmc2007-500-train.arff": 3152791,
+    "mulan/tmc2007-500/tmc2007-500.arff": 4193699,
+    "mulan/tmc2007-500/tmc2007-500.xml": 783,
+    "mulan/yeast/yeast-test.arff": 918515,
+    "mulan/yeast/yeast-train.arff": 1501117,
+    "mulan/yeast/yeast.arff": 2416688,
+    "mulan/yeast/yeast.xml": 526,
+    "rcv1v2/rcv1subset1.arff.gz": 2825695,
+    "rcv1v2/rcv1subset1.xml": 3226,
+}
+
 def _file(path: str) -> DatasetFile:
     """A file with its upstream URL derived from the mirror path."""
     top, _, rest = path.partition("/")
@@ -125,7 +180,7 @@ def _file(path: str) -> DatasetFile:
         url = MEKA_BASE + rest
     else:
         url = None  # converted files (rcv1v2) exist only on mirrors
-    return DatasetFile(path=path, url=url, sha256=_SHA.get(path))
+    return DatasetFile(path=path, url=url, sha256=_SHA.get(path), size=_SIZE.get(path))
 
 
 def _mulan(name, folder, stem, F, N, L, card, size, *, data=None, xml=None, extra=(), note="", aliases=()):
@@ -228,8 +283,30 @@ def find(name: str) -> DatasetInfo | None:
 
 
 def close_names(name: str, n: int = 4) -> list[str]:
-    """Registry names that look like ``name`` (for error messages)."""
-    return difflib.get_close_matches(str(name).lower(), list(_LOOKUP), n=n, cutoff=0.5)
+    """Registry names (as ``datasets list`` shows them) that look like ``name``.
+
+    Aliases are matched too, but reported under the dataset's listed name.
+    """
+    matches = difflib.get_close_matches(str(name).lower(), list(_LOOKUP), n=3 * n, cutoff=0.5)
+    return list(dict.fromkeys(_LOOKUP[m] for m in matches))[:n]
+
+
+def find_file(path: str) -> tuple[DatasetInfo, DatasetFile] | None:
+    """The entry and file for a registry file path (``"rcv1v2/rcv1subset1.arff.gz"``), or None.
+
+    Data files are preferred over the label file when several entries share a file.
+    """
+    text = str(path).replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    hit = None
+    for info in _ENTRIES:
+        for f in info.files:
+            if f.path == text:
+                if text in info.data:
+                    return info, f
+                hit = hit or (info, f)
+    return hit
 
 
 def get(name: str) -> DatasetInfo:

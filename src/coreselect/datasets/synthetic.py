@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from coreselect.utils import check_random_state
 
 from coreselect.errors import InputError
-from coreselect.io.dataset import Dataset, IndexedNames
+from coreselect.io.dataset import Dataset, DatasetMeta, IndexedNames
 
 
 def make_synthesized(
@@ -53,7 +53,7 @@ def make_synthesized(
         feature_names=names,
         label_names=[f"label{l}" for l in range(n_labels)],
         name="synthesized",
-        meta={"originals": 2 * n_labels, "copies": copies},
+        metadata=DatasetMeta(format="synthetic", extra={"originals": 2 * n_labels, "copies": copies}),
     )
 
 
@@ -142,11 +142,11 @@ def make_sparse_multilabel(
         feature_names=IndexedNames(d, "x"),
         label_names=[f"label{l}" for l in range(L)],
         name=f"sparse_multilabel_{n}x{d}",
-        meta={
+        metadata=DatasetMeta(format="synthetic", extra={
             "relevant": relevant.astype(np.int64),
             "relevant_label": relevant_label,
             "redundant": redundant.astype(np.int64),
             "redundant_of": redundant_of.astype(np.int64),
             "density": float(density),
-        },
+        }),
     )

@@ -18,8 +18,9 @@ TaskCallback = Callable[[int, int], None]
 class Engine(abc.ABC):
     """Runs ``func(shared, task)`` for every task and returns the results in task order.
 
-    ``shared`` is the read-only data reference every task needs (a column store path, or an
-    in-memory problem). Engines ship it to their workers once, not once per task.
+    ``shared`` is the read-only data every task needs (a column store reference, or an
+    in-memory problem). Engines ship it to their workers once, not once per task; shared data
+    with a true ``is_reference`` attribute is small enough to travel inside every task.
     """
 
     name: str = "engine"

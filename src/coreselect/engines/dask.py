@@ -68,10 +68,10 @@ def connect(address: str, timeout: float | None = None) -> Any:
 
 
 def _is_small(shared: Any) -> bool:
-    """Small references (a store path) travel inside each task; big data is scattered once."""
-    from coreselect.store import StoreRef
-
-    return shared is None or isinstance(shared, (str, os.PathLike, StoreRef))
+    """Small references (a store's path) travel inside each task; big data is scattered once.
+    Shared data says which it is with an ``is_reference`` attribute."""
+    return shared is None or isinstance(shared, (str, os.PathLike)) or bool(
+        getattr(shared, "is_reference", False))
 
 
 class DaskEngine(Engine):

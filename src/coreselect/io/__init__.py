@@ -3,11 +3,19 @@
 :func:`read` and :func:`write` dispatch on the file suffix:
 
 =====================================  ==========================================
-``.arff``, ``.arff.gz``, ``.arff.bz2``  Mulan / MEKA ARFF (:mod:`coreselect.io.arff`)
+``.arff`` (``.gz``, ``.bz2``, ``.xz``)  Mulan / MEKA ARFF (:mod:`coreselect.io.arff`)
 ``.svm``, ``.libsvm``, ``.txt``         multi-label LIBSVM (:mod:`coreselect.io.libsvm`)
-``.csv`` (``.csv.gz``)                  CSV (:mod:`coreselect.io.tabular`)
+``.csv`` (``.gz``, ``.bz2``, ``.xz``)   CSV (:mod:`coreselect.io.tabular`)
 ``.parquet``, ``.pq``                   Parquet (:mod:`coreselect.io.tabular`)
 =====================================  ==========================================
+
+Labels are chosen the same way for every format (:mod:`coreselect.io.labels`: ``N`` is the
+last N columns/attributes). Readers record what they learnt in the typed
+:class:`~coreselect.io.dataset.DatasetMeta` (``Dataset.metadata``); ID-like columns follow
+one rule (:func:`~coreselect.io.dataset.detect_id_columns`). Untrusted input is bounded:
+compressed files are decoded as a stream with a size cap (:mod:`coreselect.io.text`), and
+declared widths the data cannot fill are refused before allocation
+(:func:`~coreselect.io.dataset.check_declared_width`).
 """
 
 from __future__ import annotations
@@ -20,14 +28,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from coreselect.errors import DatasetError
-from coreselect.io.dataset import Dataset
+from coreselect.io.dataset import Dataset, DatasetMeta, IndexedNames
 
-__all__ = ["Dataset", "read", "write", "export_columns", "subset_columns", "from_arrays", "format_of"]
+__all__ = ["Dataset", "DatasetMeta", "IndexedNames", "read", "write", "export_columns", "subset_columns",
+           "from_arrays", "format_of"]
 
+_Z = ("", ".gz", ".bz2", ".xz")
 _FORMATS = {
-    "arff": (".arff", ".arff.gz", ".arff.bz2"),
-    "libsvm": (".svm", ".libsvm", ".svmlight", ".txt", ".svm.gz", ".libsvm.gz", ".txt.gz", ".svm.bz2"),
-    "csv": (".csv", ".csv.gz", ".csv.bz2"),
+    "arff": tuple(".arff" + z for z in _Z),
+    "libsvm": tuple(s + z for s in (".svm", ".libsvm", ".svmlight", ".txt") for z in _Z),
+    "csv": tuple(".csv" + z for z in _Z),
     "parquet": (".parquet", ".pq"),
 }
 
@@ -49,8 +59,9 @@ def read(path: str | os.PathLike, labels: Any = None, **options: Any) -> Dataset
     ----------
     path : path-like
     labels : optional
-        ARFF: a Mulan XML path, a MEKA-style count or names; CSV/Parquet: names, a prefix
-        or a count of trailing columns; LIBSVM: unused.
+        A label spec, the same for ARFF, CSV and Parquet (:mod:`coreselect.io.labels`):
+        ``N`` the last N columns/attributes, ``-N`` the first N, names, a prefix, or a
+        Mulan XML file. LIBSVM files carry their labels (must be None).
     **options
         Passed to the reader (``missing="bin"`` for ARFF, ``zero_based`` for LIBSVM, ...).
 
@@ -81,16 +92,18 @@ def read(path: str | os.PathLike, labels: Any = None, **options: Any) -> Dataset
     return read_parquet(path, labels=labels, **options)
 
 
-def write(dataset: Dataset, path: str | os.PathLike) -> None:
+def write(dataset: Dataset, path: str | os.PathLike, **options: Any) -> None:
     """Write a dataset, choosing the format by suffix; the file appears only when complete.
 
-    ARFF also writes the Mulan label XML beside it (same stem).
+    ARFF also writes the Mulan label XML beside it (same stem), but never replaces an
+    existing XML that names other labels (see :func:`coreselect.io.arff.write_arff`).
+    ``options`` go to the format's writer (``xml=`` for ARFF).
     """
     fmt = format_of(path)
     if fmt == "arff":
         from coreselect.io.arff import write_arff
 
-        write_arff(dataset, path)
+        write_arff(dataset, path, **options)
     elif fmt == "libsvm":
         from coreselect.io.libsvm import write_libsvm
 
@@ -108,14 +121,18 @@ def write(dataset: Dataset, path: str | os.PathLike) -> None:
 def subset_columns(dataset: Dataset, columns: Sequence[int | str]) -> Dataset:
     """The dataset reduced to the given feature columns (indices or names), labels kept.
 
-    ``meta`` keeps the nominal declarations of the kept features; ``id_columns`` and
+    ``metadata`` keeps the nominal declarations of the kept features; ``id_columns`` and
     ``feature_kinds`` are remapped.
     """
+    import dataclasses
+
     cols = list(columns)
-    pos = {n: i for i, n in enumerate(dataset.feature_names)}
+    pos = None
     idx: list[int] = []
     for c in cols:
         if isinstance(c, str):
+            if pos is None:
+                pos = {n: i for i, n in enumerate(dataset.feature_names)}
             if c not in pos:
                 raise DatasetError(f"no feature named {c!r}")
             idx.append(pos[c])
@@ -128,25 +145,28 @@ def subset_columns(dataset: Dataset, columns: Sequence[int | str]) -> Dataset:
     if sp.issparse(X):
         X = sp.csr_matrix(X)
     names = [dataset.feature_names[i] for i in idx]
-    meta = dict(dataset.meta) if isinstance(dataset.meta, dict) else {}
-    if "nominal_values" in meta:
-        meta["nominal_values"] = {n: v for n, v in meta["nominal_values"].items() if n in set(names)}
-    if "feature_kinds" in meta and len(meta["feature_kinds"]) == dataset.n_features:
-        meta["feature_kinds"] = [meta["feature_kinds"][i] for i in idx]
-    if "id_columns" in meta:
-        old = set(meta["id_columns"])
-        meta["id_columns"] = [j for j, i in enumerate(idx) if i in old]
+    m = dataset.metadata
+    kept = set(names)
+    kinds = m.feature_kinds
+    old_ids = set(m.id_columns)
+    metadata = dataclasses.replace(
+        m,
+        nominal_values={n: v for n, v in m.nominal_values.items() if n in kept},
+        feature_kinds=tuple(kinds[i] for i in idx) if kinds is not None and len(kinds) == dataset.n_features else None,
+        id_columns=tuple(j for j, i in enumerate(idx) if i in old_ids),
+    )
     return Dataset(X=X, Y=dataset.Y, feature_names=names, label_names=list(dataset.label_names),
-                   name=dataset.name, meta=meta)
+                   name=dataset.name, metadata=metadata)
 
 
-def export_columns(dataset: Dataset, columns: Sequence[int | str], path: str | os.PathLike) -> None:
+def export_columns(dataset: Dataset, columns: Sequence[int | str], path: str | os.PathLike,
+                   **options: Any) -> None:
     """Write ``dataset`` reduced to ``columns`` (feature indices or names) plus all labels.
 
     The format follows the suffix of ``path`` (see :func:`write`); used by
     ``coreselect select --export``. Nothing is written unless the whole file is.
     """
-    write(subset_columns(dataset, columns), path)
+    write(subset_columns(dataset, columns), path, **options)
 
 
 def from_arrays(X, Y, feature_names=None, label_names=None, name: str = "arrays") -> Dataset:

@@ -9,12 +9,16 @@ Reading
 * Nominal (and string/date) attributes become integer codes: the index of the value
   in the declaration (string/date: in the sorted distinct values). An omitted sparse
   value is 0 for numeric and the first declared value (code 0) for nominal attributes.
-* Labels: a Mulan XML label file (``labels=FILE.xml``, else found beside the ARFF),
-  else the MEKA ``-C n`` option in ``@relation`` (n > 0: first n attributes; n < 0: last
-  |n|). ``-C`` is never used when a Mulan XML exists (medical carries a stale one).
+* Labels: ``labels=`` as in :mod:`coreselect.io.labels` (``N``: the last N attributes,
+  names, a prefix, or a Mulan XML); without it, a Mulan XML found beside the ARFF, else
+  the MEKA ``-C n`` option in ``@relation`` as MEKA defines it (n > 0: the *first* n
+  attributes; n < 0: the last |n|). ``-C`` is never used when a Mulan XML exists (medical
+  carries a stale one).
 * Missing values ``?`` raise :class:`~coreselect.errors.DatasetError` unless
   ``missing="bin"``: then a nominal ``?`` gets its own code (the number of declared
-  values) and a numeric ``?`` becomes NaN.
+  values) and a numeric ``?`` becomes NaN. ``nan``, ``inf`` and blank numeric cells are
+  always errors naming the line (:func:`coreselect.io.text.parse_number`).
+* Writing: :func:`write_arff` never replaces a label XML the caller did not name (see there).
 
 Any problem with the file raises :class:`~coreselect.errors.DatasetError` naming the
 file and, where it applies, the line.
@@ -25,10 +29,9 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import lzma
 import os
 import re
-import warnings
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
 
@@ -36,11 +39,23 @@ import numpy as np
 import scipy.sparse as sp
 
 from coreselect.errors import DatasetError
-from coreselect.io.dataset import Dataset
+from coreselect.io.dataset import Dataset, DatasetMeta, detect_id_columns
+from coreselect.io.labels import labels_by_count, read_label_xml, resolve_label_spec
+from coreselect.io.text import (
+    fast_numbers,
+    only_number_chars,
+    open_text,
+    parse_number,
+    quote as _quote,
+    read_quoted,
+    split_values,
+    stem,
+)
 
-__all__ = ["read_arff", "write_arff", "find_label_xml", "read_label_xml", "ARFF_SUFFIXES"]
+__all__ = ["read_arff", "write_arff", "find_label_xml", "read_label_xml", "parse_arff_text", "ARFF_SUFFIXES",
+           "open_text", "split_values"]
 
-ARFF_SUFFIXES = (".arff", ".arff.gz", ".arff.bz2")
+ARFF_SUFFIXES = (".arff", ".arff.gz", ".arff.bz2", ".arff.xz")
 
 NUMERIC = "numeric"
 NOMINAL = "nominal"
@@ -49,6 +64,8 @@ STRING = "string"
 _DATA_RE = re.compile(r"^[ \t]*@data[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
 _MEKA_C_RE = re.compile(r"(?:^|\s)-C\s+(-?\d+)")
 _COMMA_RE = re.compile(r"[ \t]*,[ \t]*")
+_INT_RE = re.compile(r"-?[0-9]+")
+_INDEX_RE = re.compile(r"[+-]?[0-9]+")
 
 
 class Attribute(NamedTuple):
@@ -98,107 +115,35 @@ class _Attrs:
         return (self[i] for i in range(len(self.names)))
 
 
-# ---------------------------------------------------------------------------- text
-
-
-def open_text(path: str | os.PathLike) -> str:
-    """Read a whole (optionally gz/bz2-compressed) text file; errors become DatasetError."""
-    p = str(path)
-    try:
-        if p.endswith(".gz"):
-            with gzip.open(p, "rb") as fh:
-                raw = fh.read()
-        elif p.endswith(".bz2"):
-            with bz2.open(p, "rb") as fh:
-                raw = fh.read()
-        else:
-            with open(p, "rb") as fh:
-                raw = fh.read()
-    except FileNotFoundError:
-        raise DatasetError("no such file", path=p) from None
-    except IsADirectoryError:
-        raise DatasetError("is a directory, not a data file", path=p) from None
-    except (OSError, EOFError, ValueError) as exc:  # gzip/bz2 corruption, truncation
-        raise DatasetError(f"cannot read the file: {exc}", path=p) from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        # Old Weka files are often Latin-1; every byte sequence decodes.
-        return raw.decode("latin-1")
-
-
-def _unescape(s: str) -> str:
-    return re.sub(r"\\(.)", r"\1", s)
-
-
-def _read_quoted(s: str, pos: int) -> tuple[str, int]:
-    """Read a quoted token starting at ``s[pos]`` (a quote); return (text, end position)."""
-    quote = s[pos]
-    i = pos + 1
-    out = []
-    while i < len(s):
-        ch = s[i]
-        if ch == "\\" and i + 1 < len(s):
-            out.append(s[i + 1])
-            i += 2
-            continue
-        if ch == quote:
-            return "".join(out), i + 1
-        out.append(ch)
-        i += 1
-    raise ValueError("unterminated quote")
-
-
-def split_values(s: str) -> list[str]:
-    """Split a comma-separated list that may hold quoted items; items are unquoted."""
-    items: list[str] = []
-    i, n = 0, len(s)
-    while True:
-        while i < n and s[i] in " \t":
-            i += 1
-        if i < n and s[i] in "'\"":
-            tok, i = _read_quoted(s, i)
-            while i < n and s[i] in " \t":
-                i += 1
-            if i < n and s[i] != ",":
-                raise ValueError(f"unexpected text after quoted value {tok!r}")
-        else:
-            j = s.find(",", i)
-            j = n if j < 0 else j
-            tok = s[i:j].strip()
-            i = j
-        items.append(tok)
-        if i >= n:
-            return items
-        i += 1  # skip the comma
-
-
-def _quote(name: str) -> str:
-    """Quote an ARFF name or value when it needs it (Weka's rules, roughly)."""
-    if name and re.fullmatch(r"[^\s'\"{}%,\\?]+", name):
-        return name
-    return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 # -------------------------------------------------------------------------- header
 
-
-_LINE_FAST_RE = re.compile(
-    r"[ \t]*@attribute[ \t]+([^\s'\"{}%\\]+)[ \t]+(numeric|real|integer|\{[^'\"{}%]*\})[ \t]*\r?$",
-    re.IGNORECASE,
-)
-
-
+# The plain attribute line: an unquoted name and numeric/real/integer or an unquoted
+# nominal list. The one per-line parser (:func:`_parse_attribute`) tries it first; the
+# whole-header fast path (:func:`_parse_header_fast`) applies the same pattern to the whole
+# buffer at once, and the tests check that both read the same headers.
+_NAME = r"([^\s'\"{}%\\]+)"
+_SPEC = r"(numeric|real|integer|\{[^'\"{}%\n]*\})"
+_SIMPLE_ATTR_RE = re.compile(r"[ \t]+" + _NAME + r"[ \t]+" + _SPEC + r"[ \t]*\r?$", re.IGNORECASE)
 # No IGNORECASE: spelled-out case variants keep the regex engine on its fast literal path.
+_CASES = "|".join(f"{w}|{w.upper()}|{w.capitalize()}" for w in ("numeric", "real", "integer"))
 _HEADER_ATTR_RE = re.compile(
-    r"\n[ \t]*@(?:attribute|ATTRIBUTE|Attribute)[ \t]+([^\s'\"{}%\\]+)[ \t]+"
-    r"(numeric|NUMERIC|Numeric|real|REAL|Real|integer|INTEGER|Integer|\{[^'\"{}%\n]*\})[ \t]*\r?(?=\n|$)"
+    r"\n[ \t]*@(?:attribute|ATTRIBUTE|Attribute)[ \t]+" + _NAME + r"[ \t]+"
+    r"(" + _CASES + r"|\{[^'\"{}%\n]*\})[ \t]*\r?(?=\n|$)"
 )
 _ATTR_START_RE = re.compile(r"\n[ \t]*@attribute", re.IGNORECASE)
 
 
-def _parse_header_fast(header: str, path: str) -> tuple[str, list[Attribute]] | None:
-    """Whole-buffer regex parse of headers whose attributes are all unquoted numeric/{...}.
+def _simple_nominal(spec: str) -> list[str] | None:
+    """The values of an unquoted ``{a, b}`` declaration; None when empty or repeated (the
+    careful path then reports it)."""
+    values = [v.strip() for v in spec[1:-1].split(",")]
+    if all(values) and len(set(values)) == len(values):
+        return values
+    return None
+
+
+def _parse_header_fast(header: str, path: str) -> tuple[str, _Attrs] | None:
+    """Whole-buffer regex parse of headers whose attributes are all plain (see above).
 
     Per-line Python is the bottleneck for 47k-attribute files; this is ~10x faster.
     Returns None (use :func:`_parse_header`) for anything unusual.
@@ -213,6 +158,8 @@ def _parse_header_fast(header: str, path: str) -> tuple[str, list[Attribute]] | 
     relation, _ = _parse_header(prefix + "@attribute x numeric\n", path)
     body = h[first.start():]
     found = _HEADER_ATTR_RE.findall(body)
+    if not found:
+        return None
     # Every line the regex did not take must be blank or a comment. Matches never span
     # lines, so when the non-empty lines are exactly the matches there is nothing else.
     lines = body.split("\n")
@@ -224,18 +171,16 @@ def _parse_header_fast(header: str, path: str) -> tuple[str, list[Attribute]] | 
                 return None  # a line the fast path does not understand: let the careful parser report it
     names = [f[0] for f in found]
     kind_list = [NOMINAL if f[1][0] == "{" else NUMERIC for f in found]
-    if not found:
-        return None
     values: dict[int, list[str]] = {}
     # Parse each distinct nominal declaration once ({0,1} repeats thousands of times).
-    parsed: dict[str, list[str]] = {}
-    for i, (name, spec) in enumerate(found):
+    parsed: dict[str, list[str] | None] = {}
+    for i, (_, spec) in enumerate(found):
         if spec[0] == "{":
-            vals = parsed.get(spec)
+            if spec not in parsed:
+                parsed[spec] = _simple_nominal(spec)
+            vals = parsed[spec]
             if vals is None:
-                vals = parsed[spec] = [v.strip() for v in spec[1:-1].split(",")]
-                if not all(vals) or len(set(vals)) != len(vals):
-                    return None
+                return None
             values[i] = vals
     return relation, _Attrs(names, kind_list, values, {})
 
@@ -251,33 +196,22 @@ def _attribute_line(header: str, k: int) -> int:
     return 0
 
 
-def _parse_header(header: str, path: str) -> tuple[str, list[Attribute]]:
+def _parse_header(header: str, path: str) -> tuple[str, _Attrs]:
+    """The careful, line-by-line header parser (the reference for the fast path)."""
     relation: str | None = None
     attrs: list[Attribute] = []
-    fast = _LINE_FAST_RE.match
     for lineno, raw in enumerate(header.split("\n"), start=1):
-        m = fast(raw)
-        if m is not None and relation is not None:
-            # Common unquoted `@attribute name numeric|{a,b}` line: no tokenizer needed.
-            name, spec = m.groups()
-            if spec[0] != "{":
-                attrs.append(Attribute(name, NUMERIC, line=lineno))
-                continue
-            values = [v.strip() for v in spec[1:-1].split(",")]
-            if all(values) and len(set(values)) == len(values):
-                attrs.append(Attribute(name, NOMINAL, values, line=lineno))
-                continue
         line = raw.strip()
         if not line or line.startswith("%"):
             continue
-        low = line.lower()
+        low = line[:10].lower()
         if low.startswith("@relation"):
             rest = line[len("@relation"):].strip()
             if not rest:
                 raise DatasetError("@relation without a name", path, lineno)
             if rest[0] in "'\"":
                 try:
-                    relation, _ = _read_quoted(rest, 0)
+                    relation, _ = read_quoted(rest, 0)
                 except ValueError:
                     raise DatasetError("unterminated quote in @relation", path, lineno) from None
             else:
@@ -298,18 +232,15 @@ def _parse_header(header: str, path: str) -> tuple[str, list[Attribute]]:
     return relation, _Attrs.from_list(attrs)
 
 
-_SIMPLE_ATTR_RE = re.compile(r"[ \t]+([^\s'\"{}%\\]+)[ \t]+(numeric|real|integer|\{[^'\"{}]*\})$", re.IGNORECASE)
-
-
 def _parse_attribute(rest: str, path: str, lineno: int) -> Attribute:
+    """The one @attribute parser: ``rest`` is the line after the ``@attribute`` keyword."""
     m = _SIMPLE_ATTR_RE.match(rest)
     if m is not None:
-        # Fast path for the common unquoted `@attribute name numeric|{a,b}` line.
         spec = m.group(2)
         if spec[0] != "{":
             return Attribute(m.group(1), NUMERIC, line=lineno)
-        values = [v.strip() for v in spec[1:-1].split(",")]
-        if values and all(values) and len(set(values)) == len(values):
+        values = _simple_nominal(spec)
+        if values is not None:
             return Attribute(m.group(1), NOMINAL, values, line=lineno)
     if not rest[:1].isspace():
         raise DatasetError("malformed @attribute line", path, lineno)
@@ -318,7 +249,7 @@ def _parse_attribute(rest: str, path: str, lineno: int) -> Attribute:
         raise DatasetError("@attribute without a name", path, lineno)
     try:
         if rest[0] in "'\"":
-            name, end = _read_quoted(rest, 0)
+            name, end = read_quoted(rest, 0)
         else:
             m = re.match(r"[^\s{]+", rest)
             if m is None:
@@ -434,47 +365,31 @@ def _codes(
 
 
 def _numbers(tokens: np.ndarray, missing: str, where, path: str, attrs, cols) -> np.ndarray:
-    """Convert numeric tokens to float64; '?' is an error unless missing='bin' (then NaN)."""
-    try:
-        return tokens.astype(np.float64)
-    except ValueError:
-        pass
-    bad = np.ones(len(tokens), dtype=bool)
+    """Convert numeric tokens to float64 (see :func:`~coreselect.io.text.parse_number`);
+    '?' is an error unless missing='bin' (then NaN); nan/inf/blank are errors with the line."""
+    toks = tokens.tolist()
+    arr = fast_numbers(",".join(toks), ",", len(toks)) if toks else np.empty(0)
+    if arr is not None:
+        return arr
     # Slow path only for files with bad or missing values: find and report the first one.
-    out = np.empty(len(tokens), dtype=np.float64)
-    for i, t in enumerate(tokens.tolist()):
-        try:
-            out[i] = float(t)
-            bad[i] = False
-        except ValueError:
-            if t == "?":
-                if missing == "bin":
-                    out[i] = np.nan
-                    continue
-                raise DatasetError(
-                    f"missing value '?' in numeric attribute {attrs[cols[i]].name!r} "
-                    "(pass missing='bin' to read it as NaN)",
-                    path,
-                    where(i),
-                ) from None
+    out = np.empty(len(toks), dtype=np.float64)
+    for i, t in enumerate(toks):
+        if t == "?":
+            if missing == "bin":
+                out[i] = np.nan
+                continue
             raise DatasetError(
-                f"{t!r} is not a number (attribute {attrs[cols[i]].name!r})", path, where(i)
-            ) from None
-    return out
-
-
-def _fast_numbers(text: str, sep: str, expected: int) -> np.ndarray | None:
-    """Parse ``expected`` numbers from ``text`` in one C pass, or None if anything is off.
-
-    Callers fall back to the token path, which reports the exact bad value and line.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+                f"missing value '?' in numeric attribute {attrs[cols[i]].name!r} "
+                "(pass missing='bin' to read it as NaN)",
+                path,
+                where(i),
+            )
         try:
-            arr = np.fromstring(text, dtype=np.float64, sep=sep)
-        except (ValueError, DeprecationWarning):
-            return None
-    return arr if len(arr) == expected else None
+            out[i] = parse_number(t)
+        except ValueError as exc:
+            what = "an empty value" if not t.strip() else str(exc)
+            raise DatasetError(f"{what} (attribute {attrs[cols[i]].name!r})", path, where(i)) from None
+    return out
 
 
 def _int_decls(attrs: list[Attribute], cols: np.ndarray) -> dict[int, dict[float, int]] | None:
@@ -482,7 +397,7 @@ def _int_decls(attrs: list[Attribute], cols: np.ndarray) -> dict[int, dict[float
     out: dict[int, dict[float, int]] = {}
     for c in cols.tolist():
         a = attrs[c]
-        if a.kind != NOMINAL or not all(re.fullmatch(r"-?\d+", v) for v in a.values):
+        if a.kind != NOMINAL or not all(_INT_RE.fullmatch(v) for v in a.values):
             return None
         out[c] = {float(v): i for i, v in enumerate(a.values)}
     return out
@@ -519,7 +434,7 @@ def _parse_dense(rows: _Rows, attrs: list[Attribute], missing: str, path: str, s
         nom = np.flatnonzero(kinds != NUMERIC)
         decls = _int_decls(attrs, nom)
         if decls is not None:
-            arr = _fast_numbers(",".join(text_rows), ",", n * n_attr)
+            arr = fast_numbers(",".join(text_rows), ",", n * n_attr)
             if arr is not None:
                 X = arr.reshape(n, n_attr)
                 if len(nom):
@@ -590,7 +505,7 @@ def _arrow_pairs(inners: list[str], total: int) -> tuple[np.ndarray, np.ndarray]
             read_options=pacsv.ReadOptions(column_names=["i", "v"], use_threads=False),
             parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False, ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(
-                column_types={"i": pa.float64(), "v": pa.float64()}, strings_can_be_null=False,
+                column_types={"i": pa.int64(), "v": pa.float64()}, strings_can_be_null=False,
                 null_values=[], quoted_strings_can_be_null=False,
             ),
         )
@@ -598,22 +513,22 @@ def _arrow_pairs(inners: list[str], total: int) -> tuple[np.ndarray, np.ndarray]
         return None
     if table.num_rows != total:
         return None
-    fidx = _f64_column(table.column("i"))
-    vals = _f64_column(table.column("v"))
-    if fidx is None or vals is None:
+    idx = _numeric_column(table.column("i"), np.int64)
+    vals = _numeric_column(table.column("v"), np.float64)
+    if idx is None or vals is None:
         return None
-    return fidx, vals
+    return idx, vals
 
 
-def _f64_column(col) -> np.ndarray | None:
-    """A float64 Arrow column as numpy, read from its buffers (``to_numpy`` imports pandas: +1 s)."""
+def _numeric_column(col, dtype) -> np.ndarray | None:
+    """An 8-byte numeric Arrow column as numpy, read from its buffers (``to_numpy`` imports pandas: +1 s)."""
     parts = []
     for chunk in col.chunks:
         if chunk.null_count:
             return None
         buf = chunk.buffers()[1]
-        parts.append(np.frombuffer(buf, dtype=np.float64, count=len(chunk), offset=chunk.offset * 8))
-    return np.concatenate(parts) if parts else np.empty(0)
+        parts.append(np.frombuffer(buf, dtype=dtype, count=len(chunk), offset=chunk.offset * 8))
+    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
 
 
 def _fast_sparse(inners: list[str], counts: np.ndarray, attrs, n: int, n_attr: int):
@@ -622,11 +537,8 @@ def _fast_sparse(inners: list[str], counts: np.ndarray, attrs, n: int, n_attr: i
     pairs = _arrow_pairs(inners, total)
     if pairs is None:
         return None
-    fidx, data = pairs
-    if total and not (np.abs(fidx) < 2**53).all():
-        return None
-    idx = fidx.astype(np.int64)
-    if total and ((idx != fidx).any() or idx.min() < 0 or idx.max() >= n_attr):
+    idx, data = pairs
+    if total and (idx.min() < 0 or idx.max() >= n_attr):
         return None
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
@@ -650,8 +562,8 @@ def _fast_sparse(inners: list[str], counts: np.ndarray, attrs, n: int, n_attr: i
         if codes is None:
             return None
         data[pos] = codes
-    if np.isnan(data).any():
-        return None  # 'nan' text: let the token path decide
+    if not np.isfinite(data).all():
+        return None  # 'nan'/'inf' text: let the token path report it
     M = sp.csr_matrix((data, idx, indptr), shape=(n, n_attr))
     M.has_sorted_indices = True  # checked above: indices increase within each row
     M.eliminate_zeros()
@@ -670,9 +582,12 @@ def _parse_sparse(rows: _Rows, attrs: list[Attribute], missing: str, path: str, 
     quoted = any(("'" in r or '"' in r) for r in inners)
     if not quoted:
         counts = np.array([s.count(",") + 1 if s.strip() else 0 for s in inners], dtype=np.int64)
-        fast = _fast_sparse(inners, counts, attrs, n, n_attr)
-        if fast is not None:
-            return fast
+        # Arrow's number parser is looser than parse_number (nan, inf): the fast path only
+        # sees text made of number characters, and the token path decides the rest.
+        if only_number_chars("".join(inners), b","):
+            fast = _fast_sparse(inners, counts, attrs, n, n_attr)
+            if fast is not None:
+                return fast
         joined = " ".join(inners).replace(",", " ")
         tokens = joined.split()
         if len(tokens) != 2 * int(counts.sum()):
@@ -695,7 +610,7 @@ def _parse_sparse(rows: _Rows, attrs: list[Attribute], missing: str, path: str, 
                 v = parts[1].strip()
                 if v[:1] in "'\"":
                     try:
-                        v, _ = _read_quoted(v, 0)
+                        v, _ = read_quoted(v, 0)
                     except ValueError:
                         raise DatasetError("unterminated quote", path, rows.lines[i]) from None
                 idx_list.append(parts[0])
@@ -710,24 +625,30 @@ def _parse_sparse(rows: _Rows, attrs: list[Attribute], missing: str, path: str, 
     def where(i: int) -> int:
         return rows.lines[int(np.searchsorted(indptr, i, side="right")) - 1]
 
-    try:
-        idx = idx_tok.astype(np.int64)
-    except (ValueError, OverflowError):
-        for i, t in enumerate(idx_tok.tolist()):
-            try:
-                int(t)
-            except ValueError:
-                raise DatasetError(f"sparse index {t!r} is not an integer", path, where(i)) from None
-        raise DatasetError("bad sparse index", path)  # pragma: no cover
-    if len(idx):
-        bad = np.flatnonzero((idx < 0) | (idx >= n_attr))
-        if len(bad):
-            i = int(bad[0])
+    toks = idx_tok.tolist()
+    joined = ",".join(toks)
+    idx = None
+    if joined.isascii() and joined.replace(",", "").isdigit():
+        try:
+            idx = idx_tok.astype(np.int64)
+        except (ValueError, OverflowError):
+            idx = None
+    if idx is not None and len(idx) and idx.max() >= n_attr:
+        idx = None  # the loop below reports the first one
+    for i, t in enumerate(toks if idx is None else ()):
+        if i == 0:
+            idx = np.empty(len(toks), dtype=np.int64)
+        if not _INDEX_RE.fullmatch(t):
+            raise DatasetError(f"sparse index {t!r} is not an integer", path, where(i))
+        v = int(t)
+        if not 0 <= v < n_attr:
             raise DatasetError(
-                f"sparse index {idx[i]} out of range (the file declares {n_attr} attributes, 0-based)",
-                path,
-                where(i),
+                f"sparse index {v} out of range (the file declares {n_attr} attributes, 0-based)", path, where(i)
             )
+        idx[i] = v
+    if idx is None:
+        idx = np.empty(0, dtype=np.int64)
+    if len(idx):
         # Indices must increase within a row (Weka requires it; repeats would be ambiguous).
         step = np.diff(idx)
         same_row = np.ones(len(idx) - 1, dtype=bool)
@@ -755,34 +676,6 @@ def _parse_sparse(rows: _Rows, attrs: list[Attribute], missing: str, path: str, 
 
 
 # -------------------------------------------------------------------------- labels
-
-
-def read_label_xml(path: str | os.PathLike) -> list[str]:
-    """Label names, in document order, from a Mulan XML file (hierarchies flattened)."""
-    try:
-        root = ET.parse(str(path)).getroot()
-    except FileNotFoundError:
-        raise DatasetError("no such label file", path=str(path)) from None
-    except ET.ParseError as exc:
-        raise DatasetError(f"bad XML: {exc}", path=str(path), line=exc.position[0]) from None
-    except OSError as exc:
-        raise DatasetError(f"cannot read the label file: {exc}", path=str(path)) from None
-    names = [el.get("name") for el in root.iter() if el.tag.rsplit("}", 1)[-1] == "label"]
-    if not names or any(n is None for n in names):
-        raise DatasetError("no <label name=...> elements", path=str(path))
-    if len(set(names)) != len(names):
-        raise DatasetError("a label is named twice", path=str(path))
-    return names
-
-
-def _stem(path: Path) -> str:
-    name = path.name
-    for suf in (".gz", ".bz2"):
-        if name.lower().endswith(suf):
-            name = name[: -len(suf)]
-    if name.lower().endswith(".arff"):
-        name = name[:-5]
-    return name
 
 
 def find_label_xml(path: str | os.PathLike) -> Path | None:
@@ -815,90 +708,37 @@ def find_label_xml(path: str | os.PathLike) -> Path | None:
     return None
 
 
+def _stem(path: Path) -> str:
+    return stem(path, (".arff",))
+
+
 def _meka_c(relation: str) -> int | None:
     m = _MEKA_C_RE.search(relation)
     return int(m.group(1)) if m else None
 
 
-def _label_columns(
-    attrs: list[Attribute], relation: str, labels, arff_path: str
-) -> tuple[list[int], dict]:
-    """Resolve which attribute indices are labels; returns (indices, provenance meta)."""
-    names = attrs.names
-    if isinstance(labels, (int, np.integer)) and not isinstance(labels, bool):
-        return _from_count(int(labels), len(attrs), arff_path, "labels"), {"label_source": "count"}
-    if isinstance(labels, (list, tuple)):
-        return _by_names(list(labels), names, arff_path, None), {"label_source": "names"}
-    xml: Path | None = None
-    if isinstance(labels, str) and not Path(labels).is_file():
-        # CLI strings: "-C"-style counts ("6", "-6") or comma-separated label names.
-        if re.fullmatch(r"-?\d+", labels.strip()):
-            return _label_columns(attrs, relation, int(labels), arff_path)
-        if "," in labels or labels in names:
-            return _label_columns(attrs, relation, [s.strip() for s in labels.split(",")], arff_path)
+def _label_columns(attrs: _Attrs, relation: str, labels, arff_path: str) -> tuple[list[int], dict]:
+    """Which attribute indices are labels, and their provenance.
+
+    A spec given by the caller follows :mod:`coreselect.io.labels` (``N``: the last N).
+    Without one: a Mulan XML beside the file, else MEKA's ``-C n`` in ``@relation`` read as
+    MEKA defines it (n > 0: the *first* n; n < 0: the last |n|). ``-C`` is never used when a
+    Mulan XML exists (medical carries a stale one).
+    """
     if labels is not None:
-        xml = Path(labels)
-        if not xml.is_file():
-            raise DatasetError("no such label file", path=str(xml))
-    else:
-        xml = find_label_xml(arff_path)
+        return resolve_label_spec(attrs.names, labels, arff_path)
+    xml = find_label_xml(arff_path)
     if xml is not None:
-        label_names = read_label_xml(xml)
-        return _by_names(label_names, names, arff_path, str(xml)), {
-            "label_source": "mulan-xml",
-            "label_file": str(xml),
-        }
+        return resolve_label_spec(attrs.names, xml, arff_path)
     c = _meka_c(relation)
     if c is not None:
-        return _from_count(c, len(attrs), arff_path, "the MEKA -C option"), {"label_source": "meka"}
+        # MEKA's sign is the opposite of ours: -C 3 is the first three attributes.
+        return labels_by_count(-c, len(attrs), arff_path, "the MEKA -C option"), {"label_source": "meka"}
     raise DatasetError(
         "cannot tell which attributes are labels: no Mulan XML beside the file and no MEKA "
-        "'-C n' in @relation (pass labels=FILE.xml / --labels FILE.xml)",
+        "'-C n' in @relation (pass labels=FILE.xml / --labels FILE.xml, or --labels N for the last N)",
         path=arff_path,
     )
-
-
-def _from_count(c: int, n_attr: int, path: str, what: str) -> list[int]:
-    if c == 0 or abs(c) >= n_attr:
-        raise DatasetError(f"{what} names {c} labels but the file has {n_attr} attributes", path=path)
-    return list(range(c)) if c > 0 else list(range(n_attr + c, n_attr))
-
-
-def _by_names(wanted: list[str], names: list[str], path: str, xml: str | None) -> list[int]:
-    if wanted and names[-len(wanted):] == wanted and len(wanted) < len(names):
-        return list(range(len(names) - len(wanted), len(names)))  # Mulan: labels last, in order
-    pos = {n: i for i, n in enumerate(names)}
-    # Mulan XMLs write escaped ARFF names unescaped (Swainson\'s -> Swainson's); also
-    # accept the other direction, and unique case-insensitive matches.
-    loose: dict[str, int | None] = {}
-    if any(w not in pos for w in wanted):
-        for n, i in pos.items():
-            u = _unescape(n) if "\\" in n else n
-            for k in {u, n.lower(), u.lower()}:
-                loose[k] = None if (k in loose and loose[k] != i) else i
-    out = []
-    missing = []
-    for w in wanted:
-        i = pos.get(w)
-        if i is None:
-            i = loose.get(w)
-            if i is None:
-                i = loose.get(_unescape(w))
-            if i is None:
-                i = loose.get(w.lower())
-        if i is None:
-            missing.append(w)
-        else:
-            out.append(i)
-    if missing:
-        shown = ", ".join(repr(m) for m in missing[:5]) + (" ..." if len(missing) > 5 else "")
-        raise DatasetError(
-            f"{len(missing)} label(s) named in {xml or 'labels'} are not attributes of {path}: {shown}",
-            path=xml or path,
-        )
-    if len(set(out)) != len(out):
-        raise DatasetError("the same attribute is named twice as a label", path=xml or path)
-    return out
 
 
 # -------------------------------------------------------------------------- reader
@@ -916,10 +756,10 @@ def read_arff(
     ----------
     path : path-like
         The ARFF file.
-    labels : path-like, int, sequence of str or None
-        A Mulan XML label file; or the MEKA-style label count (n > 0: first n attributes,
-        n < 0: last |n|); or the label attribute names. ``None``: look for a Mulan XML
-        beside the file (see :func:`find_label_xml`), else use MEKA's ``-C n``.
+    labels : path-like, int, str, sequence of str or None
+        A label spec (:mod:`coreselect.io.labels`): ``N`` the last N attributes, ``-N`` the
+        first N, names, a prefix, or a Mulan XML file. ``None``: a Mulan XML beside the file
+        (see :func:`find_label_xml`), else MEKA's ``-C n`` (n > 0: the *first* n).
     missing : {"error", "bin"}
         What a ``?`` means: an error, or its own category (nominal) / NaN (numeric).
     name : str, optional
@@ -929,10 +769,10 @@ def read_arff(
     -------
     Dataset
         ``X`` is a float64 ndarray (dense files) or CSR matrix (sparse files); ``Y`` a dense
-        int8 0/1 matrix. ``meta`` holds ``relation``, ``format``, ``feature_kinds``,
-        ``nominal_values`` (feature name -> declared values), ``id_columns`` (indices of
-        ID-like features, one distinct value per row, e.g. genbase's ``protein``) and the
-        label provenance.
+        int8 0/1 matrix. ``metadata`` (:class:`~coreselect.io.dataset.DatasetMeta`) holds
+        ``relation``, ``format``, ``feature_kinds``, ``nominal_values`` (feature name ->
+        declared values), ``id_columns`` (:func:`~coreselect.io.dataset.detect_id_columns`,
+        e.g. genbase's ``protein``) and the label provenance.
 
     Raises
     ------
@@ -1004,24 +844,25 @@ def parse_arff_text(
             vals = list(a.values) if a.kind == NOMINAL else list(string_values.get(int(feat_idx[j]), []))
             nominal_values[a.name] = vals
             kinds_out[j] = "binary" if a.kind == NOMINAL and len(vals) == 2 else NOMINAL
-            if a.kind == STRING or len(vals) >= X.shape[0]:
+            if a.kind == STRING or len(vals) + 1 >= X.shape[0]:  # else it cannot be distinct per row
                 id_candidates.append(j)
-    meta = {
-        "relation": relation,
-        "format": "arff-sparse" if sparse else "arff-dense",
-        "source": path,
-        "feature_kinds": kinds_out,
-        "nominal_values": nominal_values,
-        "id_columns": _id_columns(X, id_candidates),
-        **label_meta,
-    }
+    metadata = DatasetMeta(
+        format="arff-sparse" if sparse else "arff-dense",
+        source=path,
+        relation=relation,
+        feature_kinds=tuple(kinds_out),
+        nominal_values=nominal_values,
+        id_columns=tuple(detect_id_columns(X, id_candidates)),
+        label_source=label_meta.get("label_source"),
+        label_file=label_meta.get("label_file"),
+    )
     return Dataset(
         X=X,
         Y=Y,
         feature_names=feature_names,
         label_names=[attrs.names[i] for i in label_idx],
         name=name or _stem(Path(path)),
-        meta=meta,
+        metadata=metadata,
     )
 
 
@@ -1061,20 +902,6 @@ def _labels_matrix(M, attrs, label_idx, rows: _Rows, path: str, header: str = ""
     return (L == on_code).astype(np.int8)
 
 
-def _id_columns(X, candidates: list[int]) -> list[int]:
-    """Of the candidate (nominal/string) columns, those with one distinct value per row: record IDs
-    such as genbase's ``protein``."""
-    n = X.shape[0]
-    out = []
-    if n < 2:
-        return out
-    for j in candidates:
-        col = X[:, j].toarray().ravel() if sp.issparse(X) else X[:, j]
-        if len(np.unique(col)) == n:
-            out.append(j)
-    return out
-
-
 # -------------------------------------------------------------------------- writer
 
 
@@ -1095,46 +922,89 @@ def write_arff(
     dataset: Dataset,
     path: str | os.PathLike,
     sparse: bool | None = None,
-    xml: bool = True,
+    xml: bool | str | os.PathLike | None = None,
     relation: str | None = None,
-) -> None:
+) -> Path | None:
     """Write a Dataset as an ARFF file that Mulan, MEKA and :func:`read_arff` read back.
 
-    Labels are written last as ``{0,1}`` attributes, a Mulan XML naming them is written
-    beside the file (same stem, ``.xml``), and ``@relation`` carries ``-C -L`` so that MEKA
-    finds the same labels. Features declared nominal in ``dataset.meta["nominal_values"]``
-    keep their declarations; the rest are numeric. The output is written to a temporary
-    file and renamed into place.
+    Labels are written last as ``{0,1}`` attributes and ``@relation`` carries ``-C -L``, so
+    MEKA (and :func:`read_arff` without an XML) finds them. Features declared nominal in
+    ``dataset.metadata.nominal_values`` keep their declarations; the rest are numeric.
+
+    The Mulan label XML: with ``xml=None`` (the default) it is written beside the file
+    (``<stem>.xml``) only when no such file exists, or left alone when it exists and names
+    the same labels; an existing ``<stem>.xml`` naming other labels (another dataset's) is
+    never replaced: a :class:`~coreselect.errors.DatasetError` is raised before anything is
+    written. ``xml=PATH`` writes it there (the caller named it, so it may be replaced);
+    ``xml=False`` writes none. All outputs appear together or not at all.
 
     Parameters
     ----------
     dataset : Dataset
     path : path-like
-        Target ``.arff`` (``.gz``/``.bz2`` compress it).
+        Target ``.arff`` (``.gz``/``.bz2``/``.xz`` compress it).
     sparse : bool, optional
         Sparse ARFF; defaults to whether ``dataset.X`` is sparse.
-    xml : bool
-        Also write the Mulan label XML.
+    xml : None, bool or path-like
+        Where the Mulan label XML goes (see above); ``True`` is the same as ``None``.
     relation : str, optional
         Relation name; defaults to ``dataset.name``.
+
+    Returns
+    -------
+    Path or None
+        The label XML written or kept, if any.
     """
     from coreselect.files import atomic_output, atomic_path
 
     target = Path(path)
+    xml_path = label_xml_path(target, dataset.label_names, xml)
     text = arff_text(dataset, sparse=sparse, relation=relation)
     data = text.encode("utf-8")
+    write_xml = xml_path is not None and not _same_labels(xml_path, dataset.label_names)
     with atomic_path(target) as tmp:
-        if target.name.endswith(".gz"):
-            with gzip.open(tmp, "wb", compresslevel=6) as fh:
-                fh.write(data)
-        elif target.name.endswith(".bz2"):
-            with bz2.open(tmp, "wb") as fh:
-                fh.write(data)
-        else:
+        low = target.name.lower()
+        opener = gzip.open if low.endswith(".gz") else bz2.open if low.endswith(".bz2") else \
+            lzma.open if low.endswith(".xz") else None
+        if opener is None:
             tmp.write_bytes(data)
-    if xml:
-        with atomic_output(target.parent / f"{_stem(target)}.xml") as fh:
-            fh.write(label_xml_text(dataset.label_names))
+        else:
+            with opener(tmp, "wb") as fh:
+                fh.write(data)
+        if write_xml:
+            # Inside the ARFF's block: a failed XML write leaves neither file.
+            with atomic_output(xml_path) as fh:
+                fh.write(label_xml_text(dataset.label_names))
+    return xml_path
+
+
+def label_xml_path(target: Path, label_names: Sequence[str], xml) -> Path | None:
+    """Where :func:`write_arff` puts the label XML (None: nowhere); refuses to replace an
+    XML the caller did not name."""
+    if xml is False:
+        return None
+    if xml is None or xml is True:
+        beside = target.parent / f"{_stem(target)}.xml"
+        if beside.exists() and not _same_labels(beside, label_names):
+            raise DatasetError(
+                f"{beside} exists and names other labels; refusing to replace a label file you did not "
+                "name (pass xml=PATH to write it elsewhere, or xml=False for none)",
+                path=str(target),
+            )
+        return beside
+    p = Path(xml)
+    if p.resolve() == target.resolve():
+        raise DatasetError("the label XML and the ARFF file are the same path", path=str(target))
+    return p
+
+
+def _same_labels(xml: Path, label_names: Sequence[str]) -> bool:
+    if not xml.is_file():
+        return False
+    try:
+        return read_label_xml(xml) == list(label_names)
+    except DatasetError:
+        return False
 
 
 def label_xml_text(label_names: Iterable[str]) -> str:
@@ -1154,7 +1024,7 @@ def arff_text(dataset: Dataset, sparse: bool | None = None, relation: str | None
     L = Y.shape[1]
     if sparse is None:
         sparse = sp.issparse(X)
-    nominal = dataset.meta.get("nominal_values", {}) if isinstance(dataset.meta, dict) else {}
+    nominal = dataset.metadata.nominal_values
     rel = relation or dataset.name
     out = io.StringIO()
     out.write(f"@relation {_quote(f'{rel}: -C -{L}')}\n\n")

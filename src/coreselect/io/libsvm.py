@@ -14,41 +14,40 @@ Index base (``zero_based="auto"``), decided separately for features and for labe
   features' base.
 
 :func:`write_libsvm` writes a header and 0-based indices, so files round-trip exactly.
+
+Checks: a feature index appears at most once per line (``3:1 3:2`` is an error naming the
+line; order within a line is free); values are finite decimals (``nan``/``inf`` are errors
+naming the line); a repeated label on a line counts once. Feature and label names are
+:class:`~coreselect.io.dataset.IndexedNames` (no string per declared feature), and a
+declared width the data cannot fill is refused before anything is allocated for it
+(:func:`~coreselect.io.dataset.check_declared_width`: ``1 99999999:1`` is refused).
 """
 
 from __future__ import annotations
 
 import os
-import warnings
+import re
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from coreselect.errors import DatasetError
-from coreselect.io.dataset import Dataset
+from coreselect.io.dataset import Dataset, DatasetMeta, IndexedNames, check_declared_width
+from coreselect.io.text import fast_numbers, open_text, parse_number, stem
 
 __all__ = ["read_libsvm", "write_libsvm", "LIBSVM_SUFFIXES"]
 
 LIBSVM_SUFFIXES = (".svm", ".libsvm", ".txt", ".svmlight")
+_DENSE_Y_CELLS = 50_000_000  # more label cells than this: Y stays sparse (extreme classification)
+_TWO_COLONS_RE = re.compile(r":[^\s:]*:")
 
 
 def _is_header(line: str) -> tuple[int, int, int] | None:
     parts = line.split()
-    if len(parts) == 3 and all(p.isdigit() for p in parts):
+    if len(parts) == 3 and all(p.isascii() and p.isdigit() for p in parts):
         return int(parts[0]), int(parts[1]), int(parts[2])
     return None
-
-
-def _numbers(text: str, sep: str) -> np.ndarray | None:
-    """All numbers of ``text`` in one C pass; None when any token is not a number (numpy
-    only warns on a bad token, so warnings are turned into failures here)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        try:
-            return np.fromstring(text, dtype=np.float64, sep=sep)
-        except (ValueError, DeprecationWarning):
-            return None
 
 
 def read_libsvm(
@@ -76,8 +75,6 @@ def read_libsvm(
     Dataset
         Features named ``f0..``, labels ``l0..`` (in 0-based numbering).
     """
-    from coreselect.io.arff import open_text
-
     spath = str(path)
     text = open_text(spath)
     lines = text.split("\n")
@@ -126,16 +123,16 @@ def read_libsvm(
             feat = rest
         counts[k] = feat.count(":")
         feat_parts.append(feat)
-    # Features: "i:v i:v ..." -> one C pass over all lines.
-    joined = " ".join(feat_parts).replace(":", " ")
+    # Features: "i:v i:v ..." -> one C pass over all lines, when every token is one "i:v"
+    # (as many tokens as colons, none with two); else the token path reports the line.
+    joined = " ".join(feat_parts)
     total = int(counts.sum())
-    arr = _numbers(joined, " ") if total else np.empty(0)
-    if (
-        arr is None
-        or len(arr) != 2 * total
-        or not (np.abs(arr[0::2]) < 2**53).all()  # also rejects nan/inf
-        or not np.array_equal(arr[0::2], np.floor(arr[0::2]))
-    ):
+    arr = None
+    if not total:
+        arr = np.empty(0)
+    elif len(joined.split()) == total and not _TWO_COLONS_RE.search(joined):
+        arr = fast_numbers(joined.replace(":", " "), " ", 2 * total)
+    if arr is None or not (np.abs(arr[0::2]) < 2**53).all() or not np.array_equal(arr[0::2], np.floor(arr[0::2])):
         _diagnose_features(feat_parts, row_lines, spath)
         raise DatasetError("malformed feature list", spath)  # pragma: no cover
     idx = arr[0::2].astype(np.int64)
@@ -143,15 +140,19 @@ def read_libsvm(
     if total and idx.min() < 0:
         i = int(np.flatnonzero(idx < 0)[0])
         raise DatasetError(f"negative feature index {idx[i]}", spath, _line_of(counts, row_lines, i))
-    # Labels: "1,5,7" per line.
+    # Labels: "1,5,7" per line, non-negative decimal integers.
     lab_counts = np.array([len(p.split(",")) if p else 0 for p in label_parts], dtype=np.int64)
     lab_text = ",".join(p for p in label_parts if p)
     lab_total = int(lab_counts.sum())
-    labs = _numbers(lab_text, ",") if lab_total else np.empty(0)
-    if labs is None or len(labs) != lab_total or not ((labs >= 0) & (labs < 2**53)).all() or (labs != np.floor(labs)).any():
+    labs = None
+    if not lab_total:
+        labs = np.empty(0)
+    elif lab_text.isascii() and lab_text.replace(",", "").isdigit():
+        labs = fast_numbers(lab_text, ",", lab_total)
+    if labs is None or not (labs < 2**53).all():
         for k, p in enumerate(label_parts):
             for t in p.split(",") if p else []:
-                if not t.isdigit() or int(t) >= 2**53:
+                if not (t.isascii() and t.isdigit()) or int(t) >= 2**53:
                     raise DatasetError(f"bad label {t!r} (labels are non-negative integers)", spath, row_lines[k])
         raise DatasetError("malformed label list", spath)  # pragma: no cover
     labs = labs.astype(np.int64)
@@ -168,8 +169,9 @@ def read_libsvm(
         labs = labs - 1
     nf = n_features if n_features is not None else (header[1] if header else (int(idx.max()) + 1 if total else 0))
     nl = n_labels if n_labels is not None else (header[2] if header else (int(labs.max()) + 1 if lab_total else 0))
-    if nf > 10**8 or nl > 10**8:
-        raise DatasetError(f"implausible shape: {nf} features, {nl} labels", spath, 1 if header else None)
+    # Before anything of size nf or nl exists: a declared width the data cannot fill is refused.
+    check_declared_width("features", nf, total, spath, 1 if header else None)
+    check_declared_width("labels", nl, lab_total, spath, 1 if header else None)
     if total and idx.max() >= nf:
         i = int(np.argmax(idx))
         raise DatasetError(
@@ -189,30 +191,45 @@ def read_libsvm(
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     X = sp.csr_matrix((vals, idx, indptr), shape=(n, nf))
-    X.sum_duplicates()
+    _check_unique_indices(X, row_lines, spath, f_zero)
     X.eliminate_zeros()
     lptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lab_counts, out=lptr[1:])
     Ys = sp.csr_matrix((np.ones(lab_total, dtype=np.int8), labs, lptr), shape=(n, nl))
-    Ys.sum_duplicates()
+    Ys.sum_duplicates()  # "3,3" is label 3 once
     Ys.data[:] = 1
     return Dataset(
         X=X,
-        # Dense labels unless that would be huge (extreme classification: millions of labels).
-        Y=Ys.toarray() if n * nl <= 200_000_000 else Ys,
-        feature_names=[f"f{j}" for j in range(nf)],
-        label_names=[f"l{j}" for j in range(nl)],
+        # Dense labels unless that would be large (extreme classification: millions of labels).
+        Y=Ys.toarray() if n * nl <= _DENSE_Y_CELLS else Ys,
+        feature_names=IndexedNames(nf, "f"),
+        label_names=IndexedNames(nl, "l"),
         name=name or _stem(Path(spath)),
-        meta={"format": "libsvm", "source": spath, "zero_based": f_zero, "labels_zero_based": l_zero},
+        metadata=DatasetMeta(format="libsvm", source=spath, zero_based=f_zero, labels_zero_based=l_zero,
+                             label_source="file"),
     )
 
 
+def _check_unique_indices(X: sp.csr_matrix, row_lines: list[int], path: str, f_zero: bool) -> None:
+    """A feature index may appear once per line; order within a line is free."""
+    if X.nnz < 2:
+        return
+    same_row = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    step = np.diff(X.indices)
+    if (step[same_row[1:] == same_row[:-1]] > 0).all():
+        X.has_sorted_indices = True
+        return
+    order = np.lexsort((X.indices, same_row))
+    rows, cols = same_row[order], X.indices[order]
+    dup = np.flatnonzero((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1]))
+    if len(dup):
+        r, c = int(rows[dup[0]]), int(cols[dup[0]])
+        raise DatasetError(f"feature index {c + (0 if f_zero else 1)} appears twice on the line", path, row_lines[r])
+    X.sort_indices()
+
+
 def _stem(p: Path) -> str:
-    name = p.name
-    for suf in (".gz", ".bz2"):
-        if name.endswith(suf):
-            name = name[: -len(suf)]
-    return name.rsplit(".", 1)[0] if "." in name else name
+    return stem(p)
 
 
 def _bases(zero_based, idx, labs, header, n_features) -> tuple[bool, bool]:
@@ -242,18 +259,23 @@ def _line_of(counts: np.ndarray, row_lines: list[int], entry: int) -> int:
 
 
 def _diagnose_features(feat_parts: list[str], row_lines: list[int], path: str) -> None:
+    """The token path: report the first bad ``index:value`` with its line."""
     for k, s in enumerate(feat_parts):
         for tok in s.split():
             i, sep, v = tok.partition(":")
-            if not sep:
+            if not sep or ":" in v:
                 raise DatasetError(f"expected 'index:value', found {tok!r}", path, row_lines[k])
             try:
-                fi = float(i)
-                float(v)
+                fi = parse_number(i)
             except ValueError:
-                raise DatasetError(f"bad feature entry {tok!r}", path, row_lines[k]) from None
-            if not np.isfinite(fi) or fi != int(fi):
+                raise DatasetError(f"bad feature entry {tok!r}: index {i!r} is not an integer", path,
+                                   row_lines[k]) from None
+            if fi != int(fi) or abs(fi) >= 2**53:
                 raise DatasetError(f"feature index {i!r} is not an integer", path, row_lines[k])
+            try:
+                parse_number(v)
+            except ValueError as exc:
+                raise DatasetError(f"bad feature entry {tok!r}: {exc}", path, row_lines[k]) from None
 
 
 def libsvm_text(dataset: Dataset) -> str:

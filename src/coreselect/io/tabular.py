@@ -1,73 +1,54 @@
 """CSV and Parquet readers/writers, and in-memory arrays/DataFrames to :class:`Dataset`.
 
-Label columns are chosen by ``labels``:
-
-* a list of column names;
-* an int ``n``: the last ``n`` columns (``-n``: the first ``n``);
-* a string: a comma-separated list of names, a single name, a decimal count, or a
-  name prefix (every column whose name starts with it);
-* ``None``: Parquet files written by coreselect record their label names in the
-  schema metadata; otherwise an error asks for ``labels``.
+Label columns are chosen by ``labels`` as in :mod:`coreselect.io.labels` (``n``: the
+last n columns, ``-n``: the first n, names, a prefix, or a Mulan XML); with ``None``,
+Parquet files written by coreselect give the label names recorded in their schema metadata,
+otherwise an error asks for ``labels``.
 
 Text (object/category) feature columns become integer codes (sorted distinct values),
-recorded in ``meta["nominal_values"]``. Tables are dense; sparse matrices are densified
+recorded in ``metadata.nominal_values``. Tables are dense; sparse matrices are densified
 when written to CSV/Parquet.
+
+Checks on reading (each a :class:`~coreselect.errors.DatasetError` naming file and line):
+
+* at most ``MAX_COLUMNS`` columns (counted on the header line as it streams in, before
+  pandas sees the file: a header of 10^7 names is refused after reading ~1 MB of it);
+  a header without a data row; two columns with the same name (pandas would rename one);
+* a text column whose values are mostly numbers is a numeric column with a typo: the
+  first non-number cell is reported (it would otherwise become a nominal ID column that
+  selection silently drops);
+* missing, ``nan`` and infinite values;
+* Parquet binary columns must hold UTF-8 text.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
 from coreselect.errors import DatasetError
-from coreselect.io.dataset import Dataset
+from coreselect.io.dataset import Dataset, DatasetMeta, detect_id_columns
+from coreselect.io.labels import resolve_label_spec
+from coreselect.io.text import open_binary, stem
 
 __all__ = ["read_csv", "read_parquet", "write_csv", "write_parquet", "from_arrays", "resolve_labels"]
 
 _META_KEY = b"coreselect.labels"
 _MAX_DENSE_CELLS = 50_000_000  # tables are dense: refuse to blow a huge sparse matrix up
+#: Widest table read (pandas needs ~2.5 KB and 50 us per column: 10^5 columns take ~5 s).
+MAX_COLUMNS = 100_000
 
 
 def resolve_labels(columns: Sequence[str], labels: Any, path: str | None = None) -> list[str]:
-    """Resolve a ``labels`` spec (see module docs) to the list of label column names."""
+    """Resolve a ``labels`` spec (:mod:`coreselect.io.labels`) to the list of label column names."""
     cols = [str(c) for c in columns]
-    if labels is None:
-        raise DatasetError(
-            "say which columns are labels: labels=[names], a name prefix, or a count of trailing columns",
-            path=path,
-        )
-    if isinstance(labels, (int, np.integer)) and not isinstance(labels, bool):
-        n = int(labels)
-        if n == 0 or abs(n) >= len(cols):
-            raise DatasetError(f"cannot take {n} label columns from {len(cols)} columns", path=path)
-        return cols[-n:] if n > 0 else cols[: -n]
-    if isinstance(labels, str):
-        if labels.lstrip("-").isdigit() and labels not in cols:
-            return resolve_labels(cols, int(labels), path)
-        if labels in cols:
-            return [labels]
-        if "," in labels:
-            return resolve_labels(cols, [s.strip() for s in labels.split(",")], path)
-        hits = [c for c in cols if c.startswith(labels)]
-        if not hits:
-            raise DatasetError(f"no column is named {labels!r} or starts with it", path=path)
-        if len(hits) == len(cols):
-            raise DatasetError(f"every column starts with {labels!r}; no features left", path=path)
-        return hits
-    names = [str(x) for x in labels]
-    missing = [x for x in names if x not in cols]
-    if missing:
-        raise DatasetError(f"label column(s) not found: {', '.join(map(repr, missing[:5]))}", path=path)
-    if len(set(names)) != len(names):
-        raise DatasetError("a label column is named twice", path=path)
-    if len(names) == len(cols):
-        raise DatasetError("every column is a label; no features left", path=path)
-    return names
+    idx, _ = resolve_label_spec(cols, labels, path)
+    return [cols[i] for i in idx]
 
 
 def _binary_labels(Y: np.ndarray, names: list[str], path: str | None, row_offset: int | None) -> np.ndarray:
@@ -86,14 +67,53 @@ def _binary_labels(Y: np.ndarray, names: list[str], path: str | None, row_offset
     return Yf.astype(np.int8)
 
 
-def _frame_to_dataset(df, label_cols: list[str], path: str | None, name: str, row_offset: int | None, meta: dict):
+def _line(row_offset: int | None, r: int) -> int | None:
+    return None if row_offset is None else int(r) + row_offset
+
+
+def _text_codes(col, c: str, path: str | None, row_offset: int | None) -> tuple[np.ndarray, list[str] | None]:
+    """Codes (index into the sorted distinct values) of a text column, after the checks of
+    the module docs (UTF-8 bytes, missing cells, a numeric column with a typo); a column of
+    numbers kept as text comes back as its numbers (values None)."""
+    import pandas as pd
+
+    bad = col.isna().to_numpy()
+    if bad.any():
+        raise DatasetError(f"missing value in column {c!r}", path=path, line=_line(row_offset, np.flatnonzero(bad)[0]))
+    values = col.tolist()
+    for r, v in enumerate(values):
+        if isinstance(v, (bytes, bytearray)):
+            try:
+                values[r] = bytes(v).decode("utf-8")
+            except UnicodeDecodeError:
+                raise DatasetError(f"column {c!r} holds bytes that are not UTF-8 text", path=path,
+                                   line=_line(row_offset, r)) from None
+        elif not isinstance(v, str):
+            values[r] = str(v)
+    as_numbers = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
+    numeric = as_numbers.notna().to_numpy()
+    if numeric.all():
+        return as_numbers.to_numpy(dtype=np.float64), None  # numbers pandas kept as text
+    if numeric.sum() * 2 > len(values):
+        r = int(np.flatnonzero(~numeric)[0])
+        raise DatasetError(
+            f"column {c!r} holds numbers except {values[r]!r}; fix the cell (a text column would be read "
+            "as nominal codes)", path=path, line=_line(row_offset, r))
+    cats = sorted(set(values))
+    lookup = {v: i for i, v in enumerate(cats)}
+    return np.fromiter((lookup[v] for v in values), dtype=np.float64, count=len(values)), cats
+
+
+def _frame_to_dataset(df, label_cols: list[str], path: str | None, name: str, row_offset: int | None,
+                      meta: dict) -> Dataset:
     import pandas as pd
 
     df.columns = [str(c) for c in df.columns]
     if df.columns.duplicated().any():
         dup = df.columns[df.columns.duplicated()][0]
         raise DatasetError(f"column {dup!r} appears twice", path=path)
-    feat_cols = [c for c in df.columns if c not in set(label_cols)]
+    label_set = set(label_cols)
+    feat_cols = [c for c in df.columns if c not in label_set]
     Y = _binary_labels(df[label_cols].to_numpy(), label_cols, path, row_offset)
     nominal_values: dict[str, list[str]] = {}
     X = np.empty((len(df), len(feat_cols)), dtype=np.float64)
@@ -103,7 +123,7 @@ def _frame_to_dataset(df, label_cols: list[str], path: str | None, name: str, ro
     num_idx = np.flatnonzero(is_num)
     if len(num_idx):
         # One conversion for all numeric columns: per-column loops are slow on wide tables.
-        X[:, num_idx] = df[[feat_cols[j] for j in num_idx]].to_numpy(dtype=np.float64)
+        X[:, num_idx] = df[[feat_cols[j] for j in num_idx]].to_numpy(dtype=np.float64, na_value=np.nan)
     for j in np.flatnonzero(~is_num).tolist():
         c = feat_cols[j]
         col = df[c]
@@ -111,19 +131,14 @@ def _frame_to_dataset(df, label_cols: list[str], path: str | None, name: str, ro
             # Parquet written by coreselect keeps the declared value order as categories.
             cats = [str(v) for v in col.cat.categories]
             codes = col.cat.codes.to_numpy()
-            bad = codes < 0
+            if (codes < 0).any():
+                raise DatasetError(f"missing value in column {c!r}", path=path,
+                                   line=_line(row_offset, np.flatnonzero(codes < 0)[0]))
         else:
-            bad = col.isna().to_numpy()
-            cats = sorted(set(col[~bad].astype(str)))
-            lookup = {v: i for i, v in enumerate(cats)}
-            codes = col.astype(str).map(lookup).to_numpy()
-        if bad.any():
-            r = int(np.flatnonzero(bad)[0])
-            raise DatasetError(
-                f"missing value in column {c!r}", path=path, line=None if row_offset is None else r + row_offset
-            )
+            codes, cats = _text_codes(col, c, path, row_offset)
         X[:, j] = codes
-        nominal_values[c] = cats
+        if cats is not None:
+            nominal_values[c] = cats
     binary = np.all((X == 0) | (X == 1), axis=0) if len(df) else np.ones(len(feat_cols), dtype=bool)
     kinds = [
         ("binary" if len(nominal_values[c]) <= 2 else "nominal")
@@ -131,24 +146,66 @@ def _frame_to_dataset(df, label_cols: list[str], path: str | None, name: str, ro
         else ("binary" if binary[j] else "numeric")
         for j, c in enumerate(feat_cols)
     ]
-    if np.isnan(X).any():
-        r, cidx = np.argwhere(np.isnan(X))[0]
-        raise DatasetError(
-            f"missing value in column {feat_cols[cidx]!r}",
-            path=path,
-            line=None if row_offset is None else int(r) + row_offset,
-        )
-    ids = [
-        j for j, c in enumerate(feat_cols) if c in nominal_values and len(df) > 1 and len(np.unique(X[:, j])) == len(df)
-    ]
+    finite = np.isfinite(X)
+    if not finite.all():
+        r, cidx = np.argwhere(~finite)[0]
+        what = "missing value" if np.isnan(X[r, cidx]) else "infinite value"
+        raise DatasetError(f"{what} in column {feat_cols[cidx]!r}", path=path, line=_line(row_offset, r))
+    ids = detect_id_columns(X, [j for j, c in enumerate(feat_cols) if c in nominal_values])
     return Dataset(
         X=X,
         Y=Y,
         feature_names=feat_cols,
         label_names=list(label_cols),
         name=name,
-        meta={**meta, "feature_kinds": kinds, "nominal_values": nominal_values, "id_columns": ids},
+        metadata=DatasetMeta.from_mapping(
+            {**meta, "feature_kinds": kinds, "nominal_values": nominal_values, "id_columns": ids}),
     )
+
+
+def _scan_header(path: str, sep: str) -> None:
+    """The checks that must run before pandas sees a CSV: width (counted as the header
+    streams in), duplicate names, a data row after the header."""
+    limit = MAX_COLUMNS
+    head = bytearray()
+    bsep = sep.encode()
+    n_sep = 0
+    with open_binary(path) as fh:
+        rest = b""
+        while True:
+            chunk = fh.read(1 << 20)
+            if not chunk:
+                break
+            nl = chunk.find(b"\n")
+            part = chunk if nl < 0 else chunk[:nl]
+            n_sep += part.count(bsep)
+            if n_sep + 1 > limit:
+                raise DatasetError(
+                    f"the header declares more than {limit} columns; refusing (tables are read dense: "
+                    "write wide data as LIBSVM or sparse ARFF)", path=path, line=1)
+            head += part
+            if nl >= 0:
+                rest = chunk[nl + 1:]
+                break
+        while rest and not rest.strip():
+            rest = fh.read(1 << 16)
+        has_row = bool(rest.strip())
+    text = bytes(head).decode("utf-8", errors="replace").rstrip("\r")
+    if not text.strip():
+        raise DatasetError("empty file", path=path, line=1)
+    if text.count('"') % 2 == 0:  # else a quoted name spans lines: pandas parses it
+        try:
+            names = next(csv.reader([text], delimiter=sep))
+        except csv.Error as exc:
+            raise DatasetError(f"malformed header: {exc}", path=path, line=1) from None
+        seen: set[str] = set()
+        for nm in names:
+            if nm in seen:
+                raise DatasetError(f"column {nm!r} appears twice", path=path, line=1)
+            seen.add(nm)
+        if not has_row:
+            raise DatasetError(f"a CSV dataset needs a data row after its header of {len(names)} columns",
+                               path=path, line=1)
 
 
 def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = None, **read_options) -> Dataset:
@@ -157,30 +214,44 @@ def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = Non
     Parameters
     ----------
     path : path-like
+        ``.csv``, or compressed ``.csv.gz``/``.csv.bz2``/``.csv.xz`` (decoded as a stream).
     labels : list of str, int or str
         Label columns (see module docs).
     name : str, optional
     **read_options
-        Passed to :func:`pandas.read_csv` (``sep``, ``compression``, ...).
+        Passed to :func:`pandas.read_csv` (``sep``, ...).
     """
     import pandas as pd
 
     spath = str(path)
     if int(pd.__version__.split(".")[0]) < 3:
         read_options.setdefault("float_precision", "round_trip")  # exact float round trips (pandas 3 default)
+    sep = read_options.get("sep", read_options.get("delimiter", ","))
+    if "compression" not in read_options and isinstance(sep, str) and len(sep) == 1:
+        _scan_header(spath, sep)
     try:
-        df = pd.read_csv(spath, **read_options)
+        if "compression" in read_options:
+            df = pd.read_csv(spath, **read_options)
+        else:
+            with open_binary(spath) as fh:
+                df = pd.read_csv(fh, **read_options)
     except FileNotFoundError:
         raise DatasetError("no such file", path=spath) from None
     except pd.errors.EmptyDataError:
         raise DatasetError("empty file", path=spath, line=1) from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError, EOFError) as exc:
+        if isinstance(exc, DatasetError):
+            raise
         raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
+    if df.shape[1] > MAX_COLUMNS:
+        raise DatasetError(f"{df.shape[1]} columns; coreselect reads at most {MAX_COLUMNS} from a table", path=spath)
     if df.shape[1] < 2 or len(df) == 0:
         raise DatasetError("a CSV dataset needs a header and at least one row of two or more columns", path=spath)
-    label_cols = resolve_labels(list(map(str, df.columns)), labels, spath)
+    cols = list(map(str, df.columns))
+    idx, prov = resolve_label_spec(cols, labels, spath)
     # Data row r is on line r + 2 (line 1 is the header).
-    return _frame_to_dataset(df, label_cols, spath, name or Path(spath).stem, 2, {"format": "csv", "source": spath})
+    return _frame_to_dataset(df, [cols[i] for i in idx], spath, name or stem(spath, (".csv",)), 2,
+                             {"format": "csv", "source": spath, **prov})
 
 
 def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None = None) -> Dataset:
@@ -190,24 +261,50 @@ def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None =
 
     spath = str(path)
     try:
-        table = pq.read_table(spath)
+        pf = pq.ParquetFile(spath)
+        width = pf.metadata.num_columns
+        if width > MAX_COLUMNS:
+            raise DatasetError(f"{width} columns; coreselect reads at most {MAX_COLUMNS} from a table", path=spath)
+        table = pf.read()
+        md = table.schema.metadata or {}
+        prov: dict = {}
+        if labels is None and _META_KEY in md:
+            try:
+                labels = json.loads(md[_META_KEY])
+                prov = {"label_source": "schema"}
+            except ValueError:  # includes UnicodeDecodeError
+                labels = None
+        for field, column in zip(table.schema, table.columns):
+            if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+                try:
+                    for chunk in column.chunks:
+                        chunk.validate(full=True)  # checks UTF-8 (pandas would fail later, lazily)
+                except pa.ArrowInvalid:
+                    raise DatasetError(f"column {field.name!r} holds text that is not valid UTF-8",
+                                       path=spath) from None
+        df = table.to_pandas()
     except FileNotFoundError:
         raise DatasetError("no such file", path=spath) from None
-    except (pa.ArrowException, OSError) as exc:
+    except IsADirectoryError:
+        raise DatasetError("is a directory, not a data file", path=spath) from None
+    except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
+        if isinstance(exc, DatasetError):
+            raise
         raise DatasetError(f"cannot read Parquet: {' '.join(str(exc).split())}", path=spath) from None
-    md = table.schema.metadata or {}
-    if labels is None and _META_KEY in md:
-        try:
-            labels = json.loads(md[_META_KEY])
-        except ValueError:
-            labels = None
-    df = table.to_pandas()
     if df.shape[1] < 2 or len(df) == 0:
         raise DatasetError("a Parquet dataset needs at least one row of two or more columns", path=spath)
-    label_cols = resolve_labels(list(map(str, df.columns)), labels, spath)
-    return _frame_to_dataset(
-        df, label_cols, spath, name or Path(spath).stem, None, {"format": "parquet", "source": spath}
-    )
+    cols = list(map(str, df.columns))
+    if labels is not None and not prov:
+        idx, prov = resolve_label_spec(cols, labels, spath)
+    else:
+        idx, _ = resolve_label_spec(cols, labels, spath)
+    try:
+        return _frame_to_dataset(
+            df, [cols[i] for i in idx], spath, name or stem(spath, (".parquet", ".pq")), None,
+            {"format": "parquet", "source": spath, **prov}
+        )
+    except (pa.ArrowException, UnicodeDecodeError) as exc:  # lazily converted Arrow columns
+        raise DatasetError(f"cannot read Parquet: {' '.join(str(exc).split())}", path=spath) from None
 
 
 def to_frame(dataset: Dataset):
@@ -224,7 +321,7 @@ def to_frame(dataset: Dataset):
     names = list(dataset.feature_names) + list(dataset.label_names)
     if len(set(names)) != len(names):
         raise DatasetError("feature and label names must be distinct to write a table")
-    nominal = dataset.meta.get("nominal_values", {}) if isinstance(dataset.meta, dict) else {}
+    nominal = dataset.metadata.nominal_values
     # One 2-D block for the numeric part: a frame of thousands of separate columns is
     # an order of magnitude slower to build and to write.
     XY = np.hstack([X.astype(np.float64), Y.astype(np.float64)])

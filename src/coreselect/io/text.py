@@ -1,0 +1,270 @@
+"""Text helpers shared by the readers: bounded (de)compressed reading, quoting, numbers.
+
+Limits (one place, documented in the README's "Reading untrusted files"):
+
+* **Decompressed size.** ``.gz``/``.bz2``/``.xz`` files are decoded as a stream in 1 MiB
+  chunks and refused once the decoded text exceeds ``MAX_RATIO`` times the compressed size
+  plus ``RATIO_FLOOR`` bytes (a decompression bomb expands ~1000x, real datasets ~5-50x),
+  or ``MAX_TEXT_BYTES`` in any case. Nothing larger than what will be refused is held.
+* **Numbers.** A numeric cell is a finite decimal number (``1``, ``-2.5``, ``3e-4``);
+  ``nan``/``inf``, hexadecimal, ``1_000`` and empty cells are errors naming file and line.
+  The fast, whole-buffer paths must accept exactly what :func:`parse_number` accepts; the
+  tests check them against each other on generated cells.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import re
+import warnings
+from typing import BinaryIO
+
+import numpy as np
+
+from coreselect.errors import DatasetError
+
+__all__ = [
+    "open_binary",
+    "read_bytes",
+    "open_text",
+    "read_quoted",
+    "split_values",
+    "unescape",
+    "quote",
+    "parse_number",
+    "fast_numbers",
+    "only_number_chars",
+    "stem",
+    "COMPRESSED_SUFFIXES",
+]
+
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")
+
+MAX_RATIO = 200
+RATIO_FLOOR = 256 << 20  # 256 MiB: any file may decode to this much, whatever its ratio
+MAX_TEXT_BYTES = 16 << 30  # 16 GiB: nothing bigger is read as text at all
+_CHUNK = 1 << 20
+
+
+class _Capped(io.RawIOBase):
+    """A read-only stream over a decompressor that fails once more than ``cap`` bytes came out."""
+
+    def __init__(self, inner: BinaryIO, cap: int, path: str):
+        self.inner, self.cap, self.path, self.seen = inner, cap, path, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        try:
+            n = self.inner.readinto(b)
+        except (OSError, EOFError, ValueError, lzma.LZMAError) as exc:  # corrupt or truncated stream
+            raise DatasetError(f"cannot read the file: {exc}", path=self.path) from None
+        self.seen += n
+        if self.seen > self.cap:
+            raise DatasetError(
+                f"decompresses to more than {self.cap} bytes (over {MAX_RATIO}x its compressed size); "
+                "refusing (a decompression bomb?)",
+                path=self.path,
+            )
+        return n
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
+def _cap_for(path: str) -> int:
+    return min(MAX_TEXT_BYTES, MAX_RATIO * os.path.getsize(path) + RATIO_FLOOR)
+
+
+def open_binary(path: str | os.PathLike) -> BinaryIO:
+    """The file's bytes as a stream, decompressed by suffix with the size cap of the module docs."""
+    p = str(path)
+    low = p.lower()
+    try:
+        if low.endswith(".gz"):
+            inner = gzip.open(p, "rb")
+        elif low.endswith(".bz2"):
+            inner = bz2.open(p, "rb")
+        elif low.endswith(".xz"):
+            inner = lzma.open(p, "rb")
+        else:
+            fh = open(p, "rb")
+            if os.path.getsize(p) > MAX_TEXT_BYTES:
+                fh.close()
+                raise DatasetError(f"larger than {MAX_TEXT_BYTES} bytes; refusing", path=p)
+            return fh
+        return io.BufferedReader(_Capped(inner, _cap_for(p), p), buffer_size=_CHUNK)
+    except FileNotFoundError:
+        raise DatasetError("no such file", path=p) from None
+    except IsADirectoryError:
+        raise DatasetError("is a directory, not a data file", path=p) from None
+    except PermissionError:
+        raise DatasetError("permission denied", path=p) from None
+    except OSError as exc:
+        raise DatasetError(f"cannot read the file: {exc.strerror or exc}", path=p) from None
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """All (decompressed, capped) bytes of a file; errors become DatasetError."""
+    p = str(path)
+    with open_binary(p) as fh:
+        try:
+            return fh.read()
+        except DatasetError:
+            raise
+        except (OSError, EOFError, ValueError, lzma.LZMAError) as exc:
+            raise DatasetError(f"cannot read the file: {exc}", path=p) from None
+
+
+def open_text(path: str | os.PathLike) -> str:
+    """Read a whole (optionally compressed) text file: UTF-8, else Latin-1 (old Weka files)."""
+    raw = read_bytes(path)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")  # every byte sequence decodes
+
+
+def stem(path: str | os.PathLike, data_suffixes: tuple[str, ...] = ()) -> str:
+    """The file name without a compression suffix and without the data suffix."""
+    name = os.path.basename(str(path))
+    for suf in COMPRESSED_SUFFIXES:
+        if name.lower().endswith(suf):
+            name = name[: -len(suf)]
+            break
+    for suf in data_suffixes:
+        if name.lower().endswith(suf):
+            return name[: -len(suf)]
+    return name.rsplit(".", 1)[0] if "." in name and not data_suffixes else name
+
+
+# ------------------------------------------------------------------------- quoting
+
+_UNESCAPE_RE = re.compile(r"\\(.)")
+
+
+def unescape(s: str) -> str:
+    return _UNESCAPE_RE.sub(r"\1", s)
+
+
+def read_quoted(s: str, pos: int) -> tuple[str, int]:
+    """Read a quoted token starting at ``s[pos]`` (a quote); return (text, end position)."""
+    q = s[pos]
+    i = pos + 1
+    out = []
+    n = len(s)
+    while i < n:
+        ch = s[i]
+        if ch == "\\" and i + 1 < n:
+            out.append(s[i + 1])
+            i += 2
+            continue
+        if ch == q:
+            return "".join(out), i + 1
+        out.append(ch)
+        i += 1
+    raise ValueError("unterminated quote")
+
+
+def split_values(s: str) -> list[str]:
+    """Split a comma-separated list that may hold quoted items; items are unquoted and stripped."""
+    items: list[str] = []
+    i, n = 0, len(s)
+    while True:
+        while i < n and s[i] in " \t":
+            i += 1
+        if i < n and s[i] in "'\"":
+            tok, i = read_quoted(s, i)
+            while i < n and s[i] in " \t":
+                i += 1
+            if i < n and s[i] != ",":
+                raise ValueError(f"unexpected text after quoted value {tok!r}")
+        else:
+            j = s.find(",", i)
+            j = n if j < 0 else j
+            tok = s[i:j].strip()
+            i = j
+        items.append(tok)
+        if i >= n:
+            return items
+        i += 1  # skip the comma
+
+
+_PLAIN_RE = re.compile(r"[^\s'\"{}%,\\?]+")
+
+
+def quote(name: str) -> str:
+    """Quote an ARFF name or value when it needs it (Weka's rules, roughly)."""
+    if name and _PLAIN_RE.fullmatch(name):
+        return name
+    return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# ------------------------------------------------------------------------- numbers
+
+_NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")  # ASCII digits only
+
+
+def parse_number(token: str) -> float:
+    """The reference number parser: a finite decimal, else ValueError (see module docs)."""
+    t = token.strip()
+    if not _NUMBER_RE.fullmatch(t):
+        raise ValueError(f"{token!r} is not a number")
+    v = float(t)
+    if not np.isfinite(v):
+        raise ValueError(f"{token!r} is not a finite number")
+    return v
+
+
+_NUMBER_BYTES = b"0123456789eE+-."
+_WHITE = b" \t\r\n"
+
+
+def _ascii(text: str) -> bytes | None:
+    try:
+        return text.encode("ascii")
+    except UnicodeEncodeError:
+        return None
+
+
+def only_number_chars(text: str, extra: bytes = b"") -> bool:
+    """Whether ``text`` holds only digits, ``eE+-.``, whitespace and ``extra`` (one C pass).
+
+    Guards the fast paths: ``np.fromstring`` (strtod) also reads ``inf``, ``nan`` and hex.
+    """
+    raw = _ascii(text)
+    return raw is not None and not raw.translate(None, _NUMBER_BYTES + _WHITE + extra)
+
+
+def fast_numbers(text: str, sep: str, expected: int) -> np.ndarray | None:
+    """Parse exactly ``expected`` finite numbers from ``text`` in one C pass, or None.
+
+    None means "not sure": callers then run the token path (:func:`parse_number`), which
+    accepts or reports each value. numpy's legacy parser reads an empty or blank cell
+    (``1, ,5``) as -1 and ``inf``/``nan``/``1e999`` as non-finite numbers, so such text is
+    refused here before and after parsing.
+    """
+    raw = _ascii(text)
+    if raw is None or raw.translate(None, _NUMBER_BYTES + _WHITE + sep.encode("ascii")):
+        return None
+    if sep.strip():
+        # An empty cell is two separators with only blanks between, or one at either end.
+        squeezed = raw.translate(None, _WHITE)
+        s = sep.encode("ascii")
+        if not squeezed or s + s in squeezed or squeezed.startswith(s) or squeezed.endswith(s):
+            return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            arr = np.fromstring(text, dtype=np.float64, sep=sep)
+        except (ValueError, DeprecationWarning):
+            return None
+    if len(arr) != expected or not np.isfinite(arr).all():
+        return None
+    return arr

@@ -1,0 +1,215 @@
+"""The specification of a selection, checked in one place.
+
+* :class:`Objective`: what is maximized (``k``, ``lam``, ``p``, ``relevance``, ``calibration``);
+* :class:`Binning`: how raw values become codes (``n_bins``, ``strategy``, ``min_bin_count``)
+  and whether constant columns may be picked (``keep_constant``);
+* the run parameters (``mode``, ``partitions``, ``coreset_size``, ``engine``, ``n_workers``,
+  ``backend``, ...), which the strategies of :mod:`coreselect.strategies` take.
+
+Every parameter is described once, in :data:`CONSTRAINTS`. That table is plain data read by
+three consumers: :func:`check` (the one-line :class:`~coreselect.errors.InputError` of the
+library and the CLI), ``GDSSelector._parameter_constraints`` (translated to scikit-learn's
+``Interval``/``StrOptions`` in :mod:`coreselect.selector`: scikit-learn is not imported here,
+so the command line starts fast), and the defaults of the public signatures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from numbers import Integral, Real
+from typing import Any, Callable, get_args
+
+import numpy as np
+
+from coreselect.core import objective as _objective
+from coreselect.core.discretize import STRATEGIES
+from coreselect.core.entropy import RELEVANCES, Backend
+from coreselect.engines import ENGINES
+from coreselect.errors import InputError
+
+MODES = ("centralized", "distributed", "streaming")
+BACKENDS: tuple[str, ...] = get_args(Backend)
+
+#: ``progress(stage, done, total)``; stages ``"select"`` (centralized), ``"parts"``, ``"union"``.
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """What one parameter accepts.
+
+    ``kind`` is ``"int"`` (bounds ``low``/``high``, both inclusive; ``options`` lists strings
+    also accepted, such as ``"auto"``), ``"real"`` (finite, within ``[low, high]``),
+    ``"choice"`` (one of ``options``), ``"str"`` (any string), ``"bool"``,
+    ``"random_state"`` (None, a seed in ``[0, 2**32)`` or a ``RandomState``), ``"callable"``
+    or ``"any"``. ``none`` allows None. ``options`` may be a function, read at every check
+    (for tables that other modules extend). Booleans are never numbers here.
+    """
+
+    kind: str
+    default: Any = None
+    low: float | None = None
+    high: float | None = None
+    options: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
+    none: bool = False
+
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self.options() if callable(self.options) else self.options)
+
+    def accepts(self, value: Any) -> bool:
+        if value is None:
+            return self.none or self.kind in ("random_state", "any")
+        if isinstance(value, str) and value in self.choices():
+            return True
+        if self.kind == "int":
+            return (isinstance(value, Integral) and not isinstance(value, bool)
+                    and self._in_range(value))
+        if self.kind == "real":
+            return (isinstance(value, Real) and not isinstance(value, bool)
+                    and math.isfinite(value) and self._in_range(value))
+        if self.kind == "bool":
+            return isinstance(value, (bool, np.bool_))
+        if self.kind == "random_state":
+            return (isinstance(value, Integral) and not isinstance(value, bool)
+                    and 0 <= value < 2**32) or isinstance(value, np.random.RandomState)
+        if self.kind == "callable":
+            return callable(value)
+        if self.kind == "str":
+            return isinstance(value, str)
+        return self.kind == "any"
+
+    def _in_range(self, value) -> bool:
+        return ((self.low is None or value >= self.low)
+                and (self.high is None or value <= self.high))
+
+    def describe(self) -> str:
+        """``"an integer >= 1"``, ``"in [0, 1]"``, ``"one of 'mi', 'nmi'"``, ..."""
+        words = []
+        opts = ", ".join(repr(o) for o in self.choices())
+        if self.kind == "int":
+            rng = (f"an integer >= {self.low:g}" if self.high is None
+                   else f"an integer in [{self.low:g}, {self.high:g}]")
+            words.append(f"{opts} or {rng}" if opts else rng)
+        elif self.kind == "real":
+            words.append(f"a number in [{self.low:g}, {self.high:g}]")
+        elif self.kind == "choice":
+            words.append(f"one of {opts}")
+        elif self.kind == "bool":
+            words.append("True or False")
+        elif self.kind == "random_state":
+            words.append("None, an integer in [0, 2**32 - 1] or a numpy RandomState")
+        elif self.kind == "callable":
+            words.append("callable")
+        elif self.kind == "str":
+            words.append("a string")
+        else:
+            words.append("anything")
+        if self.none and self.kind not in ("random_state", "any"):
+            words.append("or None")
+        return " ".join(words)
+
+
+def _calibrations() -> tuple[str, ...]:
+    return tuple(_objective.CALIBRATIONS)  # read at every check: the tuple grows
+
+
+#: The one table of parameters: name -> constraint (with its default).
+CONSTRAINTS: dict[str, Constraint] = {
+    # the objective
+    "k": Constraint("int", 10, low=1),
+    "lam": Constraint("real", 0.5, low=0, high=1),
+    "p": Constraint("int", 10, low=1),
+    "relevance": Constraint("choice", "mi", options=RELEVANCES),
+    # None: coreselect.core.objective.DEFAULT_CALIBRATION when the Objective is made
+    "calibration": Constraint("choice", None, options=_calibrations, none=True),
+    # the binning
+    "n_bins": Constraint("int", 5, low=2),
+    "strategy": Constraint("choice", "auto", options=STRATEGIES),
+    "min_bin_count": Constraint("int", 10, low=1),
+    "keep_constant": Constraint("bool", False),
+    # the run
+    "mode": Constraint("choice", "centralized", options=MODES),
+    "partitions": Constraint("int", "auto", low=1, options=("auto",)),
+    "coreset_size": Constraint("int", None, low=1, none=True),
+    "engine": Constraint("choice", "local", options=ENGINES),
+    "n_workers": Constraint("int", None, low=1, none=True),
+    "client": Constraint("any", None),
+    "scheduler": Constraint("str", None, none=True),  # a Dask scheduler address
+    "random_state": Constraint("random_state", None),
+    "backend": Constraint("choice", "auto", options=BACKENDS),
+    "progress": Constraint("callable", None, none=True),
+}
+
+
+def default(name: str) -> Any:
+    """The default value of a parameter (from :data:`CONSTRAINTS`)."""
+    return CONSTRAINTS[name].default
+
+
+def check(name: str, value: Any) -> Any:
+    """Return ``value`` if parameter ``name`` accepts it, else raise :class:`InputError` with a
+    one-line reason."""
+    constraint = CONSTRAINTS[name]
+    if not constraint.accepts(value):
+        raise InputError(f"{name} must be {constraint.describe()}, got {value!r}")
+    return value
+
+
+def default_calibration() -> str:
+    return _objective.DEFAULT_CALIBRATION  # read at call time: another module sets it
+
+
+@dataclass(frozen=True)
+class Objective:
+    """What is maximized: ``h(S) = (1 - lam) c g(S) + lam D(S)`` over ``|S| = k`` features,
+    ``g`` counting the ``p`` best relevances (``relevance``: ``"mi"`` or ``"nmi"``) per label,
+    the terms weighed by ``calibration`` (None: the library default)."""
+
+    k: int = default("k")
+    lam: float = default("lam")
+    p: int = default("p")
+    relevance: str = default("relevance")
+    calibration: str | None = default("calibration")
+
+    def __post_init__(self) -> None:
+        if self.calibration is None:
+            object.__setattr__(self, "calibration", default_calibration())
+        for f in fields(self):
+            check(f.name, getattr(self, f.name))
+
+    def params(self, n_labels: int) -> _objective.ObjectiveParams:
+        """The core's parameters of ``h`` for ``n_labels`` labels."""
+        return _objective.ObjectiveParams(k=int(self.k), lam=float(self.lam), p=int(self.p),
+                                          n_labels=int(n_labels), calibration=self.calibration)
+
+
+@dataclass(frozen=True)
+class Binning:
+    """How raw values become codes (see :func:`coreselect.core.discretize.discretize`), and
+    whether constant columns may be selected (they never are by default: they carry no
+    information but sit at distance 1 from everything)."""
+
+    n_bins: int = default("n_bins")
+    strategy: str = default("strategy")
+    min_bin_count: int = default("min_bin_count")
+    keep_constant: bool = default("keep_constant")
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            check(f.name, getattr(self, f.name))
+
+    def same_codes(self, other: "Binning") -> bool:
+        """Whether both give the same codes (``keep_constant`` aside)."""
+        return ((self.n_bins, self.strategy, self.min_bin_count)
+                == (other.n_bins, other.strategy, other.min_bin_count))
+
+
+OBJECTIVE_PARAMETERS = tuple(f.name for f in fields(Objective))
+BINNING_PARAMETERS = tuple(f.name for f in fields(Binning))
+RUN_PARAMETERS = ("mode", "partitions", "coreset_size", "engine", "n_workers", "client",
+                  "scheduler", "random_state", "backend", "progress")
+
+__all__ = ["Objective", "Binning", "Constraint", "CONSTRAINTS", "MODES", "BACKENDS", "ENGINES",
+           "Progress", "check", "default", "OBJECTIVE_PARAMETERS", "BINNING_PARAMETERS",
+           "RUN_PARAMETERS"]

@@ -1,0 +1,356 @@
+"""How the objective is maximized: strategies run over sources.
+
+As apricot keeps functions and optimizers apart, an :class:`~coreselect.spec.Objective`
+says what is maximized, a :class:`~coreselect.sources.Source` holds the candidate columns,
+and a :class:`Strategy` maximizes one over the other::
+
+    result = DistributedGreedy(partitions=8).run(Objective(k=50), StoreSource("store/"))
+
+* :class:`AltGreedy`: Algorithm 2 over every column (the paper's centralized CGDS);
+* :class:`Greedy`: Algorithm 1 over every column;
+* :class:`DistributedGreedy`: Algorithm 3 (DGDS): Greedy on each part of a random partition,
+  on any engine (or one part after another with ``streaming=True``), then AltGreedy on the
+  union of the parts' selections.
+
+A new strategy subclasses :class:`Strategy`, sets ``name`` and implements ``_select``;
+:meth:`Strategy.run` checks ``k`` against the source (the one place it is checked) and fills
+in the result's timing, names and data description. Every strategy returns the same
+:class:`SelectionResult`.
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from coreselect.core.problem import Problem
+from coreselect.distributed import (
+    PartOutput,
+    PartSummary,
+    PartTask,
+    n_partitions,
+    run_part,
+    union_problem,
+)
+from coreselect.engines import make_engine
+from coreselect.errors import InputError
+from coreselect.sources import Source
+from coreselect.spec import Objective, Progress, check
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SelectionResult:
+    """A selection and what it is worth, from any strategy and source.
+
+    Attributes
+    ----------
+    selected : ndarray of int
+        Original column ids of the source, in selection order.
+    objective, relevance, diversity : float
+        ``h``, ``g`` and ``D`` of the selection.
+    feature_relevance : ndarray
+        ``sum_l MI(x, l)`` (or NMI, as the objective's relevance) of each selected feature.
+    pair_distances : ndarray, shape (k, k)
+        Distances among the selected features, selection order.
+    strategy : str
+        ``"altgreedy"``, ``"greedy"``, ``"distributed"`` or ``"streaming"``.
+    parts : list of PartSummary
+        Each part's size, selection and time (empty for centralized strategies).
+    union_size : int or None
+        Number of columns the final AltGreedy chose from (distributed only).
+    partitions, coreset_size : int or None
+        ``m`` and the columns kept per part (distributed only).
+    engine : str or None
+        ``"local"``, ``"dask"`` or ``"stream"`` (None for centralized strategies);
+        ``engine_info`` describes it (workers, scheduler).
+    timings : dict
+        Seconds per stage: ``discretize``, ``load``, ``relevance``, ``select`` (centralized);
+        ``engine_start``, ``parts``, ``union`` (distributed).
+    seconds : float
+        Wall time of the whole run.
+    names : list of str or None
+        Names of the selected features, when the source has names.
+    data : dict
+        The source: ``dataset`` name, ``n_samples``, ``n_features``, ``n_labels``.
+    spec : dict
+        The objective and binning the selection was made with (``k``, ``lam``, ``p``,
+        ``relevance``, ``calibration``, ``n_bins``, ``strategy``, ``min_bin_count``,
+        ``keep_constant``).
+    """
+
+    selected: np.ndarray
+    objective: float
+    relevance: float
+    diversity: float
+    feature_relevance: np.ndarray
+    pair_distances: np.ndarray
+    strategy: str
+    parts: list[PartSummary] = field(default_factory=list)
+    union_size: int | None = None
+    partitions: int | None = None
+    coreset_size: int | None = None
+    engine: str | None = None
+    engine_info: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    names: list[str] | None = None
+    data: dict = field(default_factory=dict)
+    spec: dict = field(default_factory=dict)
+
+    @property
+    def mean_distance(self) -> np.ndarray:
+        """Mean distance of each selected feature to the other selected ones."""
+        k = len(self.selected)
+        pair = np.asarray(self.pair_distances)
+        return pair.sum(axis=1) / (k - 1) if k > 1 else np.zeros(k)
+
+    def to_dict(self) -> dict:
+        """A JSON-able summary: every field but ``pair_distances`` (k x k numbers), which is
+        summarized as ``mean_distance``."""
+        out = {
+            "strategy": self.strategy,
+            "selected": [int(i) for i in self.selected],
+        }
+        if self.names is not None:
+            out["names"] = [str(n) for n in self.names]
+        out.update({
+            "objective": float(self.objective),
+            "relevance": float(self.relevance),
+            "diversity": float(self.diversity),
+            "feature_relevance": [round(float(x), 6) for x in self.feature_relevance],
+            "mean_distance": [round(float(x), 6) for x in self.mean_distance],
+            "partitions": self.partitions,
+            "coreset_size": self.coreset_size,
+            "union_size": self.union_size,
+            "engine": self.engine,
+            "engine_info": dict(self.engine_info),
+            "parts": [p.to_dict() for p in self.parts],
+            "timings": {k: round(float(v), 4) for k, v in self.timings.items()},
+            "seconds": round(float(self.seconds), 4),
+            "spec": dict(self.spec),
+            **self.data,
+        })
+        return out
+
+
+def _stage(progress: Progress | None, stage: str) -> Callable[[int, int], None] | None:
+    if progress is None:
+        return None
+
+    def callback(done: int, total: int) -> None:
+        progress(stage, done, total)
+
+    return callback
+
+
+def _check_k(k: int, source: Source) -> None:
+    """``k`` against the selectable columns of the source: the one place it is checked."""
+    n_ok, d = source.n_selectable(), source.n_columns
+    if k > n_ok:
+        extra = "" if n_ok == d else (f" ({d - n_ok} constant columns are never selected;"
+                                      " keep_constant=True allows them)")
+        raise InputError(f"k={k} is larger than the number of selectable features ({n_ok}){extra}")
+
+
+class Strategy(abc.ABC):
+    """Maximizes an objective over a source; subclasses implement :meth:`_select`."""
+
+    name: str = "strategy"
+
+    def run(self, objective: Objective, source: Source, *, backend: str = "auto",
+            progress: Progress | None = None) -> SelectionResult:
+        """Select ``objective.k`` columns of ``source``.
+
+        Parameters
+        ----------
+        objective : Objective
+        source : Source
+        backend : {"auto", "numba", "numpy"}
+            Kernel implementation; every backend selects the same features.
+        progress : callable, optional
+            ``progress(stage, done, total)`` as work proceeds.
+
+        Raises
+        ------
+        InputError
+            On bad parameters, or ``k`` larger than the selectable columns.
+        EngineError
+            When an engine fails (unreachable scheduler, workers dying).
+        """
+        check("backend", backend)
+        start = time.perf_counter()
+        _check_k(objective.k, source)
+        result = self._select(objective, source, backend, progress)
+        result.seconds = time.perf_counter() - start
+        result.names = source.names(result.selected)
+        result.data = source.describe()
+        result.spec = {**asdict(objective), **asdict(source.binning)}
+        return result
+
+    @abc.abstractmethod
+    def _select(self, objective: Objective, source: Source, backend: str,
+                progress: Progress | None) -> SelectionResult:
+        """The selection; ``k`` is already checked."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _from_problem(problem: Problem, res, strategy: str, **extra) -> SelectionResult:
+    pos = problem.positions_of(np.asarray(res.selected, dtype=np.int64))
+    return SelectionResult(
+        selected=np.asarray(res.selected, dtype=np.int64),
+        objective=float(res.objective),
+        relevance=float(res.relevance),
+        diversity=float(res.diversity),
+        feature_relevance=problem.relevance[pos].sum(axis=1),
+        pair_distances=np.asarray(res.pair_distances),
+        strategy=strategy,
+        **extra,
+    )
+
+
+class _Centralized(Strategy):
+    alternate: bool
+
+    def _select(self, objective, source, backend, progress):
+        problem = source.problem(objective)
+        res = problem.run(objective.k, alternate=self.alternate, backend=backend,
+                          callback=_stage(progress, "select"))
+        return _from_problem(problem, res, self.name,
+                             timings={**problem.timings, "select": float(res.seconds)})
+
+
+class AltGreedy(_Centralized):
+    """Algorithm 2 (AltGreedy) over every candidate column: the paper's centralized CGDS,
+    a 1/2-approximation of ``h``."""
+
+    name = "altgreedy"
+    alternate = True
+
+
+class Greedy(_Centralized):
+    """Algorithm 1 (Greedy) over every candidate column."""
+
+    name = "greedy"
+    alternate = False
+
+
+class DistributedGreedy(Strategy):
+    """Algorithm 3 (DGDS): Greedy on each of ``partitions`` random parts, then AltGreedy on
+    the union of the parts' selections (see :mod:`coreselect.distributed`).
+
+    Parameters
+    ----------
+    partitions : "auto" or int, default="auto"
+        ``m``; ``"auto"`` is ``ceil(sqrt(d / k))``.
+    coreset_size : int, optional
+        Columns Greedy keeps per part (default ``k``; a part with fewer selectable columns
+        keeps all of them).
+    engine : {"local", "dask"}, default="local"
+        Where the parts run.
+    n_workers : int, optional
+        Process-pool size (``local``; default: in this process) or LocalCluster size
+        (``dask``).
+    client : dask.distributed.Client, optional
+        An existing Dask client (``engine="dask"``; not closed here).
+    scheduler : str, optional
+        Address of a running Dask scheduler (``engine="dask"``).
+    random_state : int, RandomState or None
+        Seed of the random partition. A column store's partition is fixed by the seed it
+        was built with: any other value is refused.
+    streaming : bool, default=False
+        Process the parts one after another in this process (memory holds one part), whatever
+        the engine.
+
+    With ``engine="dask"`` and no ``client``, a ``LocalCluster`` is started: scripts that do
+    so must guard their entry point with ``if __name__ == "__main__":`` (its workers are new
+    processes that import the script).
+    """
+
+    def __init__(self, partitions: str | int = "auto", coreset_size: int | None = None,
+                 engine: str = "local", n_workers: int | None = None, client: Any = None,
+                 scheduler: str | None = None, random_state: Any = None,
+                 streaming: bool = False):
+        for name, value in (("partitions", partitions), ("coreset_size", coreset_size),
+                            ("engine", engine), ("n_workers", n_workers),
+                            ("scheduler", scheduler), ("random_state", random_state)):
+            check(name, value)
+        self.partitions = partitions
+        self.coreset_size = coreset_size
+        self.engine = engine
+        self.n_workers = n_workers
+        self.client = client
+        self.scheduler = scheduler
+        self.random_state = random_state
+        self.streaming = bool(streaming)
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "streaming" if self.streaming else "distributed"
+
+    def __repr__(self) -> str:
+        return (f"DistributedGreedy(partitions={self.partitions!r}, "
+                f"coreset_size={self.coreset_size!r}, engine={self.engine!r}, "
+                f"streaming={self.streaming})")
+
+    def _select(self, objective, source, backend, progress):
+        k = objective.k
+        m = n_partitions(self.partitions, source.n_columns, k)
+        cs = k if self.coreset_size is None else int(self.coreset_size)
+        if m * cs < k:
+            raise InputError(
+                f"the coresets of {m} parts x {cs} features hold at most {m * cs} features, "
+                f"fewer than k={k}; raise the coreset size or use fewer partitions")
+        if self.streaming and (self.engine != "local" or self.client is not None
+                               or self.scheduler or self.n_workers):
+            log.info("streaming runs one part at a time in this process; engine %r is not used",
+                     self.engine)
+        log.info("partition: %d columns into %d parts, coreset size %d", source.n_columns, m, cs)
+        parts = source.column_parts(objective, m, self.random_state)
+        tasks = [PartTask(index=i, n_select=cs, columns=c, backend=backend)
+                 for i, c in enumerate(parts.columns)]
+        timings = dict(parts.timings)
+
+        t0 = time.perf_counter()
+        engine = make_engine(self.engine, mode="streaming" if self.streaming else "distributed",
+                             n_workers=self.n_workers, client=self.client,
+                             scheduler=self.scheduler)
+        timings["engine_start"] = time.perf_counter() - t0
+        with engine:
+            info = engine.describe()
+            if progress is not None:
+                progress("parts", 0, len(tasks))
+            t1 = time.perf_counter()
+            outputs: list[PartOutput] = engine.map(run_part, parts.shared, tasks,
+                                                   callback=_stage(progress, "parts"))
+            timings["parts"] = time.perf_counter() - t1
+        log.info("parts: Greedy on %d parts (%s) in %.2fs (engine start %.2fs)", len(tasks),
+                 info["engine"], timings["parts"], timings["engine_start"])
+
+        # Step 3: AltGreedy on the union, assembled from what the parts sent back.
+        t2 = time.perf_counter()
+        union = union_problem(outputs, parts.labels, objective.params(parts.labels.n_columns))
+        if union.n_columns < k:
+            raise InputError(
+                f"the parts' coresets hold only {union.n_columns} selectable features, fewer "
+                f"than k={k} ({m} parts x coreset size {cs}); raise the coreset size or use "
+                "fewer partitions")
+        final = union.run(k, alternate=True, backend=backend, callback=_stage(progress, "union"))
+        timings["union"] = time.perf_counter() - t2
+        log.info("union: AltGreedy on %d columns in %.2fs", union.n_columns, timings["union"])
+        return _from_problem(
+            union, final, self.name,
+            parts=[PartSummary(o.index, o.n_columns, o.selected, o.seconds) for o in outputs],
+            union_size=int(union.n_columns), partitions=m, coreset_size=cs,
+            engine=info["engine"], engine_info=info, timings=timings)
+
+
+__all__ = ["Strategy", "AltGreedy", "Greedy", "DistributedGreedy", "SelectionResult"]
