@@ -191,13 +191,13 @@ def test_store_format_benchmark_runs():
 
 
 def test_selection_is_the_same_on_a_tiled_store(tmp_path):
-    from coreselect.distributed import select_store
+    from coreselect.selection import select
 
     X, Y = _data(n=200, d=60)
     one = build_store(X, Y, tmp_path / "one", block_size=16, seed=4)
     tiled = build_store(X, Y, tmp_path / "tiled", block_size=16, row_block_size=48, seed=4)
     assert (one.n_row_blocks, tiled.n_row_blocks) == (1, 5)
     for mode in ("distributed", "centralized"):
-        a = select_store(one, k=5, partitions=3, mode=mode)
-        b = select_store(tiled, k=5, partitions=3, mode=mode)
+        a = select(one, k=5, partitions=3, mode=mode)
+        b = select(tiled, k=5, partitions=3, mode=mode)
         assert np.array_equal(a.selected, b.selected)

@@ -211,13 +211,13 @@ def test_pristine_store_verifies(pristine):
 
 
 def test_a_damaged_block_stops_the_selection(st):
-    from coreselect.distributed import select_store
+    from coreselect.selection import select
 
     _flip_bit(st, _tile(st, 2, 1))
     with pytest.raises(StoreError, match="block 2, row block 1"):
-        select_store(open_store(st), k=3, partitions=3)
+        select(open_store(st), k=3, partitions=3)
     with pytest.raises(StoreError, match="block 2, row block 1"):
-        select_store(open_store(st), k=3, mode="centralized")
+        select(open_store(st), k=3, mode="centralized")
 
 
 def test_checksum_verified_once_per_file(st, monkeypatch):
@@ -242,8 +242,11 @@ def test_checksum_verified_once_per_file(st, monkeypatch):
 def test_store_error_survives_pickling():
     import pickle
 
-    err = pickle.loads(pickle.dumps(StoreError("bad", block="block 3, row block 0")))
-    assert err.block == "block 3, row block 0" and str(err) == "bad"
+    from coreselect.store._format import store_error
+
+    err = pickle.loads(pickle.dumps(store_error("bad", block="block 3, row block 0", path="s")))
+    assert isinstance(err, StoreError) and str(err) == "bad"
+    assert (err.block, err.path) == ("block 3, row block 0", "s")
 
 
 # -- the CLI --------------------------------------------------------------------------------
@@ -400,7 +403,7 @@ def test_write_failure_names_the_store(tmp_path, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(build._Writer, "save", full)
-    with pytest.raises(StoreError, match=f"cannot write the store {tmp_path / 's'}: No space"):
+    with pytest.raises(StoreError, match=f"{tmp_path / 's'}: cannot write the store: No space"):
         build_store(X, Y, tmp_path / "s")
     assert list(tmp_path.iterdir()) == []
 

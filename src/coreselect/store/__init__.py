@@ -45,11 +45,11 @@ from coreselect.store._format import (
     FORMAT_VERSION,
     META_FILE,
     TARGET_TILE_NNZ,
-    StoreError,
     StoreRef,
     is_store,
     shuffled_order,
 )
+from coreselect.errors import StoreError
 from coreselect.store.build import build_store, build_store_from_chunks, check_build_target
 from coreselect.store.reader import ColumnStore, open_store
 

@@ -12,7 +12,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from coreselect.errors import EngineError
+from coreselect.errors import StoreError
 
 FORMAT = "coreselect-column-store"
 FORMAT_VERSION = 2
@@ -24,18 +24,15 @@ ROW_BLOCK_MULTIPLE = 4096
 ARRAYS = ("indptr", "indices", "data")
 
 
-class StoreError(EngineError):
-    """A column store is missing, damaged or inconsistent; ``block`` names the part
-    (``"store.json"``, ``"labels"``, ``"block 3, row block 0"``, ...).
-
-    Defined here until :mod:`coreselect.errors` has one (then this is that class)."""
-
-    def __init__(self, message: str, block: str | None = None):
-        super().__init__(message)
-        self.block = block
-
-    def __reduce__(self):  # keep ``block`` when a Dask worker sends the error back
-        return (type(self), (str(self), self.block))
+def store_error(message: str, block: str | None, path: str | os.PathLike | None = None
+                ) -> StoreError:
+    """A :class:`~coreselect.errors.StoreError` whose message already names the store and
+    the block in words (``"block 1, row block 2"``, ``"labels, row block 0"``,
+    ``"store.json"``, ``"column order"`` ...); ``block`` and ``path`` are set as attributes
+    (passing them to the constructor would prefix them to the message a second time)."""
+    err = StoreError(message)
+    err.block, err.path = block, None if path is None else str(path)
+    return err
 
 
 @dataclass(frozen=True)
@@ -112,7 +109,7 @@ def check_csc(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n_rows:
     ``1 .. n_codes[column]-1`` (code 0 is implicit). Nothing else reaches a kernel."""
 
     def bad(what: str) -> StoreError:
-        return StoreError(f"column store {where}: {block} is damaged ({what})", block=block)
+        return store_error(f"column store {where}: {block} is damaged ({what})", block=block)
 
     for name, arr in (("indptr", indptr), ("indices", indices), ("data", data)):
         if arr.ndim != 1 or arr.dtype.kind not in "iu":
@@ -146,6 +143,6 @@ def as_int_field(meta: dict, key: str, where: str, minimum: int = 0) -> int:
     """``meta[key]`` as an int, or :class:`StoreError` (bools and strings are refused)."""
     value = meta.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise StoreError(f"column store {where}: store.json field {key!r} is {value!r}, "
+        raise store_error(f"column store {where}: store.json field {key!r} is {value!r}, "
                          f"expected an integer >= {minimum}", block=META_FILE)
     return value

@@ -16,14 +16,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from coreselect.core.discretize import discretize, discretize_labels
-from coreselect.errors import InputError
+from coreselect.errors import InputError, StoreError
 from coreselect.store._format import (
     DEFAULT_BLOCK_SIZE,
     FORMAT,
     FORMAT_VERSION,
     META_FILE,
     ROW_BLOCK_MULTIPLE,
-    StoreError,
     TARGET_TILE_NNZ,
     CrcWriter,
     label_dir,
@@ -384,7 +383,8 @@ def _build(path, n, d, nnz, columns, get_labels, *, block_size, row_block_size, 
         os.replace(tmp, target)
     except OSError as exc:  # a full disk, a read-only folder: the user's path, not the temp's
         shutil.rmtree(tmp, ignore_errors=True)
-        raise StoreError(f"cannot write the store {target}: {exc.strerror or exc}") from exc
+        raise StoreError(f"cannot write the store: {exc.strerror or exc}",
+                         path=str(target)) from exc
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -19,13 +19,13 @@ from coreselect.store._format import (
     FORMAT,
     FORMAT_VERSION,
     META_FILE,
-    StoreError,
     StoreRef,
     as_int_field,
     check_csc,
     file_crc32,
     label_dir,
     meta_checksum,
+    store_error,
     tile_dir,
     tile_name,
 )
@@ -105,11 +105,11 @@ class ColumnStore:
         try:
             names = json.loads((self.path / "feature_names.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise StoreError(f"column store {self.path}: feature names are damaged "
+            raise store_error(f"column store {self.path}: feature names are damaged "
                              f"(feature_names.json: {exc})", block="feature names") from None
         if (not isinstance(names, list) or len(names) != self.n_features
                 or not all(isinstance(s, str) for s in names)):
-            raise StoreError(f"column store {self.path}: feature names are damaged "
+            raise store_error(f"column store {self.path}: feature names are damaged "
                              f"(feature_names.json does not hold {self.n_features} names)",
                              block="feature names")
         return names
@@ -122,7 +122,7 @@ class ColumnStore:
         if order.shape != (d,) or order.dtype.kind not in "iu" or (
                 d and (order.min() < 0 or order.max() >= d
                        or np.any(np.bincount(order, minlength=d) != 1))):
-            raise StoreError(f"column store {self.path}: column order is damaged (order.npy "
+            raise store_error(f"column store {self.path}: column order is damaged (order.npy "
                              f"is not a permutation of {d} columns)", block="column order")
         return np.asarray(order, dtype=np.int64)
 
@@ -207,7 +207,7 @@ class ColumnStore:
                     cols = np.flatnonzero(has) + pos
                     top[cols] = np.maximum(top[cols], np.maximum.reduceat(dat, ptr[:-1][has]))
         if np.any(top != np.maximum(self.n_codes - 1, 0)):
-            raise StoreError(f"column store {self.path}: n_codes is damaged (its code counts "
+            raise store_error(f"column store {self.path}: n_codes is damaged (its code counts "
                              "do not match the codes stored)", block="n_codes")
         self.labels()
         return {"files": len(files) + 1,
@@ -235,7 +235,7 @@ class ColumnStore:
         entry = self.meta["files"].get(rel)
         if (not isinstance(entry, list) or len(entry) != 2
                 or not all(isinstance(v, int) and not isinstance(v, bool) for v in entry)):
-            raise StoreError(f"column store {self.path}: store.json has no size and checksum "
+            raise store_error(f"column store {self.path}: store.json has no size and checksum "
                              f"for {rel} ({block})", block=block)
         return entry[0], entry[1]
 
@@ -245,13 +245,13 @@ class ColumnStore:
         try:
             st = os.stat(self.path / rel)
         except FileNotFoundError:
-            raise StoreError(f"column store {self.path} is missing {block} ({rel}); rebuild it "
+            raise store_error(f"column store {self.path} is missing {block} ({rel}); rebuild it "
                              "with 'coreselect store build'", block=block) from None
         except OSError as exc:
-            raise StoreError(f"column store {self.path}: cannot read {rel}: {exc.strerror}",
+            raise store_error(f"column store {self.path}: cannot read {rel}: {exc.strerror}",
                              block=block) from None
         if st.st_size != size:
-            raise StoreError(f"column store {self.path}: {block} is damaged ({rel} has "
+            raise store_error(f"column store {self.path}: {block} is damaged ({rel} has "
                              f"{st.st_size} bytes, expected {size}: truncated or replaced)",
                              block=block)
         return st
@@ -266,10 +266,10 @@ class ColumnStore:
             try:
                 actual = file_crc32(path)
             except OSError as exc:
-                raise StoreError(f"column store {self.path}: cannot read {rel}: {exc}",
+                raise store_error(f"column store {self.path}: cannot read {rel}: {exc}",
                                  block=block) from None
             if actual != crc:
-                raise StoreError(f"column store {self.path}: {block} is damaged ({rel} fails "
+                raise store_error(f"column store {self.path}: {block} is damaged ({rel} fails "
                                  "its checksum); rebuild the store", block=block)
             with _VERIFIED_LOCK:
                 _VERIFIED.add(key)
@@ -280,10 +280,10 @@ class ColumnStore:
         try:
             arr = np.load(path, mmap_mode="r", allow_pickle=False)
         except (ValueError, OSError, EOFError) as exc:
-            raise StoreError(f"column store {self.path}: {block} is damaged ({rel} is not a "
+            raise store_error(f"column store {self.path}: {block} is damaged ({rel} is not a "
                              f"numeric .npy file: {exc})", block=block) from None
         if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "iu" or arr.ndim != 1:
-            raise StoreError(f"column store {self.path}: {block} is damaged ({rel} holds "
+            raise store_error(f"column store {self.path}: {block} is damaged ({rel} holds "
                              f"{getattr(arr, 'dtype', '?')} of shape "
                              f"{getattr(arr, 'shape', '?')}, expected 1-D integers)",
                              block=block)
@@ -292,7 +292,7 @@ class ColumnStore:
     def _n_codes(self, rel: str, size: int, top: int, block: str) -> np.ndarray:
         arr = self._array(rel, block)
         if arr.shape != (size,) or (size and (arr.min() < 1 or arr.max() > top)):
-            raise StoreError(f"column store {self.path}: {block} is damaged ({rel} must hold "
+            raise store_error(f"column store {self.path}: {block} is damaged ({rel} must hold "
                              f"{size} code counts in 1..{top})", block=block)
         return np.asarray(arr, dtype=np.int64)
 
@@ -305,7 +305,7 @@ class ColumnStore:
         if has.any():
             top[has] = np.maximum.reduceat(codes.data, codes.indptr[:-1][has])
         if np.any(top != np.maximum(n_codes - 1, 0)):
-            raise StoreError(f"column store {self.path}: {block} is damaged (its code counts "
+            raise store_error(f"column store {self.path}: {block} is damaged (its code counts "
                              "do not match the codes stored)", block=block)
 
     def _tile_cols(self, b: int, r: int, lo: int, hi: int):
@@ -315,12 +315,12 @@ class ColumnStore:
         indptr, indices, data = (self._array(f"{folder}/{a}.npy", block) for a in ARRAYS)
         width = min(self.block_size, self.n_features - b * self.block_size)
         if indptr.size != width + 1:
-            raise StoreError(f"column store {self.path}: {block} is damaged (indptr has "
+            raise store_error(f"column store {self.path}: {block} is damaged (indptr has "
                              f"{indptr.size} entries for {width} columns)", block=block)
         ptr = np.array(indptr[lo:hi + 1], dtype=np.int64)
         a, z = int(ptr[0]), int(ptr[-1])
         if not 0 <= a <= z <= min(indices.size, data.size):
-            raise StoreError(f"column store {self.path}: {block} is damaged (indptr points "
+            raise store_error(f"column store {self.path}: {block} is damaged (indptr points "
                              "outside its arrays)", block=block)
         ptr -= a
         idx, dat = np.array(indices[a:z]), np.array(data[a:z])
@@ -411,23 +411,23 @@ def _check_meta(meta, folder: Path, meta_path: Path) -> None:
     """Validate ``store.json`` before anything is derived from it."""
     where = str(folder)
     if not isinstance(meta, dict):
-        raise StoreError(f"{meta_path} is malformed (not a JSON object)", block=META_FILE)
+        raise store_error(f"{meta_path} is malformed (not a JSON object)", block=META_FILE)
     if meta.get("format") != FORMAT:
-        raise StoreError(f"{folder} is not a coreselect column store "
+        raise store_error(f"{folder} is not a coreselect column store "
                          f"(format {meta.get('format')!r})", block=META_FILE)
     version = meta.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
-        raise StoreError(f"column store {folder}: store.json has a malformed format version "
+        raise store_error(f"column store {folder}: store.json has a malformed format version "
                          f"{version!r} "
                          f"({type(version).__name__}, expected the integer {FORMAT_VERSION}); "
                          "rebuild it with 'coreselect store build'", block=META_FILE)
     if version != FORMAT_VERSION:
-        raise StoreError(
+        raise store_error(
             f"column store {folder} has format version {version}, this coreselect reads "
             f"version {FORMAT_VERSION}; rebuild it with 'coreselect store build'",
             block=META_FILE)
     if meta.get("checksum") != meta_checksum(meta):
-        raise StoreError(f"column store {folder}: store.json was edited or damaged (its "
+        raise store_error(f"column store {folder}: store.json was edited or damaged (its "
                          "checksum does not match); rebuild the store", block=META_FILE)
     n = as_int_field(meta, "n_samples", where, 1)
     d = as_int_field(meta, "n_features", where, 1)
@@ -438,7 +438,7 @@ def _check_meta(meta, folder: Path, meta_path: Path) -> None:
     n_const = as_int_field(meta, "n_constant", where, 0)
     if as_int_field(meta, "n_blocks", where, 1) != -(-d // bs) or \
             as_int_field(meta, "n_row_blocks", where, 1) != -(-n // rbs) or n_const > d:
-        raise StoreError(f"column store {folder}: store.json's block counts do not match its "
+        raise store_error(f"column store {folder}: store.json's block counts do not match its "
                          "shape", block=META_FILE)
     names = meta.get("label_names")
     prefix = meta.get("feature_names_prefix")
@@ -446,13 +446,13 @@ def _check_meta(meta, folder: Path, meta_path: Path) -> None:
             or not all(isinstance(s, str) for s in names)
             or not (prefix is None or isinstance(prefix, str))
             or not isinstance(meta.get("files"), dict)):
-        raise StoreError(f"column store {folder}: store.json's names or file list are "
+        raise store_error(f"column store {folder}: store.json's names or file list are "
                          "malformed", block=META_FILE)
     # every tile has 3 listed files: a forged shape cannot make us iterate over more tiles
     # than store.json lists (no memory or time bomb from a few bytes of JSON)
     n_tiles = meta["n_blocks"] * meta["n_row_blocks"] + meta["n_row_blocks"]
     if 3 * n_tiles > len(meta["files"]):
-        raise StoreError(f"column store {folder}: store.json lists {len(meta['files'])} files "
+        raise store_error(f"column store {folder}: store.json lists {len(meta['files'])} files "
                          f"for {n_tiles} tiles", block=META_FILE)
 
 
@@ -471,12 +471,12 @@ def open_store(path: str | os.PathLike | StoreRef, check: bool = True) -> Column
     folder = Path(path)
     meta_path = folder / META_FILE
     if not meta_path.is_file():
-        raise StoreError(f"{folder} is not a coreselect column store (no {META_FILE})",
+        raise store_error(f"{folder} is not a coreselect column store (no {META_FILE})",
                          block=META_FILE)
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise StoreError(f"cannot read {meta_path}: {exc}", block=META_FILE) from None
+        raise store_error(f"cannot read {meta_path}: {exc}", block=META_FILE) from None
     _check_meta(meta, folder, meta_path)
     store = ColumnStore(folder, meta)
     if check:
