@@ -17,9 +17,8 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as hst
 
 from coreselect.errors import InputError
-from coreselect.store import StoreError, build_store, open_store
+from coreselect.store import StoreError, build_store, build_store_from_chunks, open_store
 from coreselect.store._format import meta_checksum
-from coreselect.store.build import _HOST
 
 
 def _data(n=150, d=40, seed=0):
@@ -328,20 +327,23 @@ def test_store_respects_umask(tmp_path, umask, dir_mode, file_mode):
 def test_stale_temp_folders_of_killed_builds_are_removed(tmp_path):
     X, Y = _data(n=30, d=5)
     old = time.time() - 10 * 24 * 3600
-    dead = tmp_path / f".s.build.{_HOST}-999999999.0badc0de.tmp"  # no such pid
+    dead = tmp_path / ".s.p999999999-0badc0de.tmp"  # a killed build (no such pid)
     (dead / "blocks").mkdir(parents=True)
     os.utime(dead, (old, old))
-    other_host = tmp_path / ".s.spill.elsewhere-12.00000000.tmp"
-    other_host.mkdir()
-    os.utime(other_host, (old, old))
-    live = tmp_path / f".s.build.{_HOST}-{os.getpid()}.11111111.tmp"  # newer than us: kept
+    live = tmp_path / f".s.p{os.getpid()}-11111111.tmp"  # this process's: kept
     live.mkdir()
-    unrelated = tmp_path / ".other.build.x-1.22222222.tmp"
+    unrelated = tmp_path / ".other.p999999999-22222222.tmp"  # another target's
     unrelated.mkdir()
     os.utime(unrelated, (old, old))
     build_store(X, Y, tmp_path / "s")
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == sorted([live.name, unrelated.name, "s"])
+    # a killed row-chunk build's spill folder is cleaned the same way
+    spill = tmp_path / ".t.p999999999-33333333.tmp"
+    spill.mkdir()
+    os.utime(spill, (old, old))
+    build_store_from_chunks([(X, Y)], tmp_path / "t")
+    assert not spill.exists()
 
 
 # -- the structural check against a slow reference -------------------------------------------
@@ -403,7 +405,9 @@ def test_write_failure_names_the_store(tmp_path, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(build._Writer, "save", full)
-    with pytest.raises(StoreError, match=f"{tmp_path / 's'}: cannot write the store: No space"):
+    from coreselect.errors import OutputError
+
+    with pytest.raises(OutputError, match=f"cannot write {tmp_path / 's'}: No space"):
         build_store(X, Y, tmp_path / "s")
     assert list(tmp_path.iterdir()) == []
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import logging
 import os
-import secrets
 import shutil
-import socket
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -16,7 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from coreselect.core.discretize import discretize, discretize_labels
-from coreselect.errors import InputError, StoreError
+from coreselect.errors import InputError, OutputError
+from coreselect.files import atomic_dir, clean_stale, temp_name_prefix
 from coreselect.store._format import (
     DEFAULT_BLOCK_SIZE,
     FORMAT,
@@ -109,7 +110,7 @@ def build_store_from_chunks(
     block_size, seed = _check_params(block_size, row_block_size, seed)
     target = Path(path)
     check_build_target(target)
-    spill = _make_tmp(target, "spill")
+    spill = _spill_dir(target)
     try:
         n = d = nnz = 0
         sparse = None
@@ -195,53 +196,13 @@ def auto_row_block_size(n: int, d: int, nnz: int, block_size: int) -> int:
     return max(1, min(n, max(ROW_BLOCK_MULTIPLE, rows)))
 
 
-def _process_start() -> float:
-    try:
-        import psutil
-
-        return psutil.Process().create_time()
-    except Exception:  # no psutil or no /proc: the import time is close enough
-        return _IMPORT_TIME
-
-
-_IMPORT_TIME = time.time()
-_HOST = socket.gethostname().replace(".", "_")
-
-
-def _make_tmp(target: Path, kind: str) -> Path:
-    """A new hidden folder beside ``target`` (``os.mkdir`` honours the umask, unlike
-    ``tempfile.mkdtemp``'s 0700), after removing stale ones of killed builds."""
+def _spill_dir(target: Path) -> Path:
+    """A hidden scratch folder beside ``target``, named like every temporary of
+    :mod:`coreselect.files` so that a killed build's one is cleaned by the next write there."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    _clean_stale(target)
-    tmp = target.parent / f".{target.name}.{kind}.{_HOST}-{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    os.mkdir(tmp)
-    return tmp
-
-
-def _clean_stale(target: Path) -> None:
-    """Remove hidden build folders for ``target`` left by a killed build: older than this
-    process, and (on this host) whose process is gone."""
-    started = _process_start()
-    for tmp in target.parent.glob(f".{target.name}.*.tmp"):
-        parts = tmp.name[len(target.name) + 2:].split(".")
-        if len(parts) != 4 or not tmp.is_dir():
-            continue
-        host, _, pid = parts[1].rpartition("-")
-        try:
-            if tmp.stat().st_mtime >= started:
-                continue
-            if host == _HOST and pid.isdigit() and int(pid) != os.getpid():
-                try:
-                    os.kill(int(pid), 0)
-                    continue  # that build is still running
-                except ProcessLookupError:
-                    pass
-                except PermissionError:
-                    continue
-            shutil.rmtree(tmp, ignore_errors=True)
-            log.info("removed %s, left by a build that was killed", tmp)
-        except OSError:
-            continue
+    clean_stale(target.parent, (f".{glob.escape(target.name)}.p*-*.tmp",))
+    return Path(tempfile.mkdtemp(prefix=temp_name_prefix(target.name), suffix=".tmp",
+                                 dir=target.parent))
 
 
 class _Writer:
@@ -328,69 +289,70 @@ def _build(path, n, d, nnz, columns, get_labels, *, block_size, row_block_size, 
     start = time.perf_counter()
     order = shuffled_order(d, seed) if order is None else order
     n_blocks = -(-d // block_size)
-    tmp = _make_tmp(target, "build")
+    meta = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "name": str(name),
+        "n_samples": int(n),
+        "n_features": int(d),
+        "n_labels": int(labels.n_columns),
+        "label_names": label_names,
+        "feature_names_prefix": names_pattern,
+        "block_size": block_size,
+        "n_blocks": n_blocks,
+        "row_block_size": int(rbs),
+        "n_row_blocks": int(n_rb),
+        "seed": seed,
+        "discretization": {"n_bins": int(n_bins), "strategy": strategy,
+                           "min_bin_count": int(min_bin_count)},
+        "content": "discretized codes (per-column binning over all rows at build time)",
+    }
     try:
-        out = _Writer(tmp)
-        n_codes = np.zeros(d, dtype=np.int64)
-        for b in range(n_blocks):
-            lo, hi = b * block_size, min(d, (b + 1) * block_size)
-            values = columns(b, order[lo:hi])
-            if sp.issparse(values):
-                # explicit stored zeros would hide the zero cells from discretize (it misses
-                # them when zero is not a column's most frequent value)
-                values = sp.csc_matrix(values, copy=True)
-                values.eliminate_zeros()
-            block = discretize(values, n_bins=n_bins, strategy=strategy,
-                               min_bin_count=min_bin_count)
-            del values
-            n_codes[lo:hi] = block.n_codes
-            for r, tile in enumerate(split_rows(block.codes, bounds)):
-                out.save_csc(tile_dir(b, r), *tile)
-            del block
-            if progress is not None:
-                progress("store", b + 1, n_blocks)
-        for r, tile in enumerate(split_rows(labels.codes, bounds)):
-            out.save_csc(label_dir(r), *tile)
-        out.save("labels/n_codes.npy", labels.n_codes)
-        out.save("order.npy", order)
-        out.save("n_codes.npy", n_codes)
-        if names_pattern is None:
-            out.save_text("feature_names.json", json.dumps(feature_names))
-        meta = {
-            "format": FORMAT,
-            "version": FORMAT_VERSION,
-            "name": str(name),
-            "n_samples": int(n),
-            "n_features": int(d),
-            "n_labels": int(labels.n_columns),
-            "label_names": label_names,
-            "feature_names_prefix": names_pattern,
-            "block_size": block_size,
-            "n_blocks": n_blocks,
-            "row_block_size": int(rbs),
-            "n_row_blocks": int(n_rb),
-            "seed": seed,
-            "n_constant": int((n_codes <= 1).sum()),
-            "discretization": {"n_bins": int(n_bins), "strategy": strategy,
-                               "min_bin_count": int(min_bin_count)},
-            "content": "discretized codes (per-column binning over all rows at build time)",
-            "files": out.files,
-        }
-        meta["checksum"] = meta_checksum(meta)
-        (tmp / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
-        if target.exists():
-            target.rmdir()  # an empty folder; checked above
-        os.replace(tmp, target)
-    except OSError as exc:  # a full disk, a read-only folder: the user's path, not the temp's
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise StoreError(f"cannot write the store: {exc.strerror or exc}",
-                         path=str(target)) from exc
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        with atomic_dir(target) as tmp:  # umask modes, cleanup on failure, stale folders
+            _write_all(tmp, columns, labels, order, block_size, bounds, n_bins, strategy,
+                       min_bin_count, progress, feature_names, meta)
+    except OutputError:
         raise
+    except OSError as exc:  # a full disk, a read-only folder: the user's path, not the temp's
+        raise OutputError(str(target), exc.strerror or str(exc), exc.errno) from exc
     log.info("built store %s: %d columns x %d rows in %d x %d tiles (%.1fs)", target, d, n,
              n_blocks, n_rb, time.perf_counter() - start)
     return open_store(target)
+
+
+def _write_all(tmp: Path, columns, labels, order, block_size, bounds, n_bins, strategy,
+               min_bin_count, progress, feature_names, meta: dict) -> None:
+    """Every file of the store into ``tmp``, ``store.json`` (with all checksums) last."""
+    d, n_blocks = order.size, meta["n_blocks"]
+    out = _Writer(tmp)
+    n_codes = np.zeros(d, dtype=np.int64)
+    for b in range(n_blocks):
+        lo, hi = b * block_size, min(d, (b + 1) * block_size)
+        values = columns(b, order[lo:hi])
+        if sp.issparse(values):
+            # explicit stored zeros would hide the zero cells from discretize (it misses
+            # them when zero is not a column's most frequent value)
+            values = sp.csc_matrix(values, copy=True)
+            values.eliminate_zeros()
+        block = discretize(values, n_bins=n_bins, strategy=strategy,
+                           min_bin_count=min_bin_count)
+        del values
+        n_codes[lo:hi] = block.n_codes
+        for r, tile in enumerate(split_rows(block.codes, bounds)):
+            out.save_csc(tile_dir(b, r), *tile)
+        del block
+        if progress is not None:
+            progress("store", b + 1, n_blocks)
+    for r, tile in enumerate(split_rows(labels.codes, bounds)):
+        out.save_csc(label_dir(r), *tile)
+    out.save("labels/n_codes.npy", labels.n_codes)
+    out.save("order.npy", order)
+    out.save("n_codes.npy", n_codes)
+    if meta["feature_names_prefix"] is None:
+        out.save_text("feature_names.json", json.dumps(feature_names))
+    meta = {**meta, "n_constant": int((n_codes <= 1).sum()), "files": out.files}
+    meta["checksum"] = meta_checksum(meta)
+    (tmp / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
 
 
 __all__ = ["auto_row_block_size", "check_build_target", "build_store", "build_store_from_chunks",
