@@ -17,6 +17,7 @@ from coreselect.core import Problem, relevance_of
 from coreselect.core.discretize import DiscreteMatrix, discretize_labels
 from coreselect.core.objective import RelevanceGains, top_p_sum
 from coreselect.datasets import make_synthesized
+from coreselect.errors import InputError
 
 
 def _data(rng, kind, n=60, d=14, n_labels=4):
@@ -90,7 +91,7 @@ def test_constant_columns_are_never_selected_by_default():
     X = np.zeros((40, 6))
     X[:, 1:3] = rng.integers(0, 2, size=(40, 2))
     Y = X[:, 1:2].astype(int)
-    with pytest.raises(Exception, match="selectable"):
+    with pytest.raises(InputError, match="selectable"):
         Problem.build(X, Y, k=3).run(alternate=True)
     assert len(Problem.build(X, Y, k=3, keep_constant=True).run(alternate=True).selected) == 3
 
