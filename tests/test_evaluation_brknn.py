@@ -86,12 +86,27 @@ def test_zero_predicted_labels():
     assert pred.tolist() == [[0, 0, 0]]
 
 
-def test_default_five_neighbours_shapes():
+def test_the_protocol_builds_a_five_neighbour_brknn_b(monkeypatch):
+    """The classifier the protocol actually builds (not the class default) has 5 neighbours,
+    Weka's ties and Mulan's correction, and is fit on the selected columns only."""
+    from coreselect.evaluation import protocol
+
+    built = []
+
+    class Spy(BRkNNb):
+        def fit(self, X, Y):
+            built.append((self.get_params(), X.shape[1]))
+            return super().fit(X, Y)
+
+    monkeypatch.setattr(protocol, "BRkNNb", Spy)
     rng = np.random.default_rng(0)
     Xr, Yr = rng.normal(size=(50, 4)), rng.integers(0, 2, (50, 5))
-    clf = BRkNNb().fit(Xr, Yr)
-    assert clf.n_neighbors == 5
-    p = clf.predict(Xr[:7])
+    protocol._score(Xr[:40], Yr[:40], Xr[40:], Yr[40:], np.array([2, 0]))
+    assert len(built) == 1
+    params, n_features = built[0]
+    assert params["n_neighbors"] == 5 and params["include_ties"] and params["mulan_correction"]
+    assert n_features == 2
+    p = Spy().fit(Xr, Yr).predict(Xr[:7])
     assert p.shape == (7, 5) and set(np.unique(p)) <= {0, 1}
 
 
