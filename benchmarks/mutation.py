@@ -81,8 +81,14 @@ MUTANTS: list[Mutant] = [
       "top-p sums only p - 1 values"),
     M("core/objective.py", "return int(np.flatnonzero(scores >= best - tol)[0])",
       "return int(np.flatnonzero(scores >= best - tol)[-1])", "ties go to the highest index"),
-    M("core/objective.py", "self.gains -= np.clip(column, low, high) - low",
-      "self.gains -= np.clip(column, low, high)", "gain update forgets the old threshold"),
+    # (The same slip in the first-rise branch, ``self.gains -= np.clip(column, low, high) - low``,
+    # is equivalent: a label's threshold first rises from 0, so ``low`` is 0 there.)
+    M("core/objective.py", "self.gains[live] -= np.clip(vals, low, high) - low",
+      "self.gains[live] -= np.clip(vals, low, high)",
+      "gain update forgets the old threshold (numpy path)"),
+    M("core/_numba.py", "gains[v] -= (m if m < high else high) - low",
+      "gains[v] -= (m if m < high else high)",
+      "gain update forgets the old threshold (numba kernel)"),
     # -- core/greedy.py ----------------------------------------------------------------------
     M("core/greedy.py", "params.coefficient * (0.5 if alternate else 1.0)",
       "params.coefficient * 1.0", "AltGreedy does not halve the relevance gain"),
@@ -317,10 +323,10 @@ def main() -> None:
     group_rows = [_row(g, rs) for g, rs in sorted(by_group.items())]
     headers = ["module", "mutants", "killed", "survived", "stale", "kill rate"]
     body = [md_table(headers, group_rows), "", md_table(headers, rows), ""]
-    body.append(md_table(["status", "module", "mutation", "seconds"],
-                         [[r["status"], r["mutant"].file, r["mutant"].description
-                           + (" (issue 13)" if r["mutant"].named else ""), f"{r['seconds']:.0f}"]
-                          for r in results]))
+    detail = [[r["status"], r["mutant"].file,
+               r["mutant"].description + (" (issue 13)" if r["mutant"].named else ""),
+               f"{r['seconds']:.0f}"] for r in results]
+    body.append(md_table(["status", "module", "mutation", "seconds"], detail, align="lllr"))
     survivors = [r for r in results if r["status"] == "survived"]
     body.append("")
     body.append("Survivors: " + ("none." if not survivors else "; ".join(

@@ -51,6 +51,19 @@ def test_ties_at_kth_distance_are_included_and_rounding_is_java():
     assert plain.predict(np.array([[9.0]])).tolist() == [[0, 1, 1]]
 
 
+def test_label_count_rounds_an_even_half_up():
+    # n = 2 training rows, L = 2 labels, k = 1: the one neighbour has one label, so Mulan's
+    # mean label count is 1 / (1 + L/n) = 0.5. Java's Math.round gives 1 (numpy's round
+    # half to even would give 0 and predict nothing).
+    clf = BRkNNb(n_neighbors=1).fit(np.array([[0.0], [1.0]]), np.array([[1, 0], [0, 0]]))
+    assert clf.predict(np.array([[0.0]])).tolist() == [[1, 0]]
+    # plain mean 5/2 = 2.5 -> 3 labels (half to even would give 2)
+    Xp = np.array([[0.0], [0.0], [5.0]])
+    Yp = np.array([[1, 1, 1], [1, 1, 0], [0, 0, 0]])
+    plain = BRkNNb(n_neighbors=2, mulan_correction=False).fit(Xp, Yp)
+    assert plain.predict(np.array([[0.0]])).tolist() == [[1, 1, 1]]
+
+
 def test_exactly_k_without_ties():
     clf = BRkNNb(n_neighbors=1, include_ties=False).fit(X, Y)
     conf = clf.predict_proba(np.array([[9.0]]))[0]

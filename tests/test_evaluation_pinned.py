@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from sklearn.model_selection import KFold
 
+from coreselect.baselines.transform import RankingSelector
 from coreselect.evaluation.measures import MEASURES, evaluate_all
 from coreselect.evaluation.protocol import run_protocol
 
@@ -106,6 +107,22 @@ def _slow_brknn_b(Xtr, Ytr, Xte, n_neighbors=5, seed=1):
     return out
 
 
+RANKING = [3, 0, 5, 1, 2, 4]
+
+
+class FixedRanker(RankingSelector):
+    """A ranker (fit once per fold, prefixes reused for every k) with a fixed ranking."""
+
+    def _scores(self, X, Y):
+        scores = np.zeros(X.shape[1])
+        scores[RANKING] = -np.arange(len(RANKING), dtype=float)
+        return scores
+
+
+def _ranker(k, seed):
+    return FixedRanker(k=k)
+
+
 class FixedColumns:
     """A selector that always picks the first k columns (the protocol's wiring is what is tested)."""
 
@@ -130,11 +147,11 @@ def _protocol_data():
     return X, Y
 
 
-def _expected(X, Y, ks, n_folds, seed, n_neighbors=5):
+def _expected(X, Y, ks, n_folds, seed, n_neighbors=5, order=None):
     rows = {}
     for fold, (tr, te) in enumerate(KFold(n_folds, shuffle=True, random_state=seed).split(X)):
         for k in ks:
-            cols = np.arange(k)
+            cols = np.arange(k) if order is None else np.asarray(order[:k])
             pred = _slow_brknn_b(X[tr][:, cols], Y[tr], X[te][:, cols], n_neighbors)
             for name, value in _slow_measures(Y[te], pred).items():
                 rows[(k, fold, name)] = value
@@ -154,3 +171,15 @@ def test_protocol_equals_slow_brknn_b_and_slow_measures():
     # the comparison above pins n_neighbors=5.
     for other in (3, 7):
         assert _expected(X, Y, ks, n_folds, seed, n_neighbors=other) != expected
+
+
+def test_protocol_uses_the_rankers_top_k_prefix():
+    X, Y = _protocol_data()
+    ks, n_folds, seed = [1, 2, 4], 2, 7
+    df = run_protocol(X, Y, {"ranked": _ranker}, ks, n_folds=n_folds, seed=seed)
+    got = {(int(r.k), int(r.fold), r.measure): float(r.value) for r in df.itertuples()}
+    expected = _expected(X, Y, ks, n_folds, seed, order=RANKING)
+    assert got.keys() == expected.keys()
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, abs=1e-12), key
+    assert _expected(X, Y, ks, n_folds, seed, order=RANKING[1:]) != expected
