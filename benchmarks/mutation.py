@@ -263,7 +263,7 @@ def run_one(copy: Path, mutant: Mutant, timeout: float, workers: int) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", default=None,
-                   help="'named' (the issue's three), or a substring of the mutated file")
+                   help="'named' (the issue's three), or substrings of the mutated files (a,b)")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
     p.add_argument("--jobs", type=int, default=1, help="mutants run at once (one copy each)")
     p.add_argument("--workers", type=int, default=1, help="pytest-xdist workers per run")
@@ -278,7 +278,8 @@ def main() -> None:
     if args.quick or args.only == "named":
         mutants = [m for m in MUTANTS if m.named]
     elif args.only:
-        mutants = [m for m in MUTANTS if args.only in m.file]
+        wanted = args.only.split(",")
+        mutants = [m for m in MUTANTS if any(w in m.file for w in wanted)]
     if args.check:
         for m in mutants:
             text = (REPO_ROOT / SRC / m.file).read_text() if (REPO_ROOT / SRC / m.file).is_file() else ""

@@ -183,3 +183,25 @@ def test_protocol_uses_the_rankers_top_k_prefix():
     for key, value in expected.items():
         assert got[key] == pytest.approx(value, abs=1e-12), key
     assert _expected(X, Y, ks, n_folds, seed, order=RANKING[1:]) != expected
+
+
+SEEN: list[tuple[int, int]] = []
+
+
+class SeedSpy(FixedColumns):
+    def fit(self, X, Y):
+        SEEN.append((self.k, self.seed))
+        return super().fit(X, Y)
+
+
+def _seed_spy(k, seed):
+    spy = SeedSpy(k)
+    spy.seed = seed
+    return spy
+
+
+def test_protocol_gives_fold_f_the_seed_plus_f():
+    SEEN.clear()
+    X, Y = _protocol_data()
+    run_protocol(X, Y, {"spy": _seed_spy}, [1, 3], n_folds=3, seed=10)
+    assert sorted(SEEN) == [(1, 10), (1, 11), (1, 12), (3, 10), (3, 11), (3, 12)]

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 import paths
 import reference as ref
 from _assertions import assert_same_selection
+from coreselect.errors import InputError
 
 N, D = 40, 18
 MIN_BIN = 5  # small n: let the quantile bins exist
@@ -131,3 +132,31 @@ def test_dask_equals_reference(dask_client, relevance, tmp_path):
     got = paths.run_store_path(tmp_path / "s", client=dask_client, engine="dask", k=3, lam=0.4,
                                p=2, relevance=relevance, partitions=3, coreset_size=4)
     assert_same_selection(got, expected)
+
+
+@pytest.mark.parametrize("params", [
+    dict(k=1, lam=0.0, p=1),  # every lower bound of check_parameters at once
+    dict(k=2, lam=1.0, p=1, n_bins=2, min_bin_count=1),
+    dict(k=3, lam=0.5, p=2, partitions=1, coreset_size=3, n_workers=1),
+    dict(k=2, lam=0.5, p=2, partitions=2, coreset_size=1),
+])
+def test_boundary_parameters_are_accepted_and_correct(params):
+    X, Y = _data("dense", 17)
+    k, lam, p = params["k"], params["lam"], params["p"]
+    n_bins, mbc = params.get("n_bins", 5), params.get("min_bin_count", MIN_BIN)
+    codes = ref.codes_of(X, n_bins=n_bins, min_bin_count=mbc)
+    kwargs = dict(params, min_bin_count=mbc)
+    if "partitions" in params:
+        m, cs = params["partitions"], params["coreset_size"]
+        expected = ref.distributed(codes, Y, paths.partition_of(D, m, 4), k, lam, p,
+                                   coreset_size=cs)
+        assert_same_selection(paths.run_local(X, Y, seed=4, **kwargs), expected)
+    else:
+        expected = ref.centralized(codes, Y, k, lam, p)
+        assert_same_selection(paths.run_centralized(X, Y, **kwargs), expected)
+
+
+def test_a_union_smaller_than_k_is_an_input_error():
+    X, Y = _data("dense", 17)
+    with pytest.raises(InputError, match="k=3"):
+        paths.run_local(X, Y, k=3, partitions=1, coreset_size=1, min_bin_count=MIN_BIN)
