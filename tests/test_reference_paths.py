@@ -68,6 +68,9 @@ def test_distributed_paths_equal_reference(kind, relevance, keep, case, tmp_path
     for run in (paths.run_local, paths.run_streaming):
         assert_same_selection(run(X, Y, **params), expected)
     assert_same_selection(paths.run_store(X, Y, tmp_path / "store", **params), expected)
+    params.pop("min_bin_count")  # fixed when the store was built
+    assert_same_selection(paths.run_store_path(tmp_path / "store", mode="streaming", **params),
+                          expected)
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
