@@ -1,4 +1,10 @@
-"""Shared fixtures. Real datasets come from $COREDATA (default ../shared/data beside the repo)."""
+"""Shared fixtures. Real datasets come from $COREDATA (default ../shared/data beside the repo).
+
+Every test that needs real data goes through :func:`coredata` (or :func:`require_data_files`):
+on a developer machine without the data they skip with the reason; where skipping would hide
+a regression (``CORESELECT_REQUIRE_DATA=1``, which ``.ci/run`` exports, or ``CI=true`` as
+set by hosted CI) they fail instead.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +14,39 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+_TRUE = ("1", "true", "yes", "on")
 
 
 def coredata_dir() -> Path:
     return Path(os.environ.get("COREDATA", REPO_ROOT.parent / "shared" / "data")).resolve()
 
 
-@pytest.fixture(scope="session")
-def coredata() -> Path:
-    """The folder of real multi-label datasets; skips (with the reason) when it is absent."""
+def data_required() -> bool:
+    """Whether a missing dataset must fail the run instead of skipping the test."""
+    return (os.environ.get("CORESELECT_REQUIRE_DATA", "").lower() in _TRUE
+            or os.environ.get("CI", "").lower() in _TRUE)
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip with ``reason``, or fail when data tests must not skip."""
+    if data_required():
+        pytest.fail(f"{reason}; CORESELECT_REQUIRE_DATA/CI forbid skipping data tests",
+                    pytrace=False)
+    pytest.skip(reason)
+
+
+def require_data_files(*relative: str) -> Path:
+    """The data folder, after checking that the given files exist in it (else skip/fail)."""
     path = coredata_dir()
     if not (path / "SOURCES.md").is_file():
-        if os.environ.get("CI"):
-            pytest.fail(f"COREDATA={path} holds no datasets, and CI must not skip data tests")
-        pytest.skip(f"real datasets not found at {path} (set COREDATA to ../shared/data)")
+        skip_or_fail(f"real datasets not found at COREDATA={path} (set COREDATA to ../shared/data)")
+    missing = [rel for rel in relative if not (path / rel).is_file()]
+    if missing:
+        skip_or_fail(f"missing in COREDATA={path}: {', '.join(missing)}")
     return path
+
+
+@pytest.fixture(scope="session")
+def coredata() -> Path:
+    """The folder of real multi-label datasets; skips (or fails, see above) when absent."""
+    return require_data_files()

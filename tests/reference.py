@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 TIE_RTOL = 1e-9
 
@@ -122,15 +124,20 @@ def _argmax_first(scores: dict) -> int:
     return min(u for u, s in scores.items() if s >= best - tol)
 
 
-def greedy(codes, labels, k, lam=0.5, p=10, kind="nmi", alternate=False, selectable=None):
-    """Algorithm 1 (alternate=False) or 2 (True), recomputing g and D from scratch."""
+def greedy(codes, labels, k, lam=0.5, p=10, kind="nmi", alternate=False, selectable=None,
+           n_select=None):
+    """Algorithm 1 (alternate=False) or 2 (True), recomputing g and D from scratch.
+
+    ``k`` fixes the coefficient c; ``n_select`` (default k) is how many are picked (a part of
+    Algorithm 3 picks its coreset size)."""
+    n_select = k if n_select is None else n_select
     d = codes.shape[1]
     allowed = [u for u in range(d) if selectable is None or selectable[u]]
     c = k * (k - 1) / (2 * p * labels.shape[1])
     half = 0.5 if alternate else 1.0
     first = _argmax_first({u: g(codes, labels, [u], p, kind) for u in allowed})
     chosen = [first]
-    while len(chosen) < k:
+    while len(chosen) < n_select:
         g_now, d_now = g(codes, labels, chosen, p, kind), diversity(codes, chosen)
         scores = {}
         for u in allowed:
@@ -141,3 +148,78 @@ def greedy(codes, labels, k, lam=0.5, p=10, kind="nmi", alternate=False, selecta
                          + lam * (diversity(codes, cand) - d_now))
         chosen.append(_argmax_first(scores))
     return chosen, h(codes, labels, chosen, k, lam, p, kind)
+
+
+# -- whole selections (every field a product path reports) -----------------------------------
+def codes_of(X, n_bins=5, strategy="auto", min_bin_count=10):
+    """Codes of every column of ``X`` (dense or sparse), one column at a time."""
+    sparse = sp.issparse(X)
+    dense = X.toarray() if sparse else np.asarray(X, dtype=float)
+    return np.column_stack([discretize_column(dense[:, j], n_bins, strategy, min_bin_count, sparse)
+                            for j in range(dense.shape[1])])
+
+
+@dataclass
+class Selection:
+    """What a selection path reports, computed from the definitions."""
+
+    selected: list
+    objective: float
+    relevance: float
+    diversity: float
+    pair_distances: np.ndarray
+    feature_relevance: np.ndarray
+    parts: list | None = None  # each part's selection (original ids, selection order)
+    union: list | None = None  # sorted ids AltGreedy chose from
+
+
+def describe(codes, labels, chosen, k, lam, p, kind, **extra) -> Selection:
+    """Every field of a selection, recomputed from scratch for the chosen column ids."""
+    m = len(chosen)
+    pair = np.zeros((m, m))
+    for i, j in itertools.combinations(range(m), 2):
+        pair[i, j] = pair[j, i] = distance(codes[:, chosen[i]], codes[:, chosen[j]])
+    feat = np.array([sum(relevance(codes[:, x], labels[:, l], kind) for l in range(labels.shape[1]))
+                     for x in chosen])
+    return Selection(selected=list(chosen), objective=h(codes, labels, chosen, k, lam, p, kind),
+                     relevance=g(codes, labels, chosen, p, kind), diversity=diversity(codes, chosen),
+                     pair_distances=pair, feature_relevance=feat, **extra)
+
+
+def _selectable(codes, keep_constant):
+    return [keep_constant or len(set(codes[:, j].tolist())) > 1 for j in range(codes.shape[1])]
+
+
+def centralized(codes, labels, k, lam=0.5, p=10, kind="mi", keep_constant=False) -> Selection:
+    """CGDS: AltGreedy over every (selectable) column."""
+    chosen, _ = greedy(codes, labels, k, lam, p, kind, True, _selectable(codes, keep_constant))
+    return describe(codes, labels, chosen, k, lam, p, kind)
+
+
+def auto_partitions(d, k) -> int:
+    """The paper's m = ceil(sqrt(d / k))."""
+    return max(1, math.ceil(math.sqrt(d / k)))
+
+
+def distributed(codes, labels, parts, k, lam=0.5, p=10, kind="mi", keep_constant=False,
+                coreset_size=None) -> Selection:
+    """Algorithm 3: Greedy (Algorithm 1) picks ``coreset_size`` (default k, fewer when a part
+    has fewer selectable columns) on every part, then AltGreedy (Algorithm 2) picks k from the
+    union. ``parts`` lists each part's original column ids; inside a part (and in the union)
+    ties go to the lowest original id."""
+    n_keep = k if coreset_size is None else coreset_size
+    ok = _selectable(codes, keep_constant)
+    picked = []
+    for part in parts:
+        ids = sorted(int(i) for i in part)
+        sel = [ok[i] for i in ids]
+        n = min(n_keep, sum(sel))
+        if n == 0:
+            picked.append([])
+            continue
+        local, _ = greedy(codes[:, ids], labels, k, lam, p, kind, False, sel, n_select=n)
+        picked.append([ids[i] for i in local])
+    union = sorted(i for part in picked for i in part)
+    local, _ = greedy(codes[:, union], labels, k, lam, p, kind, True)
+    chosen = [union[i] for i in local]
+    return describe(codes, labels, chosen, k, lam, p, kind, parts=picked, union=union)

@@ -104,15 +104,14 @@ def test_relieff_finds_the_informative_feature():
     assert int(np.argmax(relieff_scores(X, y))) == 3
 
 
-def test_relieff_sparse_thousands_of_features_is_fast():
-    import time
-
-    X = sp.random(400, 5000, density=0.01, format="csr", random_state=0)
-    Y = np.random.default_rng(0).integers(0, 2, (400, 4))
-    t = time.perf_counter()
-    sel = BRReliefF(k=50).fit(X, Y)
-    assert time.perf_counter() - t < 20
-    assert sel.scores_.shape == (5000,)
+def test_relieff_sparse_equals_dense():
+    # Speed belongs in benchmarks; here the sparse path must score exactly like the dense one.
+    X = sp.random(60, 300, density=0.05, format="csr", random_state=0)
+    Y = np.random.default_rng(0).integers(0, 2, (60, 4))
+    sparse = BRReliefF(k=10).fit(X, Y)
+    dense = BRReliefF(k=10).fit(X.toarray(), Y)
+    assert sparse.scores_.shape == (300,)
+    np.testing.assert_allclose(sparse.scores_, dense.scores_, rtol=1e-9, atol=1e-12)
 
 
 def _mi_bits(a, b):

@@ -1,7 +1,8 @@
 """Smoke test of the benchmark scripts: each runs end to end on tiny sizes (``--quick``).
 
 No timing is asserted anywhere; these only check that the scripts run and print their
-Markdown tables. Scripts needing a missing optional dependency or dataset are skipped.
+Markdown tables. A missing dataset goes through the data guard of conftest.py (skip on a
+developer machine, failure in CI).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import require_data_files
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
@@ -26,22 +28,17 @@ SCRIPTS = {
 }
 
 
-def _data_dir() -> Path:
-    env = os.environ.get("COREDATA")
-    return Path(env) if env else (ROOT / ".." / "shared" / "data").resolve()
-
-
 @pytest.fixture(scope="module")
 def quick_runs(tmp_path_factory):
     """Start every runnable script with --quick at once (they are mostly single-threaded
     and spend much of their time starting up), then wait for all of them."""
+    data = require_data_files(*sorted({f for files, _ in SCRIPTS.values() for f in files}))
     tmp = tmp_path_factory.mktemp("bench")
     procs, skipped = {}, {}
     for name, (files, modules) in SCRIPTS.items():
         missing = [m for m in modules if importlib.util.find_spec(m) is None]
-        missing += [f for f in files if not (_data_dir() / f).is_file()]
         if missing:
-            skipped[name] = f"missing: {', '.join(missing)}"
+            skipped[name] = f"missing optional modules: {', '.join(missing)}"
             continue
         out = tmp / f"{name}.md"
         cmd = [sys.executable, str(BENCH / f"{name}.py"), "--quick", "--out", str(out)]
@@ -49,7 +46,7 @@ def quick_runs(tmp_path_factory):
             cmd += ["--png", str(tmp / "scaling.png")]
         procs[name] = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp,
-            env={**os.environ, "COREDATA": str(_data_dir())})
+            env={**os.environ, "COREDATA": str(data)})
     results = {}
     for name, proc in procs.items():
         try:

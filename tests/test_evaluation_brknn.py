@@ -51,6 +51,19 @@ def test_ties_at_kth_distance_are_included_and_rounding_is_java():
     assert plain.predict(np.array([[9.0]])).tolist() == [[0, 1, 1]]
 
 
+def test_label_count_rounds_an_even_half_up():
+    # n = 2 training rows, L = 2 labels, k = 1: the one neighbour has one label, so Mulan's
+    # mean label count is 1 / (1 + L/n) = 0.5. Java's Math.round gives 1 (numpy's round
+    # half to even would give 0 and predict nothing).
+    clf = BRkNNb(n_neighbors=1).fit(np.array([[0.0], [1.0]]), np.array([[1, 0], [0, 0]]))
+    assert clf.predict(np.array([[0.0]])).tolist() == [[1, 0]]
+    # plain mean 5/2 = 2.5 -> 3 labels (half to even would give 2)
+    Xp = np.array([[0.0], [0.0], [5.0]])
+    Yp = np.array([[1, 1, 1], [1, 1, 0], [0, 0, 0]])
+    plain = BRkNNb(n_neighbors=2, mulan_correction=False).fit(Xp, Yp)
+    assert plain.predict(np.array([[0.0]])).tolist() == [[1, 1, 1]]
+
+
 def test_exactly_k_without_ties():
     clf = BRkNNb(n_neighbors=1, include_ties=False).fit(X, Y)
     conf = clf.predict_proba(np.array([[9.0]]))[0]
@@ -86,12 +99,27 @@ def test_zero_predicted_labels():
     assert pred.tolist() == [[0, 0, 0]]
 
 
-def test_default_five_neighbours_shapes():
+def test_the_protocol_builds_a_five_neighbour_brknn_b(monkeypatch):
+    """The classifier the protocol actually builds (not the class default) has 5 neighbours,
+    Weka's ties and Mulan's correction, and is fit on the selected columns only."""
+    from coreselect.evaluation import protocol
+
+    built = []
+
+    class Spy(BRkNNb):
+        def fit(self, X, Y):
+            built.append((self.get_params(), X.shape[1]))
+            return super().fit(X, Y)
+
+    monkeypatch.setattr(protocol, "BRkNNb", Spy)
     rng = np.random.default_rng(0)
     Xr, Yr = rng.normal(size=(50, 4)), rng.integers(0, 2, (50, 5))
-    clf = BRkNNb().fit(Xr, Yr)
-    assert clf.n_neighbors == 5
-    p = clf.predict(Xr[:7])
+    protocol._score(Xr[:40], Yr[:40], Xr[40:], Yr[40:], np.array([2, 0]))
+    assert len(built) == 1
+    params, n_features = built[0]
+    assert params["n_neighbors"] == 5 and params["include_ties"] and params["mulan_correction"]
+    assert n_features == 2
+    p = Spy().fit(Xr, Yr).predict(Xr[:7])
     assert p.shape == (7, 5) and set(np.unique(p)) <= {0, 1}
 
 

@@ -134,7 +134,8 @@ def test_summary_file(tmp_path):
     write_summary(df, tmp_path / "summary.md", title="toy")
     md = (tmp_path / "summary.md").read_text()
     assert "±" in md and "spy-g" in md and "Macro-averaged F1" in md
-    assert not list(tmp_path.glob(".*tmp"))
+    # atomic_path writes a hidden ".summary.XXXX.md" beside the target: none may be left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["summary.md"]
 
 
 def _cli(capsys, *args):

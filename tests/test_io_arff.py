@@ -263,11 +263,21 @@ def _mutate(rng: random.Random, text: str) -> str:
 
 def test_fuzz_arff_only_dataset_errors(tmp_path):
     rng = random.Random(1234)
+    parsed = 0
     (tmp_path / "f.xml").write_text(xml_for("y"))
     for n in range(600):
         seed = SEEDS[n % len(SEEDS)]
         text = _mutate(rng, seed)
         try:
-            parse_arff_text(text, str(tmp_path / "f.arff"), labels=None if n % 2 else 1)
+            ds = parse_arff_text(text, str(tmp_path / "f.arff"), labels=None if n % 2 else 1)
         except DatasetError:
-            pass
+            continue
+        # What parses must be a consistent dataset, not just "no other exception".
+        parsed += 1
+        X = ds.X.toarray() if sp.issparse(ds.X) else np.asarray(ds.X, dtype=float)
+        Y = ds.Y.toarray() if sp.issparse(ds.Y) else np.asarray(ds.Y)
+        assert X.shape[0] == Y.shape[0] and Y.shape[1] >= 1, text
+        assert len(ds.feature_names) == X.shape[1] and len(ds.label_names) == Y.shape[1], text
+        assert set(np.unique(Y).tolist()) <= {0, 1}, text
+        assert np.isfinite(X).all(), text
+    assert parsed > 0  # the mutations leave some files valid, so the checks above run

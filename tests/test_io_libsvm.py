@@ -100,9 +100,21 @@ def test_fuzz_only_dataset_errors(tmp_path):
     rng = random.Random(7)
     seeds = ["3 5 4\n0,3 0:1 4:2\n\n2 1:3\n", "1,3 1:0.5 4:2\n 2:1\n2 3:-1.25\n"]
     p = tmp_path / "f.svm"
+    parsed = 0
     for n in range(400):
         p.write_bytes(_mutate(rng, seeds[n % 2]))
         try:
-            read_libsvm(p)
+            ds = read_libsvm(p)
         except DatasetError:
-            pass
+            continue
+        # What parses must be a consistent dataset that survives a write/read round trip.
+        parsed += 1
+        X = ds.X.toarray()
+        Y = ds.Y.toarray() if sp.issparse(ds.Y) else np.asarray(ds.Y)
+        assert X.shape[0] == Y.shape[0] and len(ds.feature_names) == X.shape[1]
+        assert np.isfinite(X).all() and set(np.unique(Y).tolist()) <= {0, 1}
+        write(ds, tmp_path / "again.svm")
+        back = read_libsvm(tmp_path / "again.svm")
+        np.testing.assert_array_equal(back.X.toarray(), X)
+        np.testing.assert_array_equal(back.Y.toarray() if sp.issparse(back.Y) else back.Y, Y)
+    assert parsed > 0

@@ -1,0 +1,348 @@
+"""Mutation run: how many deliberately planted bugs does the test suite catch?
+
+A fixed list of meaningful mutations (the slips a maintainer makes by accident: an operator,
+a forgotten term, a wrong flag, an index not mapped back) is applied **one at a time** to a
+temporary copy of the repository (never the working tree), and the test files relevant to
+the mutated module are run against the copy with a timeout. A mutant is
+
+* **killed** when the tests fail (or time out),
+* **survived** when they pass,
+* **stale** when its exact ``old`` snippet no longer occurs exactly once in the file (the code
+  was refactored): reported apart, never counted as killed.
+
+Prints a Markdown table of the kill rate per module and the list of survivors. Not part of CI
+(minutes of work); run it after changing the code or the tests::
+
+    python benchmarks/mutation.py                 # every mutant
+    python benchmarks/mutation.py --only named    # the three from issue 13
+    python benchmarks/mutation.py --only core/greedy.py --jobs 2
+
+The copy imports its own ``src`` (``PYTHONPATH`` comes before the editable install's path
+entry), and the tests run with the interpreter that runs this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import REPO_ROOT, emit, md_table  # noqa: E402
+
+SRC = "src/coreselect/"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    file: str  # relative to src/coreselect/
+    old: str
+    new: str
+    description: str
+    named: bool = False  # one of the three issue 13 names
+
+
+M = Mutant
+MUTANTS: list[Mutant] = [
+    # -- core/discretize.py ----------------------------------------------------------------
+    M("core/discretize.py", "(is_sparse | (zero_w * 2 > n))", "(is_sparse | (zero_w * 2 >= n))",
+      "zero-bin rule: exactly half zeros counts as mostly zero"),
+    M("core/discretize.py", "small = valid & (table < min_count)", "small = valid & (table <= min_count)",
+      "merging: a bin of exactly min_bin_count is merged"),
+    M("core/discretize.py", "go_left = left_ok & (left <= right)", "go_left = left_ok & (left < right)",
+      "merging: a tie between neighbours goes right"),
+    M("core/discretize.py", "raw = (q[u_col] * before) // np.maximum(total[u_col], 1)",
+      "raw = (n_bins * before) // np.maximum(total[u_col], 1)",
+      "equal frequency: q ignores the kept zero bin"),
+    M("core/discretize.py", "raw = np.minimum(raw, n_bins - 1)", "raw = np.minimum(raw, n_bins)",
+      "uniform: the maximum gets a bin of its own"),
+    # -- core/entropy.py ---------------------------------------------------------------------
+    M("core/entropy.py", "inv_x = np.where(h_x > 0, 1.0 / np.sqrt(h_x), 0.0)",
+      "inv_x = np.where(h_x > 0, 1.0 / h_x, 0.0)", "nmi: divides by H(x) instead of sqrt(H(x))"),
+    M("core/entropy.py", "dist = np.where(h_uv > 0, (2.0 * h_uv - h_u - h_v)",
+      "dist = np.where(h_uv > 0, (h_uv + h_u - h_v)", "distance: wrong numerator"),
+    M("core/entropy.py", "return np.maximum(np.log2(n) - (s + xl[zero]) / n, 0.0)",
+      "return np.maximum(np.log2(n) - s / n, 0.0)", "entropy: forgets the implicit-zero cell"),
+    # -- core/objective.py -------------------------------------------------------------------
+    M("core/objective.py", "return self.k * (self.k - 1) / (2.0 * self.p * self.n_labels)",
+      "return self.k * (self.k - 1) / (self.p * self.n_labels)", "coefficient c without the 2"),
+    M("core/objective.py", "return (1.0 - self.lam) * self.coefficient * relevance + self.lam * diversity",
+      "return self.lam * self.coefficient * relevance + (1.0 - self.lam) * diversity",
+      "h: lambda weighs the wrong term"),
+    M("core/objective.py", "part = np.partition(values, values.shape[0] - p, axis=0)[values.shape[0] - p:]",
+      "part = np.partition(values, values.shape[0] - p, axis=0)[values.shape[0] - p + 1:]",
+      "top-p sums only p - 1 values"),
+    M("core/objective.py", "return int(np.flatnonzero(scores >= best - tol)[0])",
+      "return int(np.flatnonzero(scores >= best - tol)[-1])", "ties go to the highest index"),
+    # (The same slip in the first-rise branch, ``self.gains -= np.clip(column, low, high) - low``,
+    # is equivalent: a label's threshold first rises from 0, so ``low`` is 0 there.)
+    M("core/objective.py", "self.gains[live] -= np.clip(vals, low, high) - low",
+      "self.gains[live] -= np.clip(vals, low, high)",
+      "gain update forgets the old threshold (numpy path)"),
+    M("core/_numba.py", "gains[v] -= (m if m < high else high) - low",
+      "gains[v] -= (m if m < high else high)",
+      "gain update forgets the old threshold (numba kernel)"),
+    # -- core/greedy.py ----------------------------------------------------------------------
+    M("core/greedy.py", "params.coefficient * (0.5 if alternate else 1.0)",
+      "params.coefficient * 1.0", "AltGreedy does not halve the relevance gain"),
+    M("core/greedy.py", "u = argmax_first(gains.gains + penalty)  # the largest g({u})",
+      "u = argmax_first(weight_g * gains.gains + penalty)",
+      "first pick weighted by (1 - lam) c (lowest index when lam = 1)"),
+    M("core/greedy.py", "        diversity += diversity_to_s[u]\n", "",
+      "reported diversity D stays 0"),
+    M("core/greedy.py", "pair = np.maximum(pair, pair.T)", "pair = pair",
+      "pair distances only in the lower triangle"),
+    # -- core/problem.py ---------------------------------------------------------------------
+    M("core/problem.py", "            selectable &= ~features.is_constant\n", "            pass\n",
+      "constant columns become selectable"),
+    M("core/problem.py", 'positions = positions[np.argsort(self.column_ids[positions], kind="stable")]',
+      "positions = positions", "a part keeps the partition's column order (tie-breaking)"),
+    # -- distributed.py (Algorithm 3) --------------------------------------------------------
+    M("distributed.py", "final = union.run(params.k, alternate=True,",
+      "final = union.run(params.k, alternate=False,",
+      "Algorithm 3's last step runs Greedy instead of AltGreedy", named=True),
+    M("distributed.py", "relevance=s.relevance, keep_constant=s.keep_constant,",
+      'relevance="mi", keep_constant=s.keep_constant,',
+      "the store's parts ignore relevance='nmi'", named=True),
+    M("distributed.py", "return max(1, math.ceil(math.sqrt(n_columns / max(k, 1))))",
+      "return max(1, math.floor(math.sqrt(n_columns / max(k, 1))))", "auto m rounds down"),
+    M("distributed.py", "n = min(task.n_select, int(sub.selectable.sum()))",
+      "n = min(task.settings.k, int(sub.selectable.sum()))", "coreset_size ignored (parts pick k)"),
+    M("distributed.py", '    sort = np.argsort(ids, kind="stable")\n    union = Problem(',
+      "    sort = np.arange(ids.size)\n    union = Problem(",
+      "the union is not in original-id order (tie-breaking)"),
+    M("distributed.py", "    if not s.keep_constant:\n        sort = sort[~block.is_constant[sort]]",
+      "    if True:\n        sort = sort[~block.is_constant[sort]]",
+      "store parts drop constant columns even with keep_constant"),
+    M("distributed.py", "keep_constant=bool(keep_constant), backend=backend)",
+      "keep_constant=False, backend=backend)", "select_store ignores keep_constant in the parts"),
+    M("distributed.py", "    order = shuffled_order(n_columns, random_state)\n    bounds",
+      "    order = np.arange(n_columns)\n    bounds",
+      "in-memory partition not shuffled (differs from the store's)"),
+    # -- store.py ------------------------------------------------------------------------------
+    M("store.py", "hi = min(stop, (b + 1) * bs) - b * bs", "hi = min(stop, (b + 1) * bs - 1) - b * bs",
+      "read_range drops the last column of each block"),
+    M("store.py", '"n_constant": int((n_codes <= 1).sum()),', '"n_constant": 0,',
+      "store metadata miscounts constant columns (k check)"),
+    # -- selection.py --------------------------------------------------------------------------
+    M("selection.py", "feature_relevance=problem.relevance[problem.positions_of(selected)].sum(axis=1),",
+      "feature_relevance=problem.relevance[problem.positions_of(selected)].max(axis=1),",
+      "feature relevance is the max, not the sum, over labels"),
+    M("selection.py", "            random_state=random_state, backend=backend, progress=progress,",
+      "            random_state=None, backend=backend, progress=progress,",
+      "the seed does not reach the partition"),
+    M("selection.py", "if classes.size > 2:", "if classes.size >= 2:",
+      "two classes become two labels"),
+    # -- engines ------------------------------------------------------------------------------
+    M("engines/local.py", "results[futures[fut]] = fut.result()", "results[done - 1] = fut.result()",
+      "process pool returns parts in completion order"),
+    M("engines/dask.py", "results[index[fut.key]] = fut.result()", "results[done - 1] = fut.result()",
+      "Dask returns parts in completion order"),
+    M("engines/dask.py", "except (FutureCancelledError, OSError) as exc:", "except OSError as exc:",
+      "cancelled futures escape as a raw Dask error"),
+    M("engines/base.py", "        out.append(func(shared, task))", "        out.insert(0, func(shared, task))",
+      "in-process/streaming engine returns the parts in reverse order"),
+    # -- cli -----------------------------------------------------------------------------------
+    M("cli/select.py", "selected = keep[selection.selected]", "selected = selection.selected",
+      "select reports indices not mapped back through dropped ID columns", named=True),
+    M("cli/select.py", "report = _select_store(data, params, scheduler)",
+      "report = _select_store(data, {**params, 'relevance': 'mi'}, scheduler)",
+      "select STORE ignores --relevance"),
+    # -- evaluation ------------------------------------------------------------------------------
+    M("evaluation/protocol.py", "clf = BRkNNb(n_neighbors=5).fit(Xtr[:, sel], Ytr)",
+      "clf = BRkNNb(n_neighbors=3).fit(Xtr[:, sel], Ytr)", "protocol uses 3 neighbours"),
+    M("evaluation/protocol.py", "Xtr, Ytr, Xte, Yte = X[train], Y[train], X[test], Y[test]",
+      "Xtr, Ytr, Xte, Yte = X[test], Y[test], X[train], Y[train]", "folds swapped (leakage)"),
+    M("evaluation/protocol.py", "selected = np.asarray(est.ranking_)[:k]",
+      "selected = np.asarray(est.ranking_)[1:k + 1]", "ranker prefix off by one"),
+    M("evaluation/protocol.py", "pred = clf.predict(Xte[:, sel])", "pred = clf.predict(Xte[:, sel[::-1]])",
+      "test columns in the wrong order"),
+    M("evaluation/measures.py", 'return float(f1_score(t, p, average="macro", zero_division=1.0))',
+      'return float(f1_score(t, p, average="weighted", zero_division=1.0))', "macro F1 weighted by support"),
+    M("evaluation/measures.py", 'return float(jaccard_score(t, p, average="samples", zero_division=1.0))',
+      'return float(jaccard_score(t, p, average="samples", zero_division=0.0))',
+      "example accuracy: both-empty example scores 0"),
+    M("evaluation/measures.py", '"micro_f1": micro_f1,', '"micro_f1": macro_f1,',
+      "registry maps micro_f1 to macro F1"),
+    M("evaluation/brknn.py", "n_pred = np.floor(mean_size + 0.5).astype(int)",
+      "n_pred = np.round(mean_size).astype(int)", "label count rounds half to even"),
+    M("evaluation/brknn.py", "conf = (counts + 1.0 / n_train) / (sizes + n_labels / n_train)[:, None]",
+      "conf = counts / (sizes + n_labels / n_train)[:, None]", "confidences lose Mulan's 1/n"),
+    M("evaluation/brknn.py", "kth = np.partition(d2, k - 1, axis=1)[:, k - 1 : k]",
+      "kth = np.partition(d2, min(k, d2.shape[1] - 1), axis=1)[:, min(k, d2.shape[1] - 1):][:, :1]",
+      "one neighbour too many"),
+    M("evaluation/brknn.py", "scale = np.divide(1.0, ranges, out=np.zeros_like(ranges), where=ranges > 0)",
+      "scale = np.ones_like(ranges)", "no min-max normalization"),
+]
+
+# Test files per group, fastest and most telling first (missing files are skipped).
+TESTS = {
+    "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
+             "tests/test_core_discretize.py", "tests/test_core_entropy.py",
+             "tests/test_core_greedy.py", "tests/test_evaluation_pinned.py"],
+    "selection": ["tests/test_reference_paths.py", "tests/test_error_paths.py",
+                  "tests/test_core_properties.py", "tests/test_distributed.py",
+                  "tests/test_selector.py"],
+    "cli": ["tests/test_cli_e2e.py", "tests/test_cli_select.py", "tests/test_error_paths.py"],
+    "evaluation": ["tests/test_evaluation_pinned.py", "tests/test_evaluation_measures.py",
+                   "tests/test_evaluation_brknn.py", "tests/test_evaluation_protocol.py"],
+}
+
+
+def group_of(file: str) -> str:
+    if file.startswith("core/"):
+        return "core"
+    if file.startswith("cli/"):
+        return "cli"
+    if file.startswith("evaluation/"):
+        return "evaluation"
+    return "selection"
+
+
+IGNORE = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".pytest_cache", ".hypothesis",
+                                "*.egg-info", "results", "docs")
+
+
+def make_copy(root: Path) -> Path:
+    target = Path(tempfile.mkdtemp(prefix="coreselect-mutation-")) / "repo"
+    shutil.copytree(root, target, ignore=IGNORE)
+    return target
+
+
+def run_tests(copy: Path, tests: list[str], timeout: float, workers: int) -> tuple[str, float, str]:
+    """('pass' | 'fail' | 'timeout', seconds, tail of the output)."""
+    files = [t for t in tests if (copy / t).is_file()]
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+           "--no-header", "-W", "ignore", *files]
+    if workers > 1:
+        cmd += ["-n", str(workers), "--dist", "loadfile"]
+    env = {**os.environ, "PYTHONPATH": str(copy / "src") + os.pathsep + str(copy / "tests"),
+           "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", time.perf_counter() - start, ""
+    out = (proc.stdout + proc.stderr).strip().splitlines()
+    return ("pass" if proc.returncode == 0 else "fail"), time.perf_counter() - start, \
+        "\n".join(out[-3:])
+
+
+def apply(copy: Path, mutant: Mutant) -> str | None:
+    """Write the mutant into the copy; returns the original text, or None when stale."""
+    path = copy / SRC / mutant.file
+    if not path.is_file():
+        return None
+    text = path.read_text()
+    if text.count(mutant.old) != 1:
+        return None
+    path.write_text(text.replace(mutant.old, mutant.new))
+    return text
+
+
+def run_one(copy: Path, mutant: Mutant, timeout: float, workers: int) -> dict:
+    original = apply(copy, mutant)
+    if original is None:
+        return {"mutant": mutant, "status": "stale", "seconds": 0.0, "tail": ""}
+    try:
+        outcome, seconds, tail = run_tests(copy, TESTS[group_of(mutant.file)], timeout, workers)
+    finally:
+        (copy / SRC / mutant.file).write_text(original)
+    status = {"pass": "survived", "fail": "killed", "timeout": "killed (timeout)"}[outcome]
+    return {"mutant": mutant, "status": status, "seconds": seconds, "tail": tail}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", default=None,
+                   help="'named' (the issue's three), or substrings of the mutated files (a,b)")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
+    p.add_argument("--jobs", type=int, default=1, help="mutants run at once (one copy each)")
+    p.add_argument("--workers", type=int, default=1, help="pytest-xdist workers per run")
+    p.add_argument("--check", action="store_true",
+                   help="only report which snippets are stale; run no tests")
+    p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
+                   help="the three named mutants only")
+    p.add_argument("--out", default=None, help="also write the Markdown to this file")
+    args = p.parse_args()
+
+    mutants = MUTANTS
+    if args.quick or args.only == "named":
+        mutants = [m for m in MUTANTS if m.named]
+    elif args.only:
+        wanted = args.only.split(",")
+        mutants = [m for m in MUTANTS if any(w in m.file for w in wanted)]
+    if args.check:
+        for m in mutants:
+            text = (REPO_ROOT / SRC / m.file).read_text() if (REPO_ROOT / SRC / m.file).is_file() else ""
+            print(f"{'ok   ' if text.count(m.old) == 1 else 'STALE'} {m.file}: {m.description}")
+        return
+
+    copies = [make_copy(REPO_ROOT) for _ in range(max(1, args.jobs))]
+    try:
+        # The unmutated code must pass every group's tests, or no kill means anything.
+        groups = sorted({group_of(m.file) for m in mutants})
+        for group in groups:
+            outcome, seconds, tail = run_tests(copies[0], TESTS[group], args.timeout * 2,
+                                               args.workers)
+            print(f"baseline {group}: {outcome} in {seconds:.0f} s", file=sys.stderr, flush=True)
+            if outcome != "pass":
+                sys.exit(f"the unmutated tests of {group} do not pass:\n{tail}")
+        free = list(copies)
+        results: list[dict] = []
+
+        def task(m: Mutant) -> dict:
+            copy = free.pop()
+            try:
+                r = run_one(copy, m, args.timeout, args.workers)
+            finally:
+                free.append(copy)
+            print(f"{r['status']:>16}  {r['seconds']:5.0f} s  {m.file}: {m.description}",
+                  file=sys.stderr, flush=True)
+            return r
+
+        with ThreadPoolExecutor(max_workers=len(copies)) as pool:
+            results = list(pool.map(task, mutants))
+    finally:
+        for c in copies:
+            shutil.rmtree(c.parent, ignore_errors=True)
+
+    rows, by_group = [], {}
+    for key in sorted({m.file for m in mutants}, key=lambda f: (group_of(f), f)):
+        rs = [r for r in results if r["mutant"].file == key]
+        rows.append(_row(key, rs))
+        by_group.setdefault(group_of(key), []).extend(rs)
+    rows.append(["**all**"] + _row("", results)[1:])
+    group_rows = [_row(g, rs) for g, rs in sorted(by_group.items())]
+    headers = ["module", "mutants", "killed", "survived", "stale", "kill rate"]
+    body = [md_table(headers, group_rows), "", md_table(headers, rows), ""]
+    detail = [[r["status"], r["mutant"].file,
+               r["mutant"].description + (" (issue 13)" if r["mutant"].named else ""),
+               f"{r['seconds']:.0f}"] for r in results]
+    body.append(md_table(["status", "module", "mutation", "seconds"], detail, align="lllr"))
+    survivors = [r for r in results if r["status"] == "survived"]
+    body.append("")
+    body.append("Survivors: " + ("none." if not survivors else "; ".join(
+        f"{r['mutant'].file}: {r['mutant'].description}" for r in survivors)))
+    emit("Mutation run: planted bugs the tests catch", "\n".join(body), args.out)
+
+
+def _row(name: str, rs: list[dict]) -> list:
+    killed = sum(r["status"].startswith("killed") for r in rs)
+    survived = sum(r["status"] == "survived" for r in rs)
+    stale = sum(r["status"] == "stale" for r in rs)
+    live = killed + survived
+    rate = f"{100 * killed / live:.0f} %" if live else "–"
+    return [name, len(rs), killed, survived, stale, rate]
+
+
+if __name__ == "__main__":
+    main()
