@@ -48,6 +48,14 @@ def _mean_distance(obj):
     return pair.sum(axis=1) / (k - 1) if k > 1 else np.zeros(k)
 
 
+def _union_size(obj):
+    size = _get(obj, "union_size")
+    if size not in (_MISSING, None):
+        return int(size)
+    union = _get(obj, "union")
+    return None if union in (_MISSING, None) else len(union)
+
+
 def assert_same_selection(a, b, *, rtol: float = 1e-9, atol: float = 1e-12) -> None:
     """Assert that two selections agree on every field both report."""
     sa, sb = _get(a, "selected"), _get(b, "selected")
@@ -82,6 +90,10 @@ def assert_same_selection(a, b, *, rtol: float = 1e-9, atol: float = 1e-12) -> N
     if parts_a not in (_MISSING, None) and parts_b not in (_MISSING, None) and (parts_a or parts_b):
         assert _part_selections(parts_a) == _part_selections(parts_b), "parts differ"
         checked.append("parts")
+    na, nb = _union_size(a), _union_size(b)
+    if na is not None and nb is not None:
+        assert na == nb, f"union size: {na} != {nb}"
+        checked.append("union_size")
     ua, ub = _get(a, "union"), _get(b, "union")
     if ua is not _MISSING and ub is not _MISSING and ua is not None and ub is not None:
         assert [int(i) for i in ua] == [int(i) for i in ub], "union differs"

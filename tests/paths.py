@@ -31,17 +31,17 @@ def partition_of(n_columns: int, m: int, seed: int) -> list[np.ndarray]:
 
 
 def run_centralized(X, Y, **params: Any):
-    """CGDS: AltGreedy over every column (``select_features(mode="centralized")``)."""
-    from coreselect.selection import select_features
+    """CGDS: AltGreedy over every column (``select(mode="centralized")``)."""
+    from coreselect.selection import select
 
     params.pop("seed", None)
-    return select_features(X, Y, mode="centralized", **params)
+    return select(X, Y, mode="centralized", **params)
 
 
 def _distributed(X, Y, *, mode: str, engine: str = "local", seed: int = 0, **params: Any):
-    from coreselect.selection import select_features
+    from coreselect.selection import select
 
-    return select_features(X, Y, mode=mode, engine=engine, random_state=seed, **params)
+    return select(X, Y, mode=mode, engine=engine, random_state=seed, **params)
 
 
 def run_local(X, Y, **params: Any):
@@ -75,19 +75,20 @@ def run_store(X, Y, path, *, seed: int = 0, mode: str = "distributed", block_siz
               **params: Any):
     """Build a store of ``X, Y`` at ``path`` with the seed, then run Algorithm 3 (or
     ``mode="centralized"``) on it."""
-    from coreselect.distributed import select_store
+    from coreselect.selection import select
 
     binning = {key: params.pop(key) for key in _BINNING if key in params}
     store = build_store(X, Y, path, seed=seed, block_size=block_size, **binning)
-    return select_store(store, mode=mode, random_state=seed, **params)
+    return select(store, mode=mode, random_state=seed, **params)
 
 
 def run_store_path(path, **params: Any):
     """Algorithm 3 on an existing store folder."""
-    from coreselect.distributed import select_store
+    from coreselect.selection import select
 
     seed = params.pop("seed", None)
-    return select_store(str(path), random_state=seed, **params)
+    params.setdefault("mode", "distributed")
+    return select(str(path), random_state=seed, **params)
 
 
 def cli_args(data: str | os.PathLike, *, k: int, lam: float | None = None, p: int | None = None,
