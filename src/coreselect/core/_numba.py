@@ -124,3 +124,17 @@ def lower_gains(column, active, n_active, low, high, gains):  # pragma: no cover
                 active[kept] = v
                 kept += 1
     return kept
+
+
+@njit(cache=True, nogil=True)
+def cooccurrence_counts(a_indptr, a_rows, a_codes, a_offsets, b_indptr, b_cols, b_codes,
+                        b_offsets, out):  # pragma: no cover
+    """Add to ``out[slot_a, slot_b]`` the number of rows where column ``x`` of A (CSC) has code
+    ``i >= 1`` and column ``v`` of B (CSR) code ``j >= 1`` (slots as in :func:`_joint_row`)."""
+    for x in range(a_indptr.size - 1):
+        for t in range(a_indptr[x], a_indptr[x + 1]):
+            r = a_rows[t]
+            sa = a_offsets[x] + a_codes[t] - 1
+            for e in range(b_indptr[r], b_indptr[r + 1]):
+                v = b_cols[e]
+                out[sa, b_offsets[v] + b_codes[e] - 1] += 1

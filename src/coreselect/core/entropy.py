@@ -149,9 +149,15 @@ def relevance_matrix(
     """
     if kind not in RELEVANCES:
         raise ValueError(f"unknown relevance {kind!r}; choose one of {RELEVANCES}")
-    h_x, h_l = entropy(features), entropy(labels)
-    # In place on the (d x L) matrix: it is the largest array of a run.
-    info = joint_entropy(features, labels, backend)
+    return relevance_from_entropies(entropy(features), entropy(labels),
+                                    joint_entropy(features, labels, backend), kind)
+
+
+def relevance_from_entropies(h_x: np.ndarray, h_l: np.ndarray, h_xl: np.ndarray,
+                             kind: Relevance = "nmi") -> np.ndarray:
+    """Relevance from the entropies of features, labels and their pairs; ``h_xl`` (d x L) is
+    overwritten and returned (it is the largest array of a run). Row-sharded runs share it."""
+    info = h_xl
     np.subtract(h_x[:, None], info, out=info)
     info += h_l[None, :]
     np.maximum(info, 0.0, out=info)
