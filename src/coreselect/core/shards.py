@@ -212,7 +212,7 @@ def distances_from_counts(stats: Statistics, u: int, co: sp.spmatrix) -> np.ndar
     co = sp.coo_matrix(co)
     m_b = stats.code_counts
     # Cells with i, j >= 1, and the column remainders N[0, j] = m_b[j] - sum_i N[i, j].
-    s = np.bincount(owner[co.col], weights=xlogx(co.data), minlength=d)
+    s = np.bincount(owner[co.col], weights=xlogx(co.data), minlength=d).astype(np.float64)
     col_sum = np.bincount(co.col, weights=co.data, minlength=m_b.size).astype(np.int64)
     s += np.bincount(owner, weights=xlogx(m_b - col_sum), minlength=d)
     # Row remainders N[i, 0] = m_u[i] - sum_{j in v} N[i, j].
