@@ -257,18 +257,33 @@ def _discretize_block(X, n_bins, strategy, min_bin_count, is_sparse) -> _Block:
     if strategy == "none" and vals.size and np.any(vals != np.round(vals)):
         raise InputError('strategy="none" needs integer codes, but the data hold fractional values')
 
-    # Distinct values per column, with the number of samples holding each.
-    # One integer sort by (column, value rank) is much cheaper than a two-key lexsort.
-    value_rank = np.unique(vals, return_inverse=True)[1].astype(np.int64)
-    order = np.argsort(cols * (int(value_rank.max(initial=0)) + 1) + value_rank, kind="stable")
+    # Distinct (column, value) groups with the number of samples holding each, sorted by
+    # column then value, and the group of every cell.
+    uniq, value_rank = _value_ranks(vals)
+    key = cols * uniq.size + value_rank
     del value_rank
-    s_col, s_val, s_w = cols[order], vals[order], weights[order]
-    new = np.ones(s_col.size, dtype=bool)
-    new[1:] = (s_col[1:] != s_col[:-1]) | (s_val[1:] != s_val[:-1])
-    group_of_sorted = np.cumsum(new) - 1
-    u_col, u_val = s_col[new], s_val[new]
-    u_w = np.bincount(group_of_sorted, weights=s_w).astype(np.int64)
-    del s_col, s_val, s_w
+    if d * uniq.size <= 4 * key.size + 4096:
+        # Few distinct values (counts, binary data): a counting sort, no comparison sort.
+        w_full = np.bincount(key, weights=weights, minlength=d * uniq.size)
+        present = np.bincount(key, minlength=d * uniq.size) > 0
+        group = (np.cumsum(present) - 1)[key]
+        nz = np.flatnonzero(present)
+        u_col, u_val = nz // uniq.size, uniq[nz % uniq.size]
+        u_w = np.rint(w_full[nz]).astype(np.int64)
+        del w_full, present, nz
+    else:
+        order = np.argsort(key)
+        new = np.ones(key.size, dtype=bool)
+        s_key = key[order]
+        new[1:] = s_key[1:] != s_key[:-1]
+        group_of_sorted = np.cumsum(new) - 1
+        u_key = s_key[new]
+        u_col, u_val = u_key // uniq.size, uniq[u_key % uniq.size]
+        u_w = np.bincount(group_of_sorted, weights=weights[order]).astype(np.int64)
+        group = np.empty_like(group_of_sorted)
+        group[order] = group_of_sorted
+        del order, s_key, group_of_sorted, new
+    del key
     u_start = np.searchsorted(u_col, np.arange(d + 1))
     n_distinct = np.diff(u_start)
     rank = np.arange(u_col.size) - u_start[u_col]
@@ -294,23 +309,26 @@ def _discretize_block(X, n_bins, strategy, min_bin_count, is_sparse) -> _Block:
     u_code[was_zero & ~is_mode] = mode[u_col[was_zero & ~is_mode]]
 
     # Map back to the cells. Virtual "implicit zero" entries have rows == -1.
-    cell_code = np.empty(order.size, dtype=np.int64)
-    cell_code[order] = u_code[group_of_sorted]
-    del order, group_of_sorted
+    cell_code = u_code[group]
+    del group
     real = rows >= 0
     keep = real & (cell_code != 0)
     out_rows, out_cols, out_codes = [rows[keep]], [cols[keep]], [cell_code[keep]]
     # Columns whose implicit zeros are not code 0 (zero is not their mode): write them out.
     virtual_code = np.zeros(d, dtype=np.int64)
     virtual_code[cols[~real]] = cell_code[~real]
-    if is_sparse and np.any(virtual_code):
-        for j in np.flatnonzero(virtual_code):
-            present = np.zeros(n, dtype=bool)
-            present[X.indices[X.indptr[j]:X.indptr[j + 1]]] = True
-            zrows = np.flatnonzero(~present)
-            out_rows.append(zrows)
-            out_cols.append(np.full(zrows.size, j))
-            out_codes.append(np.full(zrows.size, virtual_code[j]))
+    if not (is_sparse and np.any(virtual_code)):
+        # Cells come in CSC order (by column, then row) and stay so: no conversion needed.
+        indptr = np.zeros(d + 1, dtype=np.int64)
+        np.cumsum(np.bincount(out_cols[0], minlength=d), out=indptr[1:])
+        return _Block(indptr, out_rows[0], out_codes[0], n_codes)
+    for j in np.flatnonzero(virtual_code):
+        present = np.zeros(n, dtype=bool)
+        present[X.indices[X.indptr[j]:X.indptr[j + 1]]] = True
+        zrows = np.flatnonzero(~present)
+        out_rows.append(zrows)
+        out_cols.append(np.full(zrows.size, j))
+        out_codes.append(np.full(zrows.size, virtual_code[j]))
     codes = sp.csc_matrix(
         (np.concatenate(out_codes), (np.concatenate(out_rows), np.concatenate(out_cols))),
         shape=(n, d),
@@ -393,6 +411,21 @@ def _entries(X) -> tuple[np.ndarray, ...]:
         n,
         d,
     )
+
+
+def _value_ranks(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values and each value's rank among them; integer values in a small
+    range (counts, codes, 0/1) are ranked by counting instead of sorting."""
+    if vals.size:
+        lo, hi = float(vals.min()), float(vals.max())
+        if hi - lo <= 1 << 16:
+            shifted = vals - lo
+            ints = shifted.astype(np.int64)
+            if np.array_equal(ints, shifted):
+                present = np.bincount(ints) > 0
+                return np.flatnonzero(present) + lo, (np.cumsum(present) - 1)[ints]
+    uniq, inverse = np.unique(vals, return_inverse=True)
+    return uniq, inverse.astype(np.int64).ravel()
 
 
 def _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy, min_bin_count,
