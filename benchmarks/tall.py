@@ -99,10 +99,35 @@ def case_rows(args) -> dict:
     stamps, cb = _steps_timer()
     start = time.perf_counter()
     run = select_row_sharded(SequentialRows(shards), k=args["k"], callback=cb)
-    return {"seconds": time.perf_counter() - start, "counts_s": run.timings["counts"],
+    seconds = time.perf_counter() - start
+    # Per-step costs behind the timings: cells gathered (rows of u times their lengths) and
+    # the size of one shard's step table (what a worker sends per step).
+    import numpy as np
+
+    from coreselect.core.shards import step_counts
+
+    cells, table_bytes = [], []
+    for u in run.result.selected:
+        for i in range(shards.n_row_shards):
+            f = shards.features(i)
+            rows = f.codes.indices[f.codes.indptr[u]:f.codes.indptr[u + 1]]
+            cells.append(int(np.diff(f.row_major.indptr)[rows].sum()))
+            t = step_counts(f, int(u))
+            table_bytes.append(t.data.nbytes + t.indices.nbytes + t.indptr.nbytes)
+    per_step = {"cells_per_step": float(np.sum(cells)) / len(run.result.selected),
+                "shard_table_kib": float(np.mean(table_bytes)) / 1024}
+    return {**per_step, "seconds": seconds, "counts_s": run.timings["counts"],
             "step_ms": 1e3 * (stamps[-1] - stamps[0]) / max(len(stamps) - 1, 1),
             "peak_mib": _maxrss_mib(), "selected": [int(v) for v in run.result.selected],
             "objective": run.result.objective}
+
+
+def _peak_mib() -> float:
+    """This process's peak resident set (VmHWM), in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024.0
+    return _maxrss_mib()
 
 
 def _warm() -> bool:
@@ -133,8 +158,7 @@ def case_dask(args) -> dict:
             run = select_row_sharded(rows, k=args["k"], callback=cb)
             seconds = time.perf_counter() - t0
             per_step = rows.bytes_sent / rows.n_calls
-            worker_peak = client.run(lambda: __import__("resource").getrusage(
-                __import__("resource").RUSAGE_SELF).ru_maxrss / 1024.0)
+            worker_peak = client.run(_peak_mib)
     return {"seconds": seconds, "load_s": t_load, "counts_s": run.timings["counts"],
             "step_ms": 1e3 * (stamps[-1] - stamps[0]) / max(len(stamps) - 1, 1),
             "sent_per_step_b": per_step, "setup_mib": rows.setup_bytes / 2**20,

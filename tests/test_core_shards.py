@@ -110,11 +110,12 @@ def test_sharded_distances_equal_the_oracle(seed, cut, kind):
         np.testing.assert_allclose(oracle.distances_from(u), plain.distances_from(u), atol=1e-12)
 
 
-def test_step_counts_are_the_cooccurrences():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_step_counts_are_the_cooccurrences(backend):
     F, _ = _data(2, kind="multi")
     C = F.dense_codes()
     for u in range(F.n_columns):
-        table = step_counts(F, u).toarray()
+        table = step_counts(F, u, backend).toarray()
         for v in range(F.n_columns):
             for i in range(1, F.n_codes[u]):
                 for j in range(1, F.n_codes[v]):

@@ -133,8 +133,9 @@ def counts_task(features: DiscreteMatrix, labels: DiscreteMatrix,
     return shard_counts(features, labels, backend)
 
 
-def step_task(features: DiscreteMatrix, labels: DiscreteMatrix, u: int):
-    return step_counts(features, u)
+def step_task(features: DiscreteMatrix, labels: DiscreteMatrix, u: int,
+              backend: Backend = "auto"):
+    return step_counts(features, u, backend)
 
 
 class _Columns:
@@ -194,7 +195,8 @@ def select_row_sharded(
     n_ok = int(selectable.sum())
     if k > n_ok:
         raise InputError(f"k={k} is larger than the number of selectable features ({n_ok})")
-    oracle = RowShardedOracle(stats, lambda u: source.map_reduce(step_task, int(u)), backend)
+    oracle = RowShardedOracle(stats, lambda u: source.map_reduce(step_task, int(u), backend),
+                              backend)
     # As Problem.run: columns that can never be picked play no part at all.
     positions = np.flatnonzero(selectable)
     restricted = _Restricted(oracle, positions)

@@ -138,3 +138,14 @@ def cooccurrence_counts(a_indptr, a_rows, a_codes, a_offsets, b_indptr, b_cols, 
             for e in range(b_indptr[r], b_indptr[r + 1]):
                 v = b_cols[e]
                 out[sa, b_offsets[v] + b_codes[e] - 1] += 1
+
+
+@njit(cache=True, nogil=True)
+def step_counts_dense(u_rows, u_codes, indptr, cols, codes, offsets, out):  # pragma: no cover
+    """Add to ``out[i - 1, slot]`` the rows where ``u`` has code ``i >= 1`` and the slot's
+    column its code (B's codes in CSR form, slots as in :func:`_joint_row`)."""
+    for t in range(u_rows.size):
+        r = u_rows[t]
+        i = u_codes[t] - 1
+        for e in range(indptr[r], indptr[r + 1]):
+            out[i, offsets[cols[e]] + codes[e] - 1] += 1

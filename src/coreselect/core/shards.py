@@ -22,6 +22,7 @@ engines only decide where shards live and how the per-step sum is taken.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -135,11 +136,15 @@ class Statistics:
     def n_columns(self) -> int:
         return int(self.n_codes.size)
 
-    @property
+    @cached_property
     def offsets(self) -> np.ndarray:
         out = np.zeros(self.n_codes.size + 1, dtype=np.int64)
         np.cumsum(np.maximum(self.n_codes - 1, 0), out=out[1:])
         return out
+
+    @cached_property
+    def owner(self) -> np.ndarray:
+        return _owner(self.n_codes)
 
     @property
     def is_constant(self) -> np.ndarray:
@@ -178,26 +183,32 @@ def statistics(counts: ShardCounts, kind: Relevance = "mi") -> Statistics:
                                                kind))
 
 
-def step_counts(features: DiscreteMatrix, u: int) -> sp.csr_matrix:
+def step_counts(features: DiscreteMatrix, u: int, backend: Backend = "auto") -> sp.csr_matrix:
     """Co-occurrences, on this shard's rows, of column ``u``'s codes ``i >= 1`` (rows) with
     every (column, code >= 1) slot (columns): a sparse int64 ``(a_u x slots)`` table."""
     a = max(int(features.n_codes[u]) - 1, 0)
     n_slots = int(features.offsets[-1])
     codes = features.codes
     lo, hi = codes.indptr[u], codes.indptr[u + 1]
-    rows, u_codes = codes.indices[lo:hi], codes.data[lo:hi].astype(np.int64)
+    rows, u_codes = codes.indices[lo:hi], codes.data[lo:hi]
     if a == 0 or rows.size == 0:
         return sp.csr_matrix((a, n_slots), dtype=np.int64)
     rm = features.row_major
+    # A dense count (8 bytes per slot) is cheaper than sorting the gathered cells; what
+    # travels is its sparse form, which holds only the slots seen on u's rows.
+    if _numba_enabled(backend):
+        from coreselect.core._numba import step_counts_dense
+
+        table = np.zeros((a, n_slots), dtype=np.int64)
+        step_counts_dense(rows, u_codes, rm.indptr, rm.indices, rm.data, features.offsets, table)
+        return sp.csr_matrix(table)
     starts, stops = rm.indptr[rows], rm.indptr[rows + 1]
     lengths = (stops - starts).astype(np.int64)
     # Positions of the gathered cells, without a Python loop over rows.
     pos = np.repeat(stops - np.cumsum(lengths), lengths) + np.arange(int(lengths.sum()))
     slots = features.offsets[rm.indices[pos]] + rm.data[pos].astype(np.int64) - 1
-    i = np.repeat(u_codes - 1, lengths)
-    table = sp.csr_matrix((np.ones(slots.size, dtype=np.int64), (i, slots)), shape=(a, n_slots))
-    table.sum_duplicates()
-    return table
+    slots += np.repeat((u_codes.astype(np.int64) - 1) * n_slots, lengths)
+    return sp.csr_matrix(np.bincount(slots, minlength=a * n_slots).reshape(a, n_slots))
 
 
 def distances_from_counts(stats: Statistics, u: int, co: sp.spmatrix) -> np.ndarray:
@@ -208,7 +219,7 @@ def distances_from_counts(stats: Statistics, u: int, co: sp.spmatrix) -> np.ndar
         return np.zeros(d)
     offsets = stats.offsets
     m_u = stats.code_counts[offsets[u]:offsets[u + 1]]
-    owner = _owner(stats.n_codes)
+    owner = stats.owner
     co = sp.coo_matrix(co)
     m_b = stats.code_counts
     # Cells with i, j >= 1, and the column remainders N[0, j] = m_b[j] - sum_i N[i, j].
