@@ -71,3 +71,42 @@ def test_bad_input_is_a_typed_error():
         InMemoryRowShards(F, L, [0, 10])  # does not reach the last row
     with pytest.raises(InputError):
         select_row_sharded(SequentialRows(InMemoryRowShards.split(F, L, 2)), k=10_000)
+
+
+class _DiskShards:
+    """A provider that reads each tile from disk when asked (streaming, as store tiles will)."""
+
+    def __init__(self, shards, folder):
+        self.n_row_shards = shards.n_row_shards
+        self.folder = folder
+        self.reads = 0
+        for i in range(self.n_row_shards):
+            for kind in ("features", "labels"):
+                m = getattr(shards, kind)(i)
+                sp.save_npz(folder / f"{kind}{i}.npz", m.codes)
+                np.save(folder / f"{kind}{i}_ncodes.npy", m.n_codes)
+
+    def _read(self, kind, i):
+        from coreselect.core.discretize import DiscreteMatrix
+
+        self.reads += 1
+        return DiscreteMatrix(sp.load_npz(self.folder / f"{kind}{i}.npz"),
+                              np.load(self.folder / f"{kind}{i}_ncodes.npy"))
+
+    def features(self, i):
+        return self._read("features", i)
+
+    def labels(self, i):
+        return self._read("labels", i)
+
+
+def test_streaming_tiles_from_disk(tmp_path):
+    from coreselect.rowsharded import RowShardedGreedy
+
+    F, L = _data("sparse", seed=4)
+    problem = Problem.from_discrete(F, L, k=6)
+    ref = problem.run(alternate=True)
+    disk = _DiskShards(InMemoryRowShards.split(F, L, 3), tmp_path)
+    run = RowShardedGreedy().run(problem.params, SequentialRows(disk))
+    assert list(run.result.selected) == list(ref.selected)
+    assert disk.reads == 2 * 3 * (1 + 6)  # every tile once for the counts and once per step

@@ -207,3 +207,25 @@ def select_row_sharded(
     return RowShardedRun(result, stats, params,
                          {"counts": t_counts, "greedy": result.seconds,
                           "total": time.perf_counter() - start})
+
+
+class RowShardedGreedy:
+    """The row-sharded run as a strategy object: ``run(objective, source)``.
+
+    ``objective`` needs ``k``, ``lam`` and ``p`` (an :class:`ObjectiveParams` will do; its
+    ``relevance`` / ``keep_constant`` attributes are used when present); ``source`` is a
+    :class:`RowMapReduce` (:class:`SequentialRows` over a provider, or ``DaskRows``).
+    """
+
+    def __init__(self, *, alternate: bool = True, relevance: Relevance = "mi",
+                 keep_constant: bool = False, backend: Backend = "auto",
+                 callback: StepCallback | None = None):
+        self.alternate, self.relevance, self.keep_constant = alternate, relevance, keep_constant
+        self.backend, self.callback = backend, callback
+
+    def run(self, objective: Any, source: RowMapReduce) -> RowShardedRun:
+        return select_row_sharded(
+            source, k=objective.k, lam=objective.lam, p=objective.p,
+            relevance=getattr(objective, "relevance", self.relevance),
+            keep_constant=getattr(objective, "keep_constant", self.keep_constant),
+            alternate=self.alternate, backend=self.backend, callback=self.callback)
