@@ -64,8 +64,9 @@ class DaskRows:
         for i in range(self.n_row_shards):
             loader = shards.loader(i)
             self.setup_bytes += len(pickle.dumps(loader))
-            # Spread tiles round robin; any worker may rebuild one if its worker dies.
-            where = workers[i % len(workers)]
+            # Consecutive tiles on the same worker, so that the first level of the sum tree
+            # runs without transfers; any worker may rebuild a tile if its worker dies.
+            where = workers[i * len(workers) // self.n_row_shards]
             self.tiles.append(client.submit(
                 _load, loader, key=f"rowtile-{run}-{i}", pure=False,
                 workers=None if where is None else [where], allow_other_workers=True))
