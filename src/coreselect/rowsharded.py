@@ -7,7 +7,7 @@ discretized with cut points found over all rows). Every statistic is a sum over 
 1. one map-reduce of :func:`~coreselect.core.shards.shard_counts` gives entropies and the
    relevance matrix;
 2. each greedy step is one map-reduce of :func:`~coreselect.core.shards.step_counts` of the
-   newly chosen feature (a small sparse table per shard).
+   newly chosen feature (an ``a_u x slots`` count table per shard, whatever its rows).
 
 Where shards live and how the sum is taken is a :class:`RowMapReduce`:
 :class:`SequentialRows` visits the shards of a :class:`RowShards` provider one after another

@@ -9,8 +9,8 @@ means the same bin in every shard and code 0 is the column's global mode), the r
   counts of non-zero codes. :func:`merge` adds two of them; the merge of all shards is the
   table of all rows (an exact, associative and commutative sum of integers).
 * per greedy step, :func:`step_counts` of each shard: the co-occurrences of the new feature
-  ``u``'s non-zero codes with every (feature, code >= 1) slot, a sparse ``(a_u x slots)``
-  table that is small because it only holds the slots seen on ``u``'s rows. Their sum gives
+  ``u``'s non-zero codes with every (feature, code >= 1) slot, an ``(a_u x slots)`` table
+  (a few bytes per column, whatever the number of rows). Their sum gives
   every joint table ``H(u, v)`` in closed form (:func:`distances_from_counts`), as in
   :mod:`coreselect.core.entropy`.
 
@@ -183,35 +183,36 @@ def statistics(counts: ShardCounts, kind: Relevance = "mi") -> Statistics:
                                                kind))
 
 
-def step_counts(features: DiscreteMatrix, u: int, backend: Backend = "auto") -> sp.csr_matrix:
+def step_counts(features: DiscreteMatrix, u: int, backend: Backend = "auto") -> np.ndarray:
     """Co-occurrences, on this shard's rows, of column ``u``'s codes ``i >= 1`` (rows) with
-    every (column, code >= 1) slot (columns): a sparse int64 ``(a_u x slots)`` table."""
+    every (column, code >= 1) slot (columns): a dense int64 ``(a_u x slots)`` table.
+
+    Dense, because a feature worth selecting is non-zero on many rows, which touch most slots
+    (measured: a sparse form was as large and its conversion cost more than the count)."""
     a = max(int(features.n_codes[u]) - 1, 0)
     n_slots = int(features.offsets[-1])
     codes = features.codes
     lo, hi = codes.indptr[u], codes.indptr[u + 1]
     rows, u_codes = codes.indices[lo:hi], codes.data[lo:hi]
+    table = np.zeros((a, n_slots), dtype=np.int64)
     if a == 0 or rows.size == 0:
-        return sp.csr_matrix((a, n_slots), dtype=np.int64)
+        return table
     rm = features.row_major
-    # A dense count (8 bytes per slot) is cheaper than sorting the gathered cells; what
-    # travels is its sparse form, which holds only the slots seen on u's rows.
     if _numba_enabled(backend):
         from coreselect.core._numba import step_counts_dense
 
-        table = np.zeros((a, n_slots), dtype=np.int64)
         step_counts_dense(rows, u_codes, rm.indptr, rm.indices, rm.data, features.offsets, table)
-        return sp.csr_matrix(table)
+        return table
     starts, stops = rm.indptr[rows], rm.indptr[rows + 1]
     lengths = (stops - starts).astype(np.int64)
     # Positions of the gathered cells, without a Python loop over rows.
     pos = np.repeat(stops - np.cumsum(lengths), lengths) + np.arange(int(lengths.sum()))
     slots = features.offsets[rm.indices[pos]] + rm.data[pos].astype(np.int64) - 1
     slots += np.repeat((u_codes.astype(np.int64) - 1) * n_slots, lengths)
-    return sp.csr_matrix(np.bincount(slots, minlength=a * n_slots).reshape(a, n_slots))
+    return np.bincount(slots, minlength=a * n_slots).reshape(a, n_slots)
 
 
-def distances_from_counts(stats: Statistics, u: int, co: sp.spmatrix) -> np.ndarray:
+def distances_from_counts(stats: Statistics, u: int, co: np.ndarray) -> np.ndarray:
     """``d(u, v)`` for every column ``v`` from the merged :func:`step_counts` of ``u``."""
     n = stats.n_samples
     d = stats.n_columns
@@ -220,18 +221,19 @@ def distances_from_counts(stats: Statistics, u: int, co: sp.spmatrix) -> np.ndar
     offsets = stats.offsets
     m_u = stats.code_counts[offsets[u]:offsets[u + 1]]
     owner = stats.owner
-    co = sp.coo_matrix(co)
     m_b = stats.code_counts
+    co = np.asarray(co.toarray() if sp.issparse(co) else co, dtype=np.int64)
     # Cells with i, j >= 1, and the column remainders N[0, j] = m_b[j] - sum_i N[i, j].
-    s = np.bincount(owner[co.col], weights=xlogx(co.data), minlength=d).astype(np.float64)
-    col_sum = np.bincount(co.col, weights=co.data, minlength=m_b.size).astype(np.int64)
-    s += np.bincount(owner, weights=xlogx(m_b - col_sum), minlength=d)
+    per_slot = xlogx(m_b - co.sum(axis=0))
+    for i in range(co.shape[0]):
+        per_slot += xlogx(co[i])
+    s = np.bincount(owner, weights=per_slot, minlength=d)
     # Row remainders N[i, 0] = m_u[i] - sum_{j in v} N[i, j].
-    flat = co.row.astype(np.int64) * d + owner[co.col]
-    row_sum = np.bincount(flat, weights=co.data, minlength=m_u.size * d)
-    row_sum = np.rint(row_sum).astype(np.int64).reshape(m_u.size, d)
-    s += xlogx(m_u[:, None] - row_sum).sum(axis=0)
-    together = row_sum.sum(axis=0)
+    together = np.zeros(d, dtype=np.int64)
+    for i in range(co.shape[0]):
+        row_sum = np.rint(np.bincount(owner, weights=co[i], minlength=d)).astype(np.int64)
+        s += xlogx(m_u[i] - row_sum)
+        together += row_sum
     nnz_u = int(m_u.sum())
     s += xlogx(n - nnz_u - stats.nonzero_counts + together)
     h_uv = np.maximum(np.log2(n) - s / n, 0.0)
@@ -246,7 +248,7 @@ class RowShardedOracle:
     interface as :class:`~coreselect.core.entropy.DistanceOracle`.
     """
 
-    def __init__(self, stats: Statistics, step: Callable[[int], sp.spmatrix],
+    def __init__(self, stats: Statistics, step: Callable[[int], np.ndarray],
                  backend: Backend = "auto"):
         self.stats = stats
         self.entropies = stats.entropies

@@ -4,9 +4,9 @@ Each tile (all columns over a block of rows) is made once on a worker by a task 
 provider's small ``loader``: for a store, a path and a block number; for in-memory shards, the
 shard itself, sent once) and stays there, held by a future. A greedy step then sends one tiny
 task per tile (a function reference, the tile's key and the column ``u``) and one sum task per
-``fan_in`` partial results; only the summed count table (a few kB) comes back. Because tiles
-are task results, not scattered data, the scheduler can rebuild a tile whose worker died from
-its lineage, and the run finishes with the identical selection.
+``fan_in`` partial results; only the summed count table (8 bytes per code slot) comes back.
+Because tiles are task results, not scattered data, the scheduler can rebuild a tile whose
+worker died from its lineage, and the run finishes with the identical selection.
 """
 
 from __future__ import annotations
