@@ -112,8 +112,7 @@ def case_rows(args) -> dict:
             f = shards.features(i)
             rows = f.codes.indices[f.codes.indptr[u]:f.codes.indptr[u + 1]]
             cells.append(int(np.diff(f.row_major.indptr)[rows].sum()))
-            t = step_counts(f, int(u))
-            table_bytes.append(t.data.nbytes + t.indices.nbytes + t.indptr.nbytes)
+            table_bytes.append(step_counts(f, int(u)).nbytes)
     per_step = {"cells_per_step": float(np.sum(cells)) / len(run.result.selected),
                 "shard_table_kib": float(np.mean(table_bytes)) / 1024}
     return {**per_step, "seconds": seconds, "counts_s": run.timings["counts"],

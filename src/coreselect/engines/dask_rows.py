@@ -25,8 +25,13 @@ def _load(loader):
     return loader()
 
 
-def _apply(fn: ShardFunction, tile, *args: Any) -> Any:
-    return fn(tile[0], tile[1], *args)
+def _apply(fn: ShardFunction, tiles: list, args: tuple) -> Any:
+    """``fn`` on several tiles (those of one worker), summed where they are."""
+    total = None
+    for features, labels in tiles:
+        part = fn(features, labels, *args)
+        total = part if total is None else total + part
+    return total
 
 
 def _sum(*parts: Any) -> Any:
@@ -61,6 +66,7 @@ class DaskRows:
         workers = list(client.scheduler_info().get("workers", {})) or [None]
         self.setup_bytes = 0
         self.tiles = []
+        placed: dict[Any, list] = {}
         for i in range(self.n_row_shards):
             loader = shards.loader(i)
             self.setup_bytes += len(pickle.dumps(loader))
@@ -70,15 +76,23 @@ class DaskRows:
             self.tiles.append(client.submit(
                 _load, loader, key=f"rowtile-{run}-{i}", pure=False,
                 workers=None if where is None else [where], allow_other_workers=True))
+            placed.setdefault(where, []).append(self.tiles[-1])
+        # One map task per group of tiles placed on one worker: per-step task overhead grows
+        # with the number of workers, not of tiles (a group of at most ``fan_in`` tiles).
+        self.groups = [g[j:j + self.fan_in] for g in placed.values()
+                       for j in range(0, len(g), self.fan_in)]
 
     def map_reduce(self, fn: ShardFunction, *args: Any) -> Any:
-        """``sum(fn(features_i, labels_i, *args))`` over tiles, computed on the workers."""
+        """``sum(fn(features_i, labels_i, *args))`` over tiles, computed on the workers: one
+        task per group of tiles placed together (summed in place), then a tree of sums."""
         client = self.client
         self.n_calls += 1
-        # What the client ships per task: the function by reference, the tile's key, the args.
-        per_task = len(pickle.dumps((fn, args))) + max(len(t.key) for t in self.tiles)
-        parts = [client.submit(_apply, fn, tile, *args, pure=False) for tile in self.tiles]
-        self.bytes_sent += per_task * len(parts)
+        # What the client ships per task: the function by reference, the tiles' keys, args.
+        payload = len(pickle.dumps((fn, args)))
+        parts = []
+        for group in self.groups:
+            parts.append(client.submit(_apply, fn, group, args, pure=False))
+            self.bytes_sent += payload + sum(len(t.key) for t in group)
         while len(parts) > 1:
             groups = [parts[i:i + self.fan_in] for i in range(0, len(parts), self.fan_in)]
             parts = [g[0] if len(g) == 1 else client.submit(_sum, *g, pure=False) for g in groups]
@@ -88,7 +102,7 @@ class DaskRows:
     def close(self) -> None:
         """Release the tiles on the workers."""
         self.client.cancel(self.tiles)
-        self.tiles = []
+        self.tiles, self.groups = [], []
 
     def __enter__(self) -> "DaskRows":
         return self
