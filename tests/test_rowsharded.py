@@ -110,3 +110,18 @@ def test_streaming_tiles_from_disk(tmp_path):
     run = RowShardedGreedy().run(problem.params, SequentialRows(disk))
     assert list(run.result.selected) == list(ref.selected)
     assert disk.reads == 2 * 3 * (1 + 6)  # every tile once for the counts and once per step
+
+
+@pytest.mark.parametrize("m", [1, 3])
+def test_grid_equals_algorithm_3_without_row_sharding(m):
+    from coreselect.distributed import partition, select_distributed
+    from coreselect.rowsharded import select_grid
+
+    F, L = _data("multi", seed=6, d=60)
+    problem = Problem.from_discrete(F, L, k=6)
+    ref = select_distributed(problem, partitions=m, random_state=3, mode="streaming")
+    parts = partition(F.n_columns, m, 3)
+    run = select_grid(SequentialRows(InMemoryRowShards(F, L, SHARDS["uneven"])), parts, k=6)
+    assert [list(p) for p in run.result.extra["parts"]] == [list(p.selected) for p in ref.parts]
+    assert list(run.result.selected) == list(ref.selected)
+    assert run.result.objective == pytest.approx(ref.objective, abs=1e-9)

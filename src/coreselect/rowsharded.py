@@ -184,29 +184,82 @@ def select_row_sharded(
     on the unsharded matrix, with the same objective (up to float rounding).
     """
     start = time.perf_counter()
-    counts = source.map_reduce(counts_task, backend)
-    stats = statistics(counts, relevance)
+    stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
+                                           backend=backend)
     t_counts = time.perf_counter() - start
-    log.info("row-sharded counts of %d shards in %.3f s", source.n_row_shards, t_counts)
-    params = ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=stats.relevance.shape[1])
-    selectable = np.ones(stats.n_columns, dtype=bool)
-    if not keep_constant:
-        selectable &= ~stats.is_constant
-    n_ok = int(selectable.sum())
-    if k > n_ok:
-        raise InputError(f"k={k} is larger than the number of selectable features ({n_ok})")
-    oracle = RowShardedOracle(stats, lambda u: source.map_reduce(step_task, int(u), backend),
-                              backend)
-    # As Problem.run: columns that can never be picked play no part at all.
-    positions = np.flatnonzero(selectable)
-    restricted = _Restricted(oracle, positions)
-    result = greedy(_Columns(positions.size), stats.relevance[positions], params, k,
-                    alternate=alternate, column_ids=positions, backend=backend,
-                    callback=callback, oracle=restricted)
-    result.local = result.selected.copy()
+    result = greedy_on_columns(source, stats, params, None, k, alternate=alternate,
+                               keep_constant=keep_constant, backend=backend, callback=callback)
     return RowShardedRun(result, stats, params,
                          {"counts": t_counts, "greedy": result.seconds,
                           "total": time.perf_counter() - start})
+
+
+def row_sharded_statistics(source: RowMapReduce, *, k: int, lam: float = 0.5, p: int = 10,
+                           relevance: Relevance = "mi", backend: Backend = "auto",
+                           ) -> tuple[Statistics, ObjectiveParams]:
+    """One map-reduce of the shards' count tables: entropies, relevance, objective params."""
+    start = time.perf_counter()
+    stats = statistics(source.map_reduce(counts_task, backend), relevance)
+    log.info("row-sharded counts of %d shards in %.3f s", source.n_row_shards,
+             time.perf_counter() - start)
+    params = ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=stats.relevance.shape[1])
+    return stats, params
+
+
+def greedy_on_columns(source: RowMapReduce, stats: Statistics, params: ObjectiveParams,
+                      columns: np.ndarray | None, n_select: int, *, alternate: bool,
+                      keep_constant: bool = False, backend: Backend = "auto",
+                      callback: StepCallback | None = None) -> GreedyResult:
+    """Greedy or AltGreedy over some columns (ids; default all), rows in shards. As
+    ``Problem.run``, columns that can never be picked play no part at all."""
+    columns = (np.arange(stats.n_columns) if columns is None
+               else np.unique(np.asarray(columns, dtype=np.int64)))
+    if not keep_constant:
+        columns = columns[~stats.is_constant[columns]]
+    if n_select > columns.size:
+        raise InputError(
+            f"k={n_select} is larger than the number of selectable features ({columns.size})")
+    oracle = RowShardedOracle(stats, lambda u: source.map_reduce(step_task, int(u), backend),
+                              backend)
+    result = greedy(_Columns(columns.size), stats.relevance[columns], params, n_select,
+                    alternate=alternate, column_ids=columns, backend=backend,
+                    callback=callback, oracle=_Restricted(oracle, columns))
+    result.local = result.selected.copy()
+    return result
+
+
+def select_grid(
+    source: RowMapReduce,
+    parts: Sequence[np.ndarray],
+    *,
+    k: int,
+    coreset_size: int | None = None,
+    lam: float = 0.5,
+    p: int = 10,
+    relevance: Relevance = "mi",
+    keep_constant: bool = False,
+    backend: Backend = "auto",
+) -> RowShardedRun:
+    """Algorithm 3 on a 2-D grid: Greedy on each column part (given as column ids), every part
+    row-sharded, then AltGreedy on the union of the parts' selections. The counts are taken
+    once for all parts."""
+    start = time.perf_counter()
+    stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
+                                           backend=backend)
+    cs = int(k if coreset_size is None else coreset_size)
+    chosen = []
+    for part in parts:
+        part = np.asarray(part, dtype=np.int64)
+        n_ok = int(part.size if keep_constant else (~stats.is_constant[part]).sum())
+        if min(cs, n_ok):
+            chosen.append(greedy_on_columns(source, stats, params, part, min(cs, n_ok),
+                                            alternate=False, keep_constant=keep_constant,
+                                            backend=backend).selected)
+    union = np.concatenate(chosen) if chosen else np.zeros(0, dtype=np.int64)
+    result = greedy_on_columns(source, stats, params, union, k, alternate=True,
+                               keep_constant=keep_constant, backend=backend)
+    result.extra["parts"] = chosen
+    return RowShardedRun(result, stats, params, {"total": time.perf_counter() - start})
 
 
 class RowShardedGreedy:
