@@ -4,8 +4,9 @@ Imported only when numba is available; :mod:`coreselect.core.entropy` has a pure
 numpy/scipy path for everything here, and the tests check that both agree.
 
 The core is :func:`_joint_row`: joint entropies ``H(u, v)`` of one column ``u`` with every
-column ``v`` of a matrix ``B``, given ``u``'s non-zero rows and codes and ``B``'s one-hot
-indicator in CSR form. Columns of ``B`` that never share a row with ``u`` have the
+column ``v`` of a matrix ``B``, given ``u``'s non-zero rows and codes and ``B``'s codes in
+CSR form (column ``v`` and code ``c >= 1`` of a cell are the slot ``offsets[v] + c - 1``).
+Index and code arrays are taken in whatever integer type they are stored (no int64 copies). Columns of ``B`` that never share a row with ``u`` have the
 "independent" table, which needs only marginals; the others are fixed up from the counts
 gathered on ``u``'s rows. Cost: O(cols(B)) + O(cells of B on u's rows).
 """
@@ -17,7 +18,7 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def _joint_row(u_rows, u_codes, a, u_counts, indptr, indices, owner, offsets, code_counts,
+def _joint_row(u_rows, u_codes, a, u_counts, indptr, cols, codes, offsets, code_counts,
                nonzero_counts, base, xl, work, colmark, touched, out):  # pragma: no cover
     n = xl.size - 1
     log2n = np.log2(n)
@@ -32,9 +33,9 @@ def _joint_row(u_rows, u_codes, a, u_counts, indptr, indices, owner, offsets, co
         r = u_rows[t]
         i = u_codes[t] - 1
         for e in range(indptr[r], indptr[r + 1]):
-            slot = indices[e]
+            v = cols[e]
+            slot = offsets[v] + codes[e] - 1
             work[slot * a + i] += 1
-            v = owner[slot]
             if colmark[v] == 0:
                 colmark[v] = 1
                 touched[n_touched] = v
@@ -75,12 +76,12 @@ def _joint_row(u_rows, u_codes, a, u_counts, indptr, indices, owner, offsets, co
 
 
 @njit(cache=True, nogil=True)
-def distances_from_column(u_rows, u_codes, a, u_counts, h_u, indptr, indices, owner, offsets,
+def distances_from_column(u_rows, u_codes, a, u_counts, h_u, indptr, cols, codes, offsets,
                           code_counts, nonzero_counts, base, entropies, xl, work, colmark,
                           touched):  # pragma: no cover
     """``d(u, v) = (2 H(u,v) - H(u) - H(v)) / H(u,v)`` (0 where H(u,v) = 0), clipped to [0, 1]."""
     out = np.empty(offsets.size - 1)
-    _joint_row(u_rows, u_codes, a, u_counts, indptr, indices, owner, offsets, code_counts,
+    _joint_row(u_rows, u_codes, a, u_counts, indptr, cols, codes, offsets, code_counts,
                nonzero_counts, base, xl, work, colmark, touched, out)
     for v in range(out.size):
         h = out[v]
@@ -94,7 +95,7 @@ def distances_from_column(u_rows, u_codes, a, u_counts, h_u, indptr, indices, ow
 
 @njit(cache=True, nogil=True)
 def joint_entropy_matrix(a_indptr, a_rows, a_codes, a_ncodes, a_offsets, a_counts,
-                         indptr, indices, owner, offsets, code_counts, nonzero_counts, base,
+                         indptr, cols, codes, offsets, code_counts, nonzero_counts, base,
                          xl, work, colmark, touched, out):  # pragma: no cover
     """``H(a_x, b_v)`` for every column ``x`` of A (CSC codes) and ``v`` of B, into ``out``."""
     d_a = a_indptr.size - 1
@@ -104,7 +105,7 @@ def joint_entropy_matrix(a_indptr, a_rows, a_codes, a_ncodes, a_offsets, a_count
         if a < 0:
             a = 0
         _joint_row(a_rows[lo:hi], a_codes[lo:hi], a, a_counts[a_offsets[x]:a_offsets[x + 1]],
-                   indptr, indices, owner, offsets, code_counts, nonzero_counts, base, xl,
+                   indptr, cols, codes, offsets, code_counts, nonzero_counts, base, xl,
                    work, colmark, touched, out[x])
 
 
@@ -123,3 +124,28 @@ def lower_gains(column, active, n_active, low, high, gains):  # pragma: no cover
                 active[kept] = v
                 kept += 1
     return kept
+
+
+@njit(cache=True, nogil=True)
+def cooccurrence_counts(a_indptr, a_rows, a_codes, a_offsets, b_indptr, b_cols, b_codes,
+                        b_offsets, out):  # pragma: no cover
+    """Add to ``out[slot_a, slot_b]`` the number of rows where column ``x`` of A (CSC) has code
+    ``i >= 1`` and column ``v`` of B (CSR) code ``j >= 1`` (slots as in :func:`_joint_row`)."""
+    for x in range(a_indptr.size - 1):
+        for t in range(a_indptr[x], a_indptr[x + 1]):
+            r = a_rows[t]
+            sa = a_offsets[x] + a_codes[t] - 1
+            for e in range(b_indptr[r], b_indptr[r + 1]):
+                v = b_cols[e]
+                out[sa, b_offsets[v] + b_codes[e] - 1] += 1
+
+
+@njit(cache=True, nogil=True)
+def step_counts_dense(u_rows, u_codes, indptr, cols, codes, offsets, out):  # pragma: no cover
+    """Add to ``out[i - 1, slot]`` the rows where ``u`` has code ``i >= 1`` and the slot's
+    column its code (B's codes in CSR form, slots as in :func:`_joint_row`)."""
+    for t in range(u_rows.size):
+        r = u_rows[t]
+        i = u_codes[t] - 1
+        for e in range(indptr[r], indptr[r + 1]):
+            out[i, offsets[cols[e]] + codes[e] - 1] += 1

@@ -78,16 +78,26 @@ class DiscreteMatrix:
         np.cumsum(np.maximum(self.n_codes - 1, 0), out=out[1:])
         return out
 
-    @cached_property
+    @property
     def expanded_column(self) -> np.ndarray:
-        """Expanded index (column, code >= 1) of every stored cell of ``codes``."""
+        """Expanded index (column, code >= 1) of every stored cell of ``codes`` (not cached:
+        it is 8 bytes per cell)."""
         col = np.repeat(np.arange(self.n_columns), np.diff(self.codes.indptr))
         return self.offsets[col] + self.codes.data.astype(np.int64) - 1
 
     @cached_property
     def code_counts(self) -> np.ndarray:
         """Number of samples with each (column, code >= 1), flat in expanded order."""
-        return np.bincount(self.expanded_column, minlength=int(self.offsets[-1])).astype(np.int64)
+        out = np.zeros(int(self.offsets[-1]), dtype=np.int64)
+        indptr = self.codes.indptr
+        bounds = _blocks(np.diff(indptr) + 1, BLOCK_CELLS)  # bounded temporaries
+        for c0, c1 in zip(bounds[:-1], bounds[1:]):
+            lo, hi = int(indptr[c0]), int(indptr[c1])
+            col = np.repeat(np.arange(c0, c1), np.diff(indptr[c0:c1 + 1]))
+            slot = self.offsets[col] + self.codes.data[lo:hi].astype(np.int64) - 1
+            lo_slot, hi_slot = int(self.offsets[c0]), int(self.offsets[c1])
+            out[lo_slot:hi_slot] += np.bincount(slot - lo_slot, minlength=hi_slot - lo_slot)
+        return out
 
     @cached_property
     def nonzero_counts(self) -> np.ndarray:
@@ -106,7 +116,8 @@ class DiscreteMatrix:
 
     @cached_property
     def indicator(self) -> sp.csr_matrix:
-        """One-hot matrix (n_samples x expanded) of the non-zero codes, CSR for row gathers."""
+        """One-hot matrix (n_samples x expanded) of the non-zero codes, CSR for row gathers (the
+        pure numpy path only; the compiled kernels read :attr:`row_major`)."""
         rows = self.codes.indices
         mat = sp.csr_matrix(
             (np.ones(rows.size, dtype=np.float64), (rows, self.expanded_column)),
@@ -114,6 +125,14 @@ class DiscreteMatrix:
         )
         mat.sort_indices()
         return mat
+
+    @cached_property
+    def row_major(self) -> sp.csr_matrix:
+        """The same codes in CSR form: the one row-major view, which the distance step needs
+        to gather the rows where a column is non-zero."""
+        csr = self.codes.tocsr()
+        csr.sort_indices()
+        return csr
 
     def dense_codes(self) -> np.ndarray:
         """All codes as a dense (n_samples, n_columns) integer array."""
@@ -159,22 +178,114 @@ def discretize(
         raise InputError(f"n_bins must be at least 2, got {n_bins}")
     n_bins = int(n_bins)
     is_sparse = sp.issparse(X)
+    if is_sparse:
+        X = sp.csc_matrix(X)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise InputError(f"expected a 2-D matrix, got shape {X.shape}")
+        if X.dtype.kind not in "biuf":
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise InputError(f"the data are not numeric: {exc}") from None
+    n, d = X.shape
+    # Columns are binned independently, so blocks of columns with about BLOCK_CELLS cells
+    # each bound every temporary (sort keys, float copies) without any per-column Python loop.
+    cells = np.diff(X.indptr) + 1 if is_sparse else np.full(d, max(n, 1))
+    bounds = _blocks(cells, BLOCK_CELLS)
+    indptr = np.zeros(d + 1, dtype=np.int64)
+    indices, data, n_codes = [], [], []
+    for c0, c1 in zip(bounds[:-1], bounds[1:]):
+        block = _discretize_block(X[:, c0:c1], n_bins, strategy, min_bin_count, is_sparse)
+        indptr[c0 + 1:c1 + 1] = indptr[c0] + block.indptr[1:]
+        # Narrow each block at once: int64 pieces of every block would be 16 bytes per cell.
+        indices.append(block.indices.astype(np.int32 if n < 2**31 else np.int64))
+        data.append(block.data.astype(code_dtype(int(block.n_codes.max(initial=0)))))
+        n_codes.append(block.n_codes)
+        del block
+    n_codes = np.concatenate(n_codes) if n_codes else np.zeros(0, dtype=np.int64)
+    dtype = code_dtype(int(n_codes.max(initial=0)))
+    idx_dtype = np.int32 if max(n, int(indptr[-1])) < 2**31 else np.int64
+    codes = sp.csc_matrix(
+        (np.concatenate(data, dtype=dtype, casting="unsafe") if data else np.zeros(0, dtype),
+         np.concatenate(indices, dtype=idx_dtype, casting="unsafe") if indices
+         else np.zeros(0, idx_dtype),
+         indptr),
+        shape=(n, d),
+    )
+    codes.has_sorted_indices = True
+    return DiscreteMatrix(codes, n_codes)
+
+
+#: Cells (stored values plus one per column) per block of columns discretized at once.
+BLOCK_CELLS = 1 << 20
+
+
+def code_dtype(max_codes: int) -> type:
+    """The smallest signed integer type that holds codes ``0 .. max_codes - 1``."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if max_codes <= np.iinfo(dtype).max:
+            return dtype
+    return np.int64
+
+
+def _blocks(cells: np.ndarray, target: int) -> np.ndarray:
+    """Bounds of consecutive column blocks of about ``target`` cells (at least one column)."""
+    d = cells.size
+    if d == 0:
+        return np.zeros(1, dtype=np.int64)
+    ends = np.searchsorted(np.cumsum(cells), np.arange(target, int(cells.sum()), target))
+    bounds = np.unique(np.concatenate([[0], np.minimum(ends + 1, d), [d]]))
+    return bounds.astype(np.int64)
+
+
+@dataclass
+class _Block:
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    n_codes: np.ndarray
+
+
+def _discretize_block(X, n_bins, strategy, min_bin_count, is_sparse) -> _Block:
+    """The rules of this module on some columns (their CSC codes and numbers of codes)."""
     cols, vals, weights, rows, n, d = _entries(X)
     if vals.size and not np.all(np.isfinite(vals)):
         raise InputError("the data contain NaN or infinite values")
     if strategy == "none" and vals.size and np.any(vals != np.round(vals)):
         raise InputError('strategy="none" needs integer codes, but the data hold fractional values')
 
-    # Distinct values per column, with the number of samples holding each.
-    # One integer sort by (column, value rank) is much cheaper than a two-key lexsort.
-    value_rank = np.unique(vals, return_inverse=True)[1].astype(np.int64)
-    order = np.argsort(cols * (int(value_rank.max(initial=0)) + 1) + value_rank)
-    s_col, s_val, s_w = cols[order], vals[order], weights[order]
-    new = np.ones(s_col.size, dtype=bool)
-    new[1:] = (s_col[1:] != s_col[:-1]) | (s_val[1:] != s_val[:-1])
-    group_of_sorted = np.cumsum(new) - 1
-    u_col, u_val = s_col[new], s_val[new]
-    u_w = np.bincount(group_of_sorted, weights=s_w).astype(np.int64)
+    # Distinct (column, value) groups with the number of samples holding each, sorted by
+    # column then value, and the group of every cell.
+    uniq, value_rank = _value_ranks(vals)
+    key = cols * uniq.size + value_rank
+    del value_rank
+    if d * uniq.size <= 4 * key.size + 4096:
+        # Few distinct values (counts, binary data): a counting sort, no comparison sort.
+        w_full = np.bincount(key, weights=weights, minlength=d * uniq.size)
+        present = np.bincount(key, minlength=d * uniq.size) > 0
+        group = (np.cumsum(present) - 1)[key]
+        nz = np.flatnonzero(present)
+        u_col, u_val = nz // uniq.size, uniq[nz % uniq.size]
+        u_w = np.rint(w_full[nz]).astype(np.int64)
+        del w_full, present, nz
+    else:
+        order = np.argsort(key)
+        new = np.ones(key.size, dtype=bool)
+        s_key = key[order]
+        new[1:] = s_key[1:] != s_key[:-1]
+        group_of_sorted = np.cumsum(new) - 1
+        u_key = s_key[new]
+        u_col, u_val = u_key // uniq.size, uniq[u_key % uniq.size]
+        u_w = np.bincount(group_of_sorted, weights=weights[order]).astype(np.int64)
+        group = np.empty_like(group_of_sorted)
+        group[order] = group_of_sorted
+        del order, s_key, group_of_sorted, new
+    del key
     u_start = np.searchsorted(u_col, np.arange(d + 1))
     n_distinct = np.diff(u_start)
     rank = np.arange(u_col.size) - u_start[u_col]
@@ -200,31 +311,32 @@ def discretize(
     u_code[was_zero & ~is_mode] = mode[u_col[was_zero & ~is_mode]]
 
     # Map back to the cells. Virtual "implicit zero" entries have rows == -1.
-    group = np.empty_like(group_of_sorted)
-    group[order] = group_of_sorted
     cell_code = u_code[group]
+    del group
     real = rows >= 0
     keep = real & (cell_code != 0)
     out_rows, out_cols, out_codes = [rows[keep]], [cols[keep]], [cell_code[keep]]
     # Columns whose implicit zeros are not code 0 (zero is not their mode): write them out.
     virtual_code = np.zeros(d, dtype=np.int64)
     virtual_code[cols[~real]] = cell_code[~real]
-    if is_sparse and np.any(virtual_code):
-        csc = sp.csc_matrix(X)
-        for j in np.flatnonzero(virtual_code):
-            present = np.zeros(n, dtype=bool)
-            present[csc.indices[csc.indptr[j]:csc.indptr[j + 1]]] = True
-            zrows = np.flatnonzero(~present)
-            out_rows.append(zrows)
-            out_cols.append(np.full(zrows.size, j))
-            out_codes.append(np.full(zrows.size, virtual_code[j]))
-    dtype = np.int16 if n_codes.size == 0 or n_codes.max() < 2**15 else np.int32
+    if not (is_sparse and np.any(virtual_code)):
+        # Cells come in CSC order (by column, then row) and stay so: no conversion needed.
+        indptr = np.zeros(d + 1, dtype=np.int64)
+        np.cumsum(np.bincount(out_cols[0], minlength=d), out=indptr[1:])
+        return _Block(indptr, out_rows[0], out_codes[0], n_codes)
+    for j in np.flatnonzero(virtual_code):
+        present = np.zeros(n, dtype=bool)
+        present[X.indices[X.indptr[j]:X.indptr[j + 1]]] = True
+        zrows = np.flatnonzero(~present)
+        out_rows.append(zrows)
+        out_cols.append(np.full(zrows.size, j))
+        out_codes.append(np.full(zrows.size, virtual_code[j]))
     codes = sp.csc_matrix(
-        (np.concatenate(out_codes).astype(dtype),
-         (np.concatenate(out_rows), np.concatenate(out_cols))),
+        (np.concatenate(out_codes), (np.concatenate(out_rows), np.concatenate(out_cols))),
         shape=(n, d),
     )
-    return DiscreteMatrix(codes, n_codes)
+    codes.sort_indices()
+    return _Block(codes.indptr, codes.indices, codes.data, n_codes)
 
 
 def discretize_labels(Y: np.ndarray | sp.spmatrix) -> DiscreteMatrix:
@@ -251,7 +363,7 @@ def discretize_labels(Y: np.ndarray | sp.spmatrix) -> DiscreteMatrix:
         raise InputError("labels must be binary (0/1)")
     # Binary columns need no binning: the ones are code 1, except in a label that is on in more
     # than half of the samples, where code 0 (the implicit, most frequent bin) must mean "on".
-    Y = sp.csc_matrix(Y, dtype=np.int16)
+    Y = sp.csc_matrix(Y, dtype=np.int8)
     Y.eliminate_zeros()
     n = Y.shape[0]
     ones = np.diff(Y.indptr)
@@ -259,7 +371,7 @@ def discretize_labels(Y: np.ndarray | sp.spmatrix) -> DiscreteMatrix:
     if flip.size:
         Y = Y.tolil()
         Y[:, flip] = 1 - Y[:, flip].toarray()
-        Y = sp.csc_matrix(Y, dtype=np.int16)
+        Y = sp.csc_matrix(Y, dtype=np.int8)
         Y.eliminate_zeros()
     n_codes = np.where((ones == 0) | (ones == n), 1, 2)
     return DiscreteMatrix(Y, n_codes)
@@ -270,8 +382,7 @@ def _entries(X) -> tuple[np.ndarray, ...]:
     """(column, value, weight, row) of every cell; a sparse column's implicit zeros become one
     virtual entry with the number of zero cells as weight and row -1."""
     if sp.issparse(X):
-        X = sp.csc_matrix(X, dtype=np.float64, copy=True)
-        X.sum_duplicates()
+        X = sp.csc_matrix(X, dtype=np.float64, copy=True)  # one block of columns only
         X.eliminate_zeros()
         n, d = X.shape
         nnz = np.diff(X.indptr)
@@ -302,6 +413,21 @@ def _entries(X) -> tuple[np.ndarray, ...]:
         n,
         d,
     )
+
+
+def _value_ranks(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values and each value's rank among them; integer values in a small
+    range (counts, codes, 0/1) are ranked by counting instead of sorting."""
+    if vals.size:
+        lo, hi = float(vals.min()), float(vals.max())
+        if hi - lo <= 1 << 16:
+            shifted = vals - lo
+            ints = shifted.astype(np.int64)
+            if np.array_equal(ints, shifted):
+                present = np.bincount(ints) > 0
+                return np.flatnonzero(present) + lo, (np.cumsum(present) - 1)[ints]
+    uniq, inverse = np.unique(vals, return_inverse=True)
+    return uniq, inverse.astype(np.int64).ravel()
 
 
 def _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy, min_bin_count,

@@ -86,8 +86,8 @@ def joint_entropy(a: DiscreteMatrix, b: DiscreteMatrix, backend: Backend = "auto
         # Column-major output: the greedy reads the relevance matrix one label at a time.
         out = np.empty((b.n_columns, a.n_columns)).T
         joint_entropy_matrix(
-            codes.indptr.astype(np.int64), codes.indices.astype(np.int64),
-            codes.data.astype(np.int64), a.n_codes, a.offsets, a.code_counts, *side.args, out,
+            codes.indptr, codes.indices, codes.data, a.n_codes, a.offsets, a.code_counts,
+            *side.args, out,
         )
         return out
     return _joint_entropy_sparse(a, b)
@@ -149,9 +149,15 @@ def relevance_matrix(
     """
     if kind not in RELEVANCES:
         raise ValueError(f"unknown relevance {kind!r}; choose one of {RELEVANCES}")
-    h_x, h_l = entropy(features), entropy(labels)
-    # In place on the (d x L) matrix: it is the largest array of a run.
-    info = joint_entropy(features, labels, backend)
+    return relevance_from_entropies(entropy(features), entropy(labels),
+                                    joint_entropy(features, labels, backend), kind)
+
+
+def relevance_from_entropies(h_x: np.ndarray, h_l: np.ndarray, h_xl: np.ndarray,
+                             kind: Relevance = "nmi") -> np.ndarray:
+    """Relevance from the entropies of features, labels and their pairs; ``h_xl`` (d x L) is
+    overwritten and returned (it is the largest array of a run). Row-sharded runs share it."""
+    info = h_xl
     np.subtract(h_x[:, None], info, out=info)
     info += h_l[None, :]
     np.maximum(info, 0.0, out=info)
@@ -215,12 +221,12 @@ class _CompiledSide:
     against one column at a time, plus scratch buffers (kept zeroed between calls)."""
 
     def __init__(self, b: DiscreteMatrix, max_codes: int):
-        ind = b.indicator
+        rm = b.row_major
         xl = xlogx_table(b.n_samples)
         self.args = (
-            ind.indptr.astype(np.int64),
-            ind.indices.astype(np.int64),
-            b.expanded_owner,
+            rm.indptr,
+            rm.indices,
+            rm.data,
             b.offsets,
             b.code_counts,
             b.nonzero_counts,
@@ -257,16 +263,16 @@ class DistanceOracle:
         if self.use_numba:
             from coreselect.core._numba import distances_from_column
 
-            (indptr, indices, owner, offsets, counts, nnz, base, xl, work, mark,
+            (indptr, cols, codes, offsets, counts, nnz, base, xl, work, mark,
              touched) = self._side.args
             start, stop = a.codes.indptr[u], a.codes.indptr[u + 1]
             return distances_from_column(
-                a.codes.indices[start:stop].astype(np.int64),
-                a.codes.data[start:stop].astype(np.int64),
+                a.codes.indices[start:stop],
+                a.codes.data[start:stop],
                 max(int(a.n_codes[u]) - 1, 0),
                 counts[offsets[u]:offsets[u + 1]],
                 float(self.entropies[u]),
-                indptr, indices, owner, offsets, counts, nnz, base, self.entropies, xl, work,
+                indptr, cols, codes, offsets, counts, nnz, base, self.entropies, xl, work,
                 mark, touched,
             )
         h_uv = _joint_entropy_sparse(a.take([u]), a)[0]

@@ -60,6 +60,7 @@ def greedy(
     selectable: np.ndarray | None = None,
     backend: Backend = "auto",
     callback: StepCallback | None = None,
+    oracle: DistanceOracle | None = None,
 ) -> GreedyResult:
     """Run Greedy (``alternate=False``) or AltGreedy (``alternate=True``).
 
@@ -78,6 +79,9 @@ def greedy(
         increasing so that "lowest local index" is "lowest original index".
     selectable : ndarray of bool, optional
         Columns that may be picked (default: all). Others still count for nothing here.
+    oracle : optional
+        Distance oracle to use instead of ``DistanceOracle(features)`` (same interface, e.g.
+        a row-sharded one).
     """
     start = time.perf_counter()
     d = features.n_columns
@@ -97,7 +101,8 @@ def greedy(
             f"cannot select {n_select} features: only {n_allowed} are selectable"
         )
 
-    oracle = DistanceOracle(features, backend=backend) if n_select > 1 else None
+    if oracle is None and n_select > 1:
+        oracle = DistanceOracle(features, backend=backend)
     use_numba = oracle.use_numba if oracle is not None else False
     gains = RelevanceGains(relevance, params.p, use_numba=use_numba)
     weight_g = (1.0 - params.lam) * params.coefficient * (0.5 if alternate else 1.0)

@@ -1,0 +1,261 @@
+"""Count tables of a row shard, their merge, and the statistics and distances they give.
+
+Every statistic of the objective is an entropy of a count table, and count tables add over
+rows. Once every column's cut points are fixed over all rows (:func:`discretize`, so a code
+means the same bin in every shard and code 0 is the column's global mode), the run needs:
+
+* :class:`ShardCounts` of each row shard: its number of rows, the count of every
+  (feature, code >= 1) and (label, code >= 1) slot, and the feature x label co-occurrence
+  counts of non-zero codes. :func:`merge` adds two of them; the merge of all shards is the
+  table of all rows (an exact, associative and commutative sum of integers).
+* per greedy step, :func:`step_counts` of each shard: the co-occurrences of the new feature
+  ``u``'s non-zero codes with every (feature, code >= 1) slot, an ``(a_u x slots)`` table
+  (a few bytes per column, whatever the number of rows). Their sum gives
+  every joint table ``H(u, v)`` in closed form (:func:`distances_from_counts`), as in
+  :mod:`coreselect.core.entropy`.
+
+:class:`RowShardedOracle` has the interface of :class:`~coreselect.core.entropy.DistanceOracle`
+(``distances_from(u)``, ``use_numba``, ``backend``), so the greedy runs on it unchanged;
+engines only decide where shards live and how the per-step sum is taken.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from coreselect.core.discretize import DiscreteMatrix
+from coreselect.core.entropy import (
+    Backend, Relevance, _numba_enabled, distance_from_entropies, relevance_from_entropies,
+)
+
+
+def xlogx(c: np.ndarray) -> np.ndarray:
+    """``c * log2(c)`` elementwise (0 for ``c = 0``), the same floats as ``xlogx_table``."""
+    c = np.asarray(c, dtype=np.float64)
+    out = np.zeros_like(c)
+    pos = c > 0
+    out[pos] = c[pos] * np.log2(c[pos])
+    return out
+
+
+@dataclass(eq=False)
+class ShardCounts:
+    """Count tables of some rows (a shard, or the merge of several).
+
+    ``feature_codes`` / ``label_codes`` are the (global) numbers of codes per column, which
+    fix the slot layout; ``joint[s, t]`` counts rows with feature slot ``s`` and label slot
+    ``t`` (both codes >= 1).
+    """
+
+    n_samples: int
+    feature_codes: np.ndarray
+    label_codes: np.ndarray
+    feature_counts: np.ndarray
+    label_counts: np.ndarray
+    joint: np.ndarray
+
+    def __add__(self, other: "ShardCounts") -> "ShardCounts":
+        return merge(self, other)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ShardCounts) and self.n_samples == other.n_samples
+                and all(np.array_equal(getattr(self, f), getattr(other, f)) for f in
+                        ("feature_codes", "label_codes", "feature_counts", "label_counts",
+                         "joint")))
+
+
+def merge(a: ShardCounts, b: ShardCounts) -> ShardCounts:
+    """The count tables of the rows of ``a`` and ``b`` together."""
+    if not (np.array_equal(a.feature_codes, b.feature_codes)
+            and np.array_equal(a.label_codes, b.label_codes)):
+        raise ValueError("count tables of differently discretized columns cannot be merged")
+    return ShardCounts(a.n_samples + b.n_samples, a.feature_codes, a.label_codes,
+                       a.feature_counts + b.feature_counts, a.label_counts + b.label_counts,
+                       a.joint + b.joint)
+
+
+def shard_counts(features: DiscreteMatrix, labels: DiscreteMatrix,
+                 backend: Backend = "auto") -> ShardCounts:
+    """Count tables of one row shard (features and labels over the same rows)."""
+    if features.n_samples != labels.n_samples:
+        raise ValueError("features and labels of a shard have different numbers of rows")
+    shape = (int(features.offsets[-1]), int(labels.offsets[-1]))
+    if _numba_enabled(backend):
+        from coreselect.core._numba import cooccurrence_counts
+
+        joint = np.zeros(shape, dtype=np.int64)
+        rm, codes = labels.row_major, features.codes
+        cooccurrence_counts(codes.indptr, codes.indices, codes.data, features.offsets,
+                            rm.indptr, rm.indices, rm.data, labels.offsets, joint)
+    else:
+        joint = np.rint((features.indicator.T @ labels.indicator).toarray()).astype(np.int64)
+    return ShardCounts(features.n_samples, features.n_codes.copy(), labels.n_codes.copy(),
+                       features.code_counts.copy(), labels.code_counts.copy(), joint)
+
+
+def _owner(n_codes: np.ndarray) -> np.ndarray:
+    return np.repeat(np.arange(n_codes.size), np.maximum(n_codes - 1, 0))
+
+
+def _aggregator(n_codes: np.ndarray) -> sp.csr_matrix:
+    """(columns x slots) 0/1 matrix that sums each column's slots."""
+    owner = _owner(n_codes)
+    return sp.csr_matrix((np.ones(owner.size), (owner, np.arange(owner.size))),
+                         shape=(n_codes.size, owner.size))
+
+
+def column_entropies(n_samples: int, n_codes: np.ndarray, slot_counts: np.ndarray) -> np.ndarray:
+    """Entropy in bits of every column from its slot counts (code 0 is what is left)."""
+    if n_samples == 0:
+        return np.zeros(n_codes.size)
+    owner = _owner(n_codes)
+    s = np.bincount(owner, weights=xlogx(slot_counts), minlength=n_codes.size)
+    nonzero = np.bincount(owner, weights=slot_counts, minlength=n_codes.size)
+    return np.maximum(np.log2(n_samples) - (s + xlogx(n_samples - nonzero)) / n_samples, 0.0)
+
+
+@dataclass
+class Statistics:
+    """What the merged count tables give: entropies, relevance, and the marginals the
+    per-step distances need."""
+
+    n_samples: int
+    n_codes: np.ndarray
+    code_counts: np.ndarray
+    nonzero_counts: np.ndarray
+    entropies: np.ndarray
+    label_entropies: np.ndarray
+    relevance: np.ndarray
+
+    @property
+    def n_columns(self) -> int:
+        return int(self.n_codes.size)
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        out = np.zeros(self.n_codes.size + 1, dtype=np.int64)
+        np.cumsum(np.maximum(self.n_codes - 1, 0), out=out[1:])
+        return out
+
+    @cached_property
+    def owner(self) -> np.ndarray:
+        return _owner(self.n_codes)
+
+    @property
+    def is_constant(self) -> np.ndarray:
+        return self.n_codes <= 1
+
+
+def statistics(counts: ShardCounts, kind: Relevance = "mi") -> Statistics:
+    """Entropies and the relevance matrix (as :func:`relevance_matrix`) from merged counts.
+
+    ``H(x, l)`` of every pair comes in closed form from the co-occurrences ``N`` of non-zero
+    codes and the marginals: ``N[i, 0] = m_x[i] - sum_j N[i, j]``, ``N[0, j] = m_l[j] -
+    sum_i N[i, j]``, ``N[0, 0] = n - nnz(x) - nnz(l) + sum N``.
+    """
+    n = counts.n_samples
+    fx, fl = counts.feature_codes, counts.label_codes
+    h_x = column_entropies(n, fx, counts.feature_counts)
+    h_l = column_entropies(n, fl, counts.label_counts)
+    ax, al = _aggregator(fx), _aggregator(fl)
+    nnz_x = np.rint(ax @ counts.feature_counts.astype(np.float64)).astype(np.int64)
+    nnz_l = np.rint(al @ counts.label_counts.astype(np.float64)).astype(np.int64)
+    if n == 0:
+        h_xl = np.zeros((fx.size, fl.size))
+    else:
+        joint = counts.joint
+        cells = ax @ (al @ xlogx(joint).T).T  # sum over i, j >= 1 of f(N[i, j])
+        row_sum = (al @ joint.T).T  # (slots_x, L): sum_j N[i, j]
+        cells += ax @ xlogx(counts.feature_counts[:, None] - row_sum)
+        col_sum = ax @ joint.astype(np.float64)  # (d, slots_l): sum_i N[i, j]
+        col_sum = np.rint(col_sum).astype(np.int64)
+        cells += (al @ xlogx(counts.label_counts[None, :] - col_sum).T).T
+        together = np.rint(ax @ row_sum.astype(np.float64)).astype(np.int64)
+        cells += xlogx(n - nnz_x[:, None] - nnz_l[None, :] + together)
+        h_xl = np.maximum(np.log2(n) - cells / n, 0.0)
+    return Statistics(n, fx, counts.feature_counts, nnz_x, h_x, h_l,
+                      relevance_from_entropies(h_x, h_l, np.asarray(h_xl, dtype=np.float64),
+                                               kind))
+
+
+def step_counts(features: DiscreteMatrix, u: int, backend: Backend = "auto") -> np.ndarray:
+    """Co-occurrences, on this shard's rows, of column ``u``'s codes ``i >= 1`` (rows) with
+    every (column, code >= 1) slot (columns): a dense int64 ``(a_u x slots)`` table.
+
+    Dense, because a feature worth selecting is non-zero on many rows, which touch most slots
+    (measured: a sparse form was as large and its conversion cost more than the count)."""
+    a = max(int(features.n_codes[u]) - 1, 0)
+    n_slots = int(features.offsets[-1])
+    codes = features.codes
+    lo, hi = codes.indptr[u], codes.indptr[u + 1]
+    rows, u_codes = codes.indices[lo:hi], codes.data[lo:hi]
+    table = np.zeros((a, n_slots), dtype=np.int64)
+    if a == 0 or rows.size == 0:
+        return table
+    rm = features.row_major
+    if _numba_enabled(backend):
+        from coreselect.core._numba import step_counts_dense
+
+        step_counts_dense(rows, u_codes, rm.indptr, rm.indices, rm.data, features.offsets, table)
+        return table
+    starts, stops = rm.indptr[rows], rm.indptr[rows + 1]
+    lengths = (stops - starts).astype(np.int64)
+    # Positions of the gathered cells, without a Python loop over rows.
+    pos = np.repeat(stops - np.cumsum(lengths), lengths) + np.arange(int(lengths.sum()))
+    slots = features.offsets[rm.indices[pos]] + rm.data[pos].astype(np.int64) - 1
+    slots += np.repeat((u_codes.astype(np.int64) - 1) * n_slots, lengths)
+    return np.bincount(slots, minlength=a * n_slots).reshape(a, n_slots)
+
+
+def distances_from_counts(stats: Statistics, u: int, co: np.ndarray) -> np.ndarray:
+    """``d(u, v)`` for every column ``v`` from the merged :func:`step_counts` of ``u``."""
+    n = stats.n_samples
+    d = stats.n_columns
+    if n == 0:
+        return np.zeros(d)
+    offsets = stats.offsets
+    m_u = stats.code_counts[offsets[u]:offsets[u + 1]]
+    owner = stats.owner
+    m_b = stats.code_counts
+    co = np.asarray(co.toarray() if sp.issparse(co) else co, dtype=np.int64)
+    # Cells with i, j >= 1, and the column remainders N[0, j] = m_b[j] - sum_i N[i, j].
+    per_slot = xlogx(m_b - co.sum(axis=0))
+    for i in range(co.shape[0]):
+        per_slot += xlogx(co[i])
+    s = np.bincount(owner, weights=per_slot, minlength=d)
+    # Row remainders N[i, 0] = m_u[i] - sum_{j in v} N[i, j].
+    together = np.zeros(d, dtype=np.int64)
+    for i in range(co.shape[0]):
+        row_sum = np.rint(np.bincount(owner, weights=co[i], minlength=d)).astype(np.int64)
+        s += xlogx(m_u[i] - row_sum)
+        together += row_sum
+    nnz_u = int(m_u.sum())
+    s += xlogx(n - nnz_u - stats.nonzero_counts + together)
+    h_uv = np.maximum(np.log2(n) - s / n, 0.0)
+    return distance_from_entropies(h_uv, stats.entropies[u], stats.entropies)
+
+
+class RowShardedOracle:
+    """Distances from one column to all columns when the rows live in shards.
+
+    ``step(u)`` must return the sum over all shards of :func:`step_counts` for ``u`` (an
+    engine's map-reduce); the rest is closed-form arithmetic on the merged marginals. Same
+    interface as :class:`~coreselect.core.entropy.DistanceOracle`.
+    """
+
+    def __init__(self, stats: Statistics, step: Callable[[int], np.ndarray],
+                 backend: Backend = "auto"):
+        self.stats = stats
+        self.entropies = stats.entropies
+        self._step = step
+        self.use_numba = _numba_enabled(backend)
+        self.backend = "numba" if self.use_numba else "numpy"
+
+    def distances_from(self, u: int) -> np.ndarray:
+        """``d(u, v)`` for every column ``v`` (``d(u, u) = 0``)."""
+        return distances_from_counts(self.stats, u, self._step(u))

@@ -1,0 +1,284 @@
+"""Exact selection over row shards: the greedy on counts summed over shards of the samples.
+
+The rows of a dataset are cut into shards (tiles of all columns over a block of rows, already
+discretized with cut points found over all rows). Every statistic is a sum over shards of
+:mod:`coreselect.core.shards` count tables, so the selection is the unsharded one:
+
+1. one map-reduce of :func:`~coreselect.core.shards.shard_counts` gives entropies and the
+   relevance matrix;
+2. each greedy step is one map-reduce of :func:`~coreselect.core.shards.step_counts` of the
+   newly chosen feature (an ``a_u x slots`` count table per shard, whatever its rows).
+
+Where shards live and how the sum is taken is a :class:`RowMapReduce`:
+:class:`SequentialRows` visits the shards of a :class:`RowShards` provider one after another
+(in memory, or read one at a time from disk: streaming), and
+:class:`coreselect.engines.dask_rows.DaskRows` keeps them on Dask workers.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+
+from coreselect.core.discretize import DiscreteMatrix
+from coreselect.core.entropy import Backend, Relevance
+from coreselect.core.greedy import GreedyResult, StepCallback, greedy
+from coreselect.core.objective import ObjectiveParams
+from coreselect.core.shards import (
+    RowShardedOracle, ShardCounts, Statistics, shard_counts, statistics, step_counts,
+)
+from coreselect.errors import InputError
+
+log = logging.getLogger(__name__)
+
+#: ``fn(features_shard, labels_shard, *args)``, summed over shards by a :class:`RowMapReduce`.
+ShardFunction = Callable[..., Any]
+
+
+class RowShards(Protocol):
+    """Tiles of all columns over blocks of rows (a store's row blocks, or in-memory shards).
+
+    ``features(i)`` / ``labels(i)`` are :class:`DiscreteMatrix` of shard ``i``'s rows with the
+    global number of codes per column; ``loader(i)`` is a small picklable zero-argument
+    callable returning ``(features(i), labels(i))`` (what a remote worker runs to get a tile).
+    """
+
+    n_row_shards: int
+
+    def features(self, shard: int) -> DiscreteMatrix: ...
+
+    def labels(self, shard: int) -> DiscreteMatrix: ...
+
+    def loader(self, shard: int) -> Callable[[], tuple[DiscreteMatrix, DiscreteMatrix]]: ...
+
+
+class RowMapReduce(Protocol):
+    """Apply a function to every shard and return the sum of the results."""
+
+    n_row_shards: int
+
+    def map_reduce(self, fn: ShardFunction, *args: Any) -> Any: ...
+
+
+def row_slice(matrix: DiscreteMatrix, start: int, stop: int) -> DiscreteMatrix:
+    """Rows ``start:stop`` of a discretized matrix, keeping its (global) numbers of codes."""
+    return DiscreteMatrix(matrix.codes[start:stop], matrix.n_codes)
+
+
+def _pair(features: DiscreteMatrix, labels: DiscreteMatrix):
+    return features, labels
+
+
+class InMemoryRowShards:
+    """A discretized matrix cut into row shards at ``bounds`` (``0 = b_0 < ... = n``)."""
+
+    def __init__(self, features: DiscreteMatrix, labels: DiscreteMatrix,
+                 bounds: Sequence[int]):
+        bounds = np.asarray(bounds, dtype=np.int64)
+        if (bounds.size < 2 or bounds[0] != 0 or bounds[-1] != features.n_samples
+                or np.any(np.diff(bounds) < 0)):
+            raise InputError("row shard bounds must rise from 0 to the number of samples")
+        if labels.n_samples != features.n_samples:
+            raise InputError(f"X has {features.n_samples} samples but Y has {labels.n_samples}")
+        self.bounds = bounds
+        self._features = [row_slice(features, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+        self._labels = [row_slice(labels, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+
+    @classmethod
+    def split(cls, features: DiscreteMatrix, labels: DiscreteMatrix,
+              n_shards: int) -> "InMemoryRowShards":
+        """``n_shards`` shards of (nearly) equal numbers of rows."""
+        if n_shards < 1:
+            raise InputError(f"n_shards must be >= 1, got {n_shards}")
+        return cls(features, labels, np.linspace(0, features.n_samples, n_shards + 1).astype(int))
+
+    @property
+    def n_row_shards(self) -> int:
+        return len(self._features)
+
+    def features(self, shard: int) -> DiscreteMatrix:
+        return self._features[shard]
+
+    def labels(self, shard: int) -> DiscreteMatrix:
+        return self._labels[shard]
+
+    def loader(self, shard: int) -> Callable[[], tuple[DiscreteMatrix, DiscreteMatrix]]:
+        return functools.partial(_pair, self._features[shard], self._labels[shard])
+
+
+class SequentialRows:
+    """Map-reduce over the shards one after another in this process (streaming: a provider
+    that reads tiles from disk holds one tile in memory at a time)."""
+
+    def __init__(self, shards: RowShards):
+        self.shards = shards
+        self.n_row_shards = shards.n_row_shards
+
+    def map_reduce(self, fn: ShardFunction, *args: Any) -> Any:
+        total = None
+        for i in range(self.n_row_shards):
+            part = fn(self.shards.features(i), self.shards.labels(i), *args)
+            total = part if total is None else total + part
+        return total
+
+
+# -- functions run on each shard (module level: they travel to workers by reference) --------
+def counts_task(features: DiscreteMatrix, labels: DiscreteMatrix,
+                backend: Backend = "auto") -> ShardCounts:
+    return shard_counts(features, labels, backend)
+
+
+def step_task(features: DiscreteMatrix, labels: DiscreteMatrix, u: int,
+              backend: Backend = "auto"):
+    return step_counts(features, u, backend)
+
+
+class _Columns:
+    """The greedy reads only ``n_columns`` from its features argument when given an oracle."""
+
+    def __init__(self, n_columns: int):
+        self.n_columns = n_columns
+
+
+class _Restricted:
+    """An oracle over some columns only (``positions``) of another oracle."""
+
+    def __init__(self, oracle: RowShardedOracle, positions: np.ndarray):
+        self.oracle, self.positions = oracle, positions
+        self.use_numba, self.backend = oracle.use_numba, oracle.backend
+
+    def distances_from(self, u: int) -> np.ndarray:
+        return self.oracle.distances_from(int(self.positions[u]))[self.positions]
+
+
+@dataclass
+class RowShardedRun:
+    """A row-sharded selection: the greedy's result, the merged statistics, and timings."""
+
+    result: GreedyResult
+    stats: Statistics
+    params: ObjectiveParams
+    timings: dict = field(default_factory=dict)
+
+
+def select_row_sharded(
+    source: RowMapReduce,
+    *,
+    k: int,
+    lam: float = 0.5,
+    p: int = 10,
+    relevance: Relevance = "mi",
+    keep_constant: bool = False,
+    alternate: bool = True,
+    backend: Backend = "auto",
+    callback: StepCallback | None = None,
+) -> RowShardedRun:
+    """Greedy (``alternate=False``) or AltGreedy over all columns, rows in shards.
+
+    Selects what ``Problem.from_discrete(features, labels, ...).run(alternate=...)`` selects
+    on the unsharded matrix, with the same objective (up to float rounding).
+    """
+    start = time.perf_counter()
+    stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
+                                           backend=backend)
+    t_counts = time.perf_counter() - start
+    result = greedy_on_columns(source, stats, params, None, k, alternate=alternate,
+                               keep_constant=keep_constant, backend=backend, callback=callback)
+    return RowShardedRun(result, stats, params,
+                         {"counts": t_counts, "greedy": result.seconds,
+                          "total": time.perf_counter() - start})
+
+
+def row_sharded_statistics(source: RowMapReduce, *, k: int, lam: float = 0.5, p: int = 10,
+                           relevance: Relevance = "mi", backend: Backend = "auto",
+                           ) -> tuple[Statistics, ObjectiveParams]:
+    """One map-reduce of the shards' count tables: entropies, relevance, objective params."""
+    start = time.perf_counter()
+    stats = statistics(source.map_reduce(counts_task, backend), relevance)
+    log.info("row-sharded counts of %d shards in %.3f s", source.n_row_shards,
+             time.perf_counter() - start)
+    params = ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=stats.relevance.shape[1])
+    return stats, params
+
+
+def greedy_on_columns(source: RowMapReduce, stats: Statistics, params: ObjectiveParams,
+                      columns: np.ndarray | None, n_select: int, *, alternate: bool,
+                      keep_constant: bool = False, backend: Backend = "auto",
+                      callback: StepCallback | None = None) -> GreedyResult:
+    """Greedy or AltGreedy over some columns (ids; default all), rows in shards. As
+    ``Problem.run``, columns that can never be picked play no part at all."""
+    columns = (np.arange(stats.n_columns) if columns is None
+               else np.unique(np.asarray(columns, dtype=np.int64)))
+    if not keep_constant:
+        columns = columns[~stats.is_constant[columns]]
+    if n_select > columns.size:
+        raise InputError(
+            f"k={n_select} is larger than the number of selectable features ({columns.size})")
+    oracle = RowShardedOracle(stats, lambda u: source.map_reduce(step_task, int(u), backend),
+                              backend)
+    result = greedy(_Columns(columns.size), stats.relevance[columns], params, n_select,
+                    alternate=alternate, column_ids=columns, backend=backend,
+                    callback=callback, oracle=_Restricted(oracle, columns))
+    result.local = result.selected.copy()
+    return result
+
+
+def select_grid(
+    source: RowMapReduce,
+    parts: Sequence[np.ndarray],
+    *,
+    k: int,
+    coreset_size: int | None = None,
+    lam: float = 0.5,
+    p: int = 10,
+    relevance: Relevance = "mi",
+    keep_constant: bool = False,
+    backend: Backend = "auto",
+) -> RowShardedRun:
+    """Algorithm 3 on a 2-D grid: Greedy on each column part (given as column ids), every part
+    row-sharded, then AltGreedy on the union of the parts' selections. The counts are taken
+    once for all parts."""
+    start = time.perf_counter()
+    stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
+                                           backend=backend)
+    cs = int(k if coreset_size is None else coreset_size)
+    chosen = []
+    for part in parts:
+        part = np.asarray(part, dtype=np.int64)
+        n_ok = int(part.size if keep_constant else (~stats.is_constant[part]).sum())
+        if min(cs, n_ok):
+            chosen.append(greedy_on_columns(source, stats, params, part, min(cs, n_ok),
+                                            alternate=False, keep_constant=keep_constant,
+                                            backend=backend).selected)
+    union = np.concatenate(chosen) if chosen else np.zeros(0, dtype=np.int64)
+    result = greedy_on_columns(source, stats, params, union, k, alternate=True,
+                               keep_constant=keep_constant, backend=backend)
+    result.extra["parts"] = chosen
+    return RowShardedRun(result, stats, params, {"total": time.perf_counter() - start})
+
+
+class RowShardedGreedy:
+    """The row-sharded run as a strategy object: ``run(objective, source)``.
+
+    ``objective`` needs ``k``, ``lam`` and ``p`` (an :class:`ObjectiveParams` will do; its
+    ``relevance`` / ``keep_constant`` attributes are used when present); ``source`` is a
+    :class:`RowMapReduce` (:class:`SequentialRows` over a provider, or ``DaskRows``).
+    """
+
+    def __init__(self, *, alternate: bool = True, relevance: Relevance = "mi",
+                 keep_constant: bool = False, backend: Backend = "auto",
+                 callback: StepCallback | None = None):
+        self.alternate, self.relevance, self.keep_constant = alternate, relevance, keep_constant
+        self.backend, self.callback = backend, callback
+
+    def run(self, objective: Any, source: RowMapReduce) -> RowShardedRun:
+        return select_row_sharded(
+            source, k=objective.k, lam=objective.lam, p=objective.p,
+            relevance=getattr(objective, "relevance", self.relevance),
+            keep_constant=getattr(objective, "keep_constant", self.keep_constant),
+            alternate=self.alternate, backend=self.backend, callback=self.callback)
