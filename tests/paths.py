@@ -145,3 +145,21 @@ def store_build_cli(data, store_dir: Path, *, seed: int = 0, block_size: int = 6
     if labels is not None:
         args += ["--labels", labels]
     return run_cli(args, expect=0)
+
+
+def run_rows(X, Y, *, row_shards: int | str = "auto", **params: Any):
+    """The centralized selection with the samples in row shards (``mode="rows"``)."""
+    from coreselect.selection import select
+
+    params.pop("seed", None)
+    return select(X, Y, mode="rows", row_shards=row_shards, **params)
+
+
+def run_store_rows(X, Y, path, *, row_block_size: int, seed: int = 0, **params: Any):
+    """Build a store with row blocks of ``row_block_size`` rows, then ``mode="rows"`` on it."""
+    from coreselect.selection import select
+    from coreselect.store import build_store as build
+
+    binning = {key: params.pop(key) for key in _BINNING if key in params}
+    store = build(X, Y, path, seed=seed, block_size=7, row_block_size=row_block_size, **binning)
+    return select(store, mode="rows", **params)

@@ -9,7 +9,8 @@ The public API::
     coreselect.select(data, Y, k=..., ...)        -> SelectionResult   (flat parameters)
     coreselect.GDSSelector(k=..., ...)            scikit-learn selector
     strategy.run(Objective(...), source)          -> SelectionResult
-        strategies: AltGreedy(), Greedy(), DistributedGreedy(partitions=..., engine=...)
+        strategies: AltGreedy(), Greedy(), DistributedGreedy(partitions=..., engine=...),
+        RowSharded(row_shards=..., engine=...)
         sources:    InMemorySource(X, Y, Binning(...)), StoreSource(path)
 """
 
@@ -35,6 +36,7 @@ _LAZY = {
     "AltGreedy": "coreselect.strategies",
     "Greedy": "coreselect.strategies",
     "DistributedGreedy": "coreselect.strategies",
+    "RowSharded": "coreselect.strategies",
     "SelectionResult": "coreselect.strategies",
     "InMemorySource": "coreselect.sources",
     "StoreSource": "coreselect.sources",

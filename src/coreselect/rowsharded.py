@@ -177,6 +177,7 @@ def select_row_sharded(
     alternate: bool = True,
     backend: Backend = "auto",
     callback: StepCallback | None = None,
+    calibration: str = "paper",
 ) -> RowShardedRun:
     """Greedy (``alternate=False``) or AltGreedy over all columns, rows in shards.
 
@@ -185,7 +186,7 @@ def select_row_sharded(
     """
     start = time.perf_counter()
     stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
-                                           backend=backend)
+                                           backend=backend, calibration=calibration)
     t_counts = time.perf_counter() - start
     result = greedy_on_columns(source, stats, params, None, k, alternate=alternate,
                                keep_constant=keep_constant, backend=backend, callback=callback)
@@ -196,13 +197,15 @@ def select_row_sharded(
 
 def row_sharded_statistics(source: RowMapReduce, *, k: int, lam: float = 0.5, p: int = 10,
                            relevance: Relevance = "mi", backend: Backend = "auto",
+                           calibration: str = "paper",
                            ) -> tuple[Statistics, ObjectiveParams]:
     """One map-reduce of the shards' count tables: entropies, relevance, objective params."""
     start = time.perf_counter()
     stats = statistics(source.map_reduce(counts_task, backend), relevance)
     log.info("row-sharded counts of %d shards in %.3f s", source.n_row_shards,
              time.perf_counter() - start)
-    params = ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=stats.relevance.shape[1])
+    params = ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=stats.relevance.shape[1],
+                             calibration=calibration)
     return stats, params
 
 

@@ -18,7 +18,9 @@ from coreselect.io.dataset import Dataset
 from coreselect.sources import InMemorySource, Source, StoreSource
 from coreselect.spec import Binning, Objective, Progress, check, default
 from coreselect.store import ColumnStore, open_store
-from coreselect.strategies import AltGreedy, DistributedGreedy, SelectionResult, Strategy
+from coreselect.strategies import (
+    AltGreedy, DistributedGreedy, RowSharded, SelectionResult, Strategy,
+)
 
 
 def make_strategy(
@@ -26,6 +28,7 @@ def make_strategy(
     *,
     partitions: str | int = default("partitions"),
     coreset_size: int | None = default("coreset_size"),
+    row_shards: str | int = default("row_shards"),
     engine: str = default("engine"),
     n_workers: int | None = default("n_workers"),
     client: Any = None,
@@ -33,9 +36,14 @@ def make_strategy(
     random_state: Any = None,
 ) -> Strategy:
     """The strategy of a mode: ``"centralized"`` -> :class:`AltGreedy`; ``"distributed"`` /
-    ``"streaming"`` -> :class:`DistributedGreedy`. Every parameter is checked, also those a
-    centralized run does not use."""
+    ``"streaming"`` -> :class:`DistributedGreedy`; ``"rows"`` -> :class:`RowSharded` (the
+    centralized selection with the samples in shards). Every parameter is checked, also those
+    a run does not use."""
     check("mode", mode)
+    check("row_shards", row_shards)
+    if mode == "rows":
+        return RowSharded(row_shards=row_shards, engine=engine, n_workers=n_workers,
+                          client=client, scheduler=scheduler)
     distributed = DistributedGreedy(partitions=partitions, coreset_size=coreset_size,
                                     engine=engine, n_workers=n_workers, client=client,
                                     scheduler=scheduler, random_state=random_state,
@@ -101,6 +109,7 @@ def select(
     mode: str = default("mode"),
     partitions: str | int = default("partitions"),
     coreset_size: int | None = default("coreset_size"),
+    row_shards: str | int = default("row_shards"),
     engine: str = default("engine"),
     n_workers: int | None = default("n_workers"),
     client: Any = None,
@@ -125,7 +134,7 @@ def select(
     """
     objective = Objective(k=k, lam=lam, p=p, relevance=relevance, calibration=calibration)
     runner = make_strategy(mode, partitions=partitions, coreset_size=coreset_size,
-                           engine=engine, n_workers=n_workers, client=client,
+                           row_shards=row_shards, engine=engine, n_workers=n_workers, client=client,
                            scheduler=scheduler, random_state=random_state)
     check("backend", backend)
     source = as_source(data, Y, n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,

@@ -82,13 +82,17 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         Constant columns carry no information but sit at distance 1 from everything, so the
         greedy would pick them for "diversity"; by default they are never selected.
         ``True`` reproduces the paper's runs.
-    mode : {"centralized", "distributed", "streaming"}, default="centralized"
+    mode : {"centralized", "distributed", "streaming", "rows"}, default="centralized"
         ``"centralized"``: AltGreedy over all features (the paper's CGDS).
         ``"distributed"``/``"streaming"``: Algorithm 3 (DGDS), see :mod:`coreselect.distributed`.
+        ``"rows"``: the centralized selection, exactly, with the samples cut into
+        ``row_shards`` whose count tables are summed (tall data; see :mod:`coreselect.rowsharded`).
     partitions : "auto" or int, default="auto"
         Number of parts for the distributed modes (``"auto"``: ``ceil(sqrt(d / k))``).
     coreset_size : int, optional
         Features kept per part in the distributed modes (default ``k``).
+    row_shards : "auto" or int, default="auto"
+        Shards of the samples for ``mode="rows"`` (``"auto"``: one, or one per Dask worker).
     engine : {"local", "dask"}, default="local"
         Engine for the distributed modes. ``"dask"`` without a ``client`` starts a
         ``LocalCluster``, whose worker processes import the calling script: guard the
@@ -149,6 +153,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         mode: str = default("mode"),
         partitions: str | int = default("partitions"),
         coreset_size: int | None = default("coreset_size"),
+        row_shards: str | int = default("row_shards"),
         engine: str = default("engine"),
         n_workers: int | None = default("n_workers"),
         client=None,
@@ -168,6 +173,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         self.mode = mode
         self.partitions = partitions
         self.coreset_size = coreset_size
+        self.row_shards = row_shards
         self.engine = engine
         self.n_workers = n_workers
         self.client = client

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -39,6 +39,9 @@ from coreselect.distributed import ProblemParts, StoreParts, partition, partitio
 from coreselect.errors import InputError
 from coreselect.spec import Binning, Objective
 from coreselect.store import ColumnStore, open_store
+
+if TYPE_CHECKING:
+    from coreselect.rowsharded import RowShards
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +82,11 @@ class Source(abc.ABC):
     @abc.abstractmethod
     def column_parts(self, objective: Objective, m: int, random_state: Any) -> ColumnParts:
         """The seeded random partition of the candidate columns into ``m`` parts."""
+
+    def row_shards(self, n_shards: str | int) -> tuple["RowShards", np.ndarray | None]:
+        """The discretized data cut into shards of rows (for the row-sharded strategy), and
+        the original id of each column of the shards (None: the columns are the ids)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be cut into row shards")
 
     def names(self, ids: np.ndarray) -> list[str] | None:
         """Names of the given original column ids (None when the source has no names)."""
@@ -207,6 +215,13 @@ class InMemorySource(Source):
             return cached
         return replace(cached, params=o.params(labels.n_columns), timings={})
 
+    def row_shards(self, n_shards: str | int) -> tuple["RowShards", np.ndarray | None]:
+        from coreselect.rowsharded import InMemoryRowShards
+
+        features, labels, _ = self._discrete
+        n = 1 if n_shards == "auto" else min(int(n_shards), max(self.n_samples, 1))
+        return InMemoryRowShards.split(features, labels, n), self.column_ids
+
     def column_parts(self, objective: Objective, m: int, random_state: Any) -> ColumnParts:
         # Relevances are computed once here for all columns; the parts slice them.
         problem = self.problem(objective)
@@ -274,6 +289,13 @@ class StoreSource(Source):
         problem.timings = {"load": seconds, **problem.timings}
         return problem
 
+    def row_shards(self, n_shards: str | int) -> tuple["RowShards", np.ndarray | None]:
+        if n_shards not in ("auto", self.store.n_row_blocks):
+            raise InputError(
+                f"the row shards of a store are its {self.store.n_row_blocks} row block(s); "
+                f"row_shards={n_shards!r} cannot change them (rebuild with --row-block-size)")
+        return StoreRowShards(self.store), None
+
     def column_parts(self, objective: Objective, m: int, random_state: Any) -> ColumnParts:
         seed = self.store.seed
         if random_state is not None and not (
@@ -298,3 +320,34 @@ class StoreSource(Source):
 
 __all__ = ["Source", "InMemorySource", "StoreSource", "ColumnParts", "check_features",
            "as_label_matrix"]
+
+
+def _store_tile(path: str, row_block: int) -> tuple[DiscreteMatrix, DiscreteMatrix]:
+    """One row block of a store, columns in original-id order (what a worker runs)."""
+    return StoreRowShards(open_store(path)).tile(row_block)
+
+
+class StoreRowShards:
+    """A store's row blocks as row shards (:class:`coreselect.rowsharded.RowShards`): every
+    tile is read when asked for (streaming holds one tile at a time) and its columns are put
+    back in original-id order, so ties break as in memory."""
+
+    def __init__(self, store: ColumnStore):
+        self.store = store
+        self.n_row_shards = store.n_row_blocks
+        self._to_ids = np.argsort(store.order, kind="stable")  # store position of each id
+
+    def tile(self, row_block: int) -> tuple[DiscreteMatrix, DiscreteMatrix]:
+        codes = self.store.read_tile(row_block, 0, self.store.n_features)
+        return codes.take(self._to_ids), self.store.labels_tile(row_block)
+
+    def features(self, shard: int) -> DiscreteMatrix:
+        return self.tile(shard)[0]
+
+    def labels(self, shard: int) -> DiscreteMatrix:
+        return self.store.labels_tile(shard)
+
+    def loader(self, shard: int):
+        import functools
+
+        return functools.partial(_store_tile, self.store.ref.path, shard)

@@ -28,7 +28,7 @@ from coreselect.core.entropy import RELEVANCES, Backend
 from coreselect.engines import ENGINES
 from coreselect.errors import InputError
 
-MODES = ("centralized", "distributed", "streaming")
+MODES = ("centralized", "distributed", "streaming", "rows")
 BACKENDS: tuple[str, ...] = get_args(Backend)
 
 #: ``progress(stage, done, total)``; stages ``"select"`` (centralized), ``"parts"``, ``"union"``.
@@ -132,6 +132,8 @@ CONSTRAINTS: dict[str, Constraint] = {
     "mode": Constraint("choice", "centralized", options=MODES),
     "partitions": Constraint("int", "auto", low=1, options=("auto",)),
     "coreset_size": Constraint("int", None, low=1, none=True),
+    # mode "rows": shards of the samples ("auto": a store's row blocks, else one per worker)
+    "row_shards": Constraint("int", "auto", low=1, options=("auto",)),
     "engine": Constraint("choice", "local", options=ENGINES),
     "n_workers": Constraint("int", None, low=1, none=True),
     "client": Constraint("any", None),
@@ -207,7 +209,7 @@ class Binning:
 
 OBJECTIVE_PARAMETERS = tuple(f.name for f in fields(Objective))
 BINNING_PARAMETERS = tuple(f.name for f in fields(Binning))
-RUN_PARAMETERS = ("mode", "partitions", "coreset_size", "engine", "n_workers", "client",
+RUN_PARAMETERS = ("mode", "partitions", "coreset_size", "row_shards", "engine", "n_workers", "client",
                   "scheduler", "random_state", "backend", "progress")
 
 __all__ = ["Objective", "Binning", "Constraint", "CONSTRAINTS", "MODES", "BACKENDS", "ENGINES",

@@ -353,4 +353,83 @@ class DistributedGreedy(Strategy):
             engine=info["engine"], engine_info=info, timings=timings)
 
 
-__all__ = ["Strategy", "AltGreedy", "Greedy", "DistributedGreedy", "SelectionResult"]
+class RowSharded(Strategy):
+    """AltGreedy over every candidate column with the samples cut into row shards: every
+    count table (relevance, entropies, each step's joint counts of the new feature with all
+    candidates) is a sum over shards, so the selection is :class:`AltGreedy`'s, exactly
+    (see :mod:`coreselect.rowsharded`). For data taller than one machine's memory.
+
+    Parameters
+    ----------
+    row_shards : "auto" or int, default="auto"
+        Shards of the rows of an in-memory source (``"auto"``: one, or one per Dask worker);
+        a column store's shards are its row blocks.
+    engine : {"local", "dask"}, default="local"
+        ``"local"`` visits the shards one after another in this process (a store's tiles are
+        read one at a time: out of core); ``"dask"`` keeps the tiles on the workers and runs
+        one small map-reduce per greedy step.
+    n_workers, client, scheduler
+        As for :class:`DistributedGreedy` (``engine="dask"``).
+    """
+
+    name = "rows"
+
+    def __init__(self, row_shards: str | int = "auto", engine: str = "local",
+                 n_workers: int | None = None, client: Any = None,
+                 scheduler: str | None = None):
+        for name, value in (("row_shards", row_shards), ("engine", engine),
+                            ("n_workers", n_workers), ("scheduler", scheduler)):
+            check(name, value)
+        self.row_shards, self.engine, self.n_workers = row_shards, engine, n_workers
+        self.client, self.scheduler = client, scheduler
+
+    def __repr__(self) -> str:
+        return f"RowSharded(row_shards={self.row_shards!r}, engine={self.engine!r})"
+
+    def _select(self, objective, source, backend, progress):
+        from coreselect.rowsharded import SequentialRows, select_row_sharded
+
+        timings: dict = {}
+        cluster = None
+        n_shards = self.row_shards
+        if self.engine == "dask":
+            from coreselect.engines.dask import DaskEngine
+
+            t0 = time.perf_counter()
+            cluster = DaskEngine(client=self.client, scheduler=self.scheduler,
+                                 n_workers=self.n_workers)
+            timings["engine_start"] = time.perf_counter() - t0
+            if n_shards == "auto":
+                n_shards = max(1, len(cluster.client.scheduler_info()["workers"]))
+        try:
+            shards, ids = source.row_shards(n_shards)
+            if cluster is not None:
+                from coreselect.engines.dask_rows import DaskRows
+
+                rows = DaskRows(cluster.client, shards)
+                info = cluster.describe()
+            else:
+                rows, info = SequentialRows(shards), {"engine": "local"}
+            run = select_row_sharded(
+                rows, k=objective.k, lam=objective.lam, p=objective.p,
+                relevance=objective.relevance, calibration=objective.calibration,
+                keep_constant=source.binning.keep_constant, alternate=True, backend=backend,
+                callback=_stage(progress, "select"))
+        finally:
+            if cluster is not None:
+                cluster.close()
+        res = run.result
+        positions = np.asarray(res.selected, dtype=np.int64)
+        selected = positions if ids is None else np.asarray(ids, dtype=np.int64)[positions]
+        timings.update(run.timings)
+        return SelectionResult(
+            selected=selected, objective=float(res.objective), relevance=float(res.relevance),
+            diversity=float(res.diversity),
+            feature_relevance=run.stats.relevance[positions].sum(axis=1),
+            pair_distances=np.asarray(res.pair_distances), strategy=self.name,
+            engine=info["engine"], engine_info={**info, "row_shards": rows.n_row_shards},
+            timings=timings)
+
+
+__all__ = ["Strategy", "AltGreedy", "Greedy", "DistributedGreedy", "RowSharded",
+           "SelectionResult"]

@@ -34,9 +34,18 @@ _NOT_FOR_A_STORE = {
     "labels": ("--labels", "it holds the labels it was built with"),
     "export": ("--export", "it holds discretized codes, not the data; export from the data file"),
 }
-_DISTRIBUTED_ONLY = {"partitions": "--partitions", "coreset_size": "--coreset-size",
-                     "engine": "--engine", "n_workers": "--workers", "scheduler": "--scheduler"}
+_PARTS = {"partitions": "--partitions", "coreset_size": "--coreset-size"}
 _ENGINE_ONLY = {"engine": "--engine", "n_workers": "--workers", "scheduler": "--scheduler"}
+_ROWS = {"row_shards": "--row-shards"}
+# Per mode, the options it would ignore, and why.
+_UNUSED = {
+    "centralized": ({**_PARTS, **_ENGINE_ONLY, **_ROWS},
+                    "only the distributed, streaming and rows modes use them"),
+    "streaming": ({**_ENGINE_ONLY, **_ROWS},
+                  "streaming runs the parts one after another in this process"),
+    "distributed": (_ROWS, "only --mode rows cuts the samples into shards"),
+    "rows": (_PARTS, "--mode rows selects over all columns, with the samples in shards"),
+}
 
 
 @click.command("select")
@@ -54,9 +63,11 @@ _ENGINE_ONLY = {"engine": "--engine", "n_workers": "--workers", "scheduler": "--
               show_default=True, help="Discretization of columns with more than --bins distinct values.")
 @click.option("--keep-constant", is_flag=True, help="Allow constant columns to be selected (the paper's runs).")
 @click.option("--mode", type=_choice("mode"), default=default("mode"),
-              show_default=True, help="centralized: AltGreedy on all (CGDS); distributed/streaming: Algorithm 3 (DGDS).")
+              show_default=True, help="centralized: AltGreedy on all (CGDS); distributed/streaming: Algorithm 3 (DGDS); rows: CGDS's selection with the samples in shards (tall data).")
 @click.option("--partitions", default=default("partitions"), show_default=True, help="Parts for distributed/streaming: 'auto' = ceil(sqrt(d/k)) or an integer.")
 @click.option("--coreset-size", type=int, default=None, help="Features kept per part (default k).")
+@click.option("--row-shards", default=default("row_shards"), show_default=True,
+              help="--mode rows: shards of the samples ('auto': a store's row blocks, else one per worker).")
 @click.option("--engine", type=_choice("engine"), default=default("engine"), show_default=True,
               help="Where the parts of --mode distributed run.")
 @click.option("--workers", "n_workers", type=int, default=None, help="Worker processes for the engine.")
@@ -74,7 +85,7 @@ _ENGINE_ONLY = {"engine": "--engine", "n_workers": "--workers", "scheduler": "--
 @click.option("--verbose", "-v", is_flag=True, help="Log each stage with its time on stderr.")
 @handle_errors
 def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, strategy,
-               keep_constant, mode, partitions, coreset_size, engine, n_workers, scheduler, seed,
+               keep_constant, mode, partitions, coreset_size, row_shards, engine, n_workers, scheduler, seed,
                labels, backend, as_json, out, export, quiet, verbose):
     """Select K features of DATA (a file, a built-in dataset name, or a column store folder)."""
     if verbose:
@@ -115,7 +126,8 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
 
     params = dict(k=k, lam=lam, p=p, relevance=relevance, calibration=calibration,
                   keep_constant=keep_constant, mode=mode,
-                  partitions=_partitions(partitions), coreset_size=coreset_size, engine=engine,
+                  partitions=_partitions(partitions), coreset_size=coreset_size,
+                  row_shards=_partitions(row_shards), engine=engine,
                   n_workers=n_workers, scheduler=scheduler, backend=backend, progress=progress)
     started = time.perf_counter()
     dataset = None
@@ -178,12 +190,9 @@ def _refuse_ignored(given: set[str], is_store: bool, mode: str) -> None:
         for name, (option, reason) in _NOT_FOR_A_STORE.items():
             if name in given:
                 fail(f"{option} does not apply to a column store: {reason}")
-    unused = _DISTRIBUTED_ONLY if mode == "centralized" else (
-        _ENGINE_ONLY if mode == "streaming" else {})
+    unused, why = _UNUSED.get(mode, ({}, ""))
     options = [option for name, option in unused.items() if name in given]
     if options:
-        why = ("only the distributed and streaming modes use them" if mode == "centralized"
-               else "streaming runs the parts one after another in this process")
         fail(f"{', '.join(options)} with --mode {mode}: {why}")
 
 
