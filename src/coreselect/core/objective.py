@@ -19,9 +19,18 @@ import numpy as np
 #: column index (the paper's consistent tie-breaking), robustly against float rounding.
 TIE_RTOL = 1e-9
 
-#: How the relevance and diversity terms are weighed against each other. ``"paper"`` is the
-#: paper's eq. (2) exactly (reproduces its Table 2).
-CALIBRATIONS = ("paper",)
+#: How the relevance and diversity terms are weighed against each other in each greedy step
+#: (see :func:`coreselect.core.greedy.step_scores` and docs/results/calibration.md):
+#:
+#: * ``"paper"``: eq. (2) exactly, ``(1-lam) c dg + lam dD`` (reproduces the paper's Table 2);
+#: * ``"spread"``: each marginal-gain vector divided by its standard deviation over the
+#:   remaining candidates, ``(1-lam) dg/sd(dg) + lam dD/sd(dD)``;
+#: * ``"range"``: each marginal-gain vector min-max scaled to [0, 1] over the candidates;
+#: * ``"ratio"``: ``dg^(1-lam) * (dD/|S|)^lam``, the relevance gain times a power of the mean
+#:   distance to the selection (a product, so no exchange rate between bits and distances).
+#:
+#: All but ``"paper"`` pick the same features whatever the unit of MI (bits or nats).
+CALIBRATIONS = ("paper", "spread", "range", "ratio")
 DEFAULT_CALIBRATION = "paper"
 
 
