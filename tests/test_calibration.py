@@ -121,3 +121,11 @@ def test_unknown_calibration_is_a_typed_error():
     problem = _with(_problem(0), calibration="nope")
     with pytest.raises(InputError, match="calibration"):
         problem.run(alternate=True)
+
+
+@pytest.mark.parametrize("calibration", CALIBRATED)
+def test_calibrated_selection_is_a_prefix_of_larger_k(calibration):
+    """No calibrated score involves k, so the evaluation may rank once per fold."""
+    small = _with(_problem(5, k=4), calibration=calibration).run(alternate=True)
+    large = _with(_problem(5, k=9), calibration=calibration).run(alternate=True)
+    assert list(large.selected[:4]) == list(small.selected)

@@ -31,7 +31,7 @@ TIE_RTOL = 1e-9
 #:
 #: All but ``"paper"`` pick the same features whatever the unit of MI (bits or nats).
 CALIBRATIONS = ("paper", "spread", "range", "ratio")
-DEFAULT_CALIBRATION = "paper"
+DEFAULT_CALIBRATION = "range"
 
 
 @dataclass(frozen=True)

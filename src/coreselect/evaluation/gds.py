@@ -22,9 +22,12 @@ class CalibratedGDS:
 
     Parameters are those of :class:`coreselect.GDSSelector` (centralized mode) plus
     ``calibration`` (one of :data:`coreselect.core.objective.CALIBRATIONS`).
-    """
 
-    is_ranker = False
+    The calibrated step scores do not involve ``k`` (only the paper's coefficient
+    ``k(k-1)/(2p|L|)`` does), so for a calibration other than ``"paper"`` the selection of
+    ``k`` features is exactly the first ``k`` of the selection of any larger number: the
+    protocol may then treat it as a ranker (``ranking_``) and fit once per fold.
+    """
 
     def __init__(self, k: int = 10, *, lam: float = 0.5, p: int = 10, relevance: str = "mi",
                  calibration: str = DEFAULT_CALIBRATION, n_bins: int = 5, strategy: str = "auto",
@@ -35,6 +38,14 @@ class CalibratedGDS:
         self.calibration = calibration
         self.n_bins, self.strategy, self.min_bin_count = n_bins, strategy, min_bin_count
         self.random_state = random_state
+
+    @property
+    def is_ranker(self) -> bool:
+        return self.calibration != "paper"
+
+    @property
+    def ranking_(self) -> np.ndarray:
+        return self.selected_
 
     def fit(self, X, Y) -> "CalibratedGDS":
         import time

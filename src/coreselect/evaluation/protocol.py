@@ -123,24 +123,29 @@ def _make_calibrated(k: int, seed: int, *, lam: float, relevance: str, p: int, c
                          random_state=seed)
 
 
-def _make_baseline(k: int, seed: int, *, name: str):
+def _make_baseline(k: int, seed: int, *, name: str, options: dict | None = None):
     from coreselect.baselines import BASELINES
 
     cls = BASELINES[name]
-    if "random_state" in cls().get_params():
-        return cls(k=k, random_state=seed)
-    return cls(k=k)
+    params = cls().get_params()
+    kwargs = {key: v for key, v in (options or {}).items() if key in params}
+    if "random_state" in params:
+        kwargs["random_state"] = seed
+    return cls(k=k, **kwargs)
 
 
 def method_factories(
-    names: Sequence[str], lam: float = 0.5, relevance: str = "mi", p: int = 10
+    names: Sequence[str], lam: float = 0.5, relevance: str = "mi", p: int = 10,
+    baseline_options: dict | None = None,
 ) -> dict[str, MethodFactory]:
     """Picklable factories for the named methods (see ``METHOD_NAMES``).
 
     ``gds`` is centralized GDS with the library's default calibration
     (:data:`coreselect.core.objective.DEFAULT_CALIBRATION`); ``cgds``/``dgds`` are the
     paper's objective (eq. 2), centralized or distributed; ``gds-NAME`` is centralized GDS
-    with the calibration ``NAME`` (for comparing calibrations).
+    with the calibration ``NAME`` (for comparing calibrations). ``baseline_options`` are
+    passed to the baselines that take them (e.g. ``{"n_samples": 1000}``: ReliefF on a
+    random sample of 1000 instances).
     """
     from coreselect.core.objective import CALIBRATIONS, DEFAULT_CALIBRATION
 
@@ -158,7 +163,7 @@ def method_factories(
         elif name == "dgds":
             out[name] = functools.partial(_make_gds, mode="distributed", lam=lam, relevance=relevance, p=p)
         elif name in METHOD_NAMES:
-            out[name] = functools.partial(_make_baseline, name=name)
+            out[name] = functools.partial(_make_baseline, name=name, options=baseline_options)
         else:
             raise InputError(f"unknown method {name!r}; choose from {', '.join(METHOD_NAMES)}")
     return out
