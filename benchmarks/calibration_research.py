@@ -2,6 +2,8 @@
 
     python benchmarks/calibration_research.py --datasets scene,medical --folds 3 --k 10,50 \
         --methods gds-paper,gds-spread,br-ig,random --out /tmp/research
+    python benchmarks/calibration_research.py summarize /tmp/research
+    python benchmarks/calibration_research.py timing rcv1subset1
 
 Cross-validates the methods with both evaluators (BRkNN-b and BR logistic regression) via
 :func:`coreselect.evaluation.protocol.run_protocol`, selection fit on training folds only,
@@ -54,8 +56,59 @@ def load_xy(name: str):
     return stack([p.X for p in parts]), stack_y([p.Y for p in parts])
 
 
+def summarize(folder: str) -> str:
+    """Markdown tables (mean over folds) of every CSV in ``folder``, plus mean ranks."""
+    frames = [pd.read_csv(p) for p in sorted(Path(folder).glob("*.csv"))]
+    df = pd.concat(frames, ignore_index=True)
+    s = df.groupby(["dataset", "evaluator", "measure", "k", "method"])["value"].mean().unstack("method")
+    methods = list(dict.fromkeys(df["method"]))
+    out = []
+    for measure in ("example_f1", "macro_f1"):
+        t = s.xs(measure, level="measure")[methods]
+        out += [f"### {measure}", "", "| dataset | evaluator | k | " + " | ".join(methods) + " |",
+                "|---" * (len(methods) + 3) + "|"]
+        for (d, e, k), row in t.iterrows():
+            best = row.max()
+            cells = [f"**{v:.3f}**" if v == best else f"{v:.3f}" for v in row]
+            out.append(f"| {d} | {e} | {k} | " + " | ".join(cells) + " |")
+        ranks = t.rank(axis=1, ascending=False).mean()
+        out += ["", "mean rank (1 = best): " + ", ".join(f"{m} {ranks[m]:.2f}" for m in methods), ""]
+    return "\n".join(out)
+
+
+def timing(name: str = "rcv1subset1", ks=(10, 50, 100), repeats: int = 3) -> None:
+    """Greedy seconds (discretization and relevance excluded, shared) of each calibration."""
+    import dataclasses
+
+    from coreselect.core.objective import CALIBRATIONS
+    from coreselect.core.problem import Problem, centralized
+
+    X, Y = load_xy(name)
+    t0 = time.perf_counter()
+    problem = Problem.build(X, Y, k=max(ks))
+    print(f"{name}: discretize + relevance {time.perf_counter() - t0:.2f} s")
+    print("| k | " + " | ".join(CALIBRATIONS) + " |\n" + "|---" * (len(CALIBRATIONS) + 1) + "|")
+    centralized(dataclasses.replace(problem, params=dataclasses.replace(problem.params, k=10)))  # warm up
+    for k in ks:
+        best = {}
+        for _ in range(repeats):  # interleaved, best of n: the machine is shared
+            for cal in CALIBRATIONS:
+                pr = dataclasses.replace(problem, params=dataclasses.replace(problem.params, k=k, calibration=cal))
+                t = time.perf_counter()
+                centralized(pr)
+                best[cal] = min(best.get(cal, np.inf), time.perf_counter() - t)
+        print(f"| {k} | " + " | ".join(f"{best[c]:.2f}" for c in CALIBRATIONS) + " |", flush=True)
+
+
 def main(argv=None) -> None:
     from coreselect.evaluation.protocol import method_factories, run_protocol
+
+    if argv is None and len(sys.argv) == 3 and sys.argv[1] == "summarize":
+        print(summarize(sys.argv[2]))
+        return
+    if argv is None and len(sys.argv) >= 2 and sys.argv[1] == "timing":
+        timing(*sys.argv[2:3])
+        return
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", default="scene,emotions,yeast,medical,enron")
