@@ -7,6 +7,12 @@ every candidate's marginal gain in O(d) per greedy step.
 * ``D(S) = sum over unordered pairs {u, v} of S of d(u, v)`` (sum-sum diversity).
 * ``h(S) = (1 - lam) * c * g(S) + lam * D(S)`` with ``c = k (k - 1) / (2 p |L|)``, ``k`` the
   requested number of features (the coefficient puts both terms on the same range).
+
+``ObjectiveParams.calibration`` chooses how the greedy weighs the two marginal gains at each
+step (:data:`CALIBRATIONS`, :func:`coreselect.core.greedy.step_scores`): ``"paper"`` is eq. (2);
+the library default :data:`DEFAULT_CALIBRATION` (``"range"``) min-max scales each gain over
+the remaining candidates, which is unit-free and was better across the shared datasets
+(docs/results/calibration.md), at the price of the paper's fixed objective and its bounds.
 """
 
 from __future__ import annotations
@@ -36,7 +42,9 @@ DEFAULT_CALIBRATION = "range"
 
 @dataclass(frozen=True)
 class ObjectiveParams:
-    """Parameters of ``h``: ``k`` requested features, weight ``lam``, ``p`` per label."""
+    """Parameters of ``h``: ``k`` requested features, weight ``lam``, ``p`` per label, and the
+    ``calibration`` of the greedy step (``"paper"``, eq. (2), unless given: callers that want
+    the library default pass :data:`DEFAULT_CALIBRATION`)."""
 
     k: int
     lam: float
