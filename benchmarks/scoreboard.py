@@ -9,8 +9,10 @@ paper's objective (``cgds``: eq. 2, lambda = 0.5), br-ig, lp-ig, br-rf, lp-rf, b
 random at k in {10, 20, 50, 100} (capped at the number of features), scores each selection
 with BRkNN-b and with BR logistic regression, and writes one CSV per dataset to
 docs/results/scoreboard/. ReliefF (br-rf, lp-rf) uses a random sample of 1000 instances on
-datasets whose training folds have more than 5000 rows (Weka's ReliefF samples all; the
-full run does not fit in the time of the issue on 2 shared cores).
+datasets whose training folds have more than 3000 rows (Weka's ReliefF samples all; the
+full run does not fit in the time of the issue on 2 shared cores), and datasets with more than
+6000 rows may be cut to a random 6000 rows (seed 0; the report names them;
+``--max-rows 0`` runs them whole).
 
 ``report`` reads those CSVs and writes docs/results/scoreboard.md and
 docs/results/scoreboard/winloss.png: for every dataset, evaluator, measure and k, the
@@ -41,16 +43,20 @@ KS = [10, 20, 50, 100]
 WIDE = ["rcv1subset1", "bibtex", "delicious", "enron", "medical", "tmc2007-500"]
 
 
-def run(datasets: list[str], folds: int, jobs: int, methods: list[str]) -> None:
+def run(datasets: list[str], folds: int, jobs: int, methods: list[str], max_rows: int) -> None:
     from coreselect.core.objective import DEFAULT_CALIBRATION
     from coreselect.evaluation.protocol import method_factories, run_protocol
 
     OUT.mkdir(parents=True, exist_ok=True)
     for name in datasets:
         X, Y = load_xy(name)
+        n_rows = X.shape[0]
+        if max_rows and n_rows > max_rows:  # documented subsample: the run must fit the time
+            keep = np.sort(np.random.default_rng(0).choice(n_rows, size=max_rows, replace=False))
+            X, Y = X[keep], Y[keep]
         ks = sorted({min(k, X.shape[1]) for k in KS})
         n_train = X.shape[0] * (folds - 1) // folds
-        options = {"n_samples": 1000} if n_train > 5000 else None
+        options = {"n_samples": 1000} if n_train > 3000 else None
         factories = method_factories(methods, lam=0.5, baseline_options=options)
         t0 = time.perf_counter()
         df = run_protocol(X, Y, factories, ks, n_folds=folds, seed=0, jobs=jobs,
@@ -59,6 +65,8 @@ def run(datasets: list[str], folds: int, jobs: int, methods: list[str]) -> None:
         df.insert(2, "calibration", np.where(df["method"] == "gds", DEFAULT_CALIBRATION,
                                              np.where(df["method"] == "cgds", "paper", "")))
         df["relieff_samples"] = (options or {}).get("n_samples", 0)
+        df["rows_used"] = X.shape[0]
+        df["rows_total"] = n_rows
         tmp = OUT / f".{name}.csv.tmp"
         df.to_csv(tmp, index=False, float_format="%.6g")
         tmp.replace(OUT / f"{name}.csv")
@@ -137,6 +145,16 @@ def _figure(v: pd.DataFrame, path: Path) -> None:
     tmp.replace(path)
 
 
+def _rows_note(df: pd.DataFrame) -> str:
+    if "rows_used" not in df.columns:
+        return ""
+    cut = df[df.rows_used.notna() & (df.rows_used < df.rows_total)].groupby("dataset")[["rows_used", "rows_total"]].first()
+    if cut.empty:
+        return ""
+    return ("Row subsample (random, seed 0) for time: " + ", ".join(
+        f"{d} {int(r.rows_used)} of {int(r.rows_total)} rows" for d, r in cut.iterrows()) + ".")
+
+
 def _pct(v: pd.DataFrame, ok=("win", "tie")) -> str:
     return f"{(v.verdict.isin(ok)).mean() * 100:.0f}% ({int(v.verdict.isin(ok).sum())}/{len(v)})"
 
@@ -160,8 +178,9 @@ def report() -> None:
              f"two evaluators (BRkNN-b with 5 neighbours; BR logistic regression, liblinear, C = 1). "
              f"`gds` is the library default (calibration `{DEFAULT_CALIBRATION}`, lambda = 0.5); "
              "`cgds` the paper's eq. (2) at lambda = 0.5. ReliefF used a random sample of 1000 "
-             "instances where a training fold has more than 5000 rows "
-             f"({', '.join(sorted(set(df[df.relieff_samples > 0].dataset))) or 'none'}).", "",
+             "instances where a training fold has more than 3000 rows "
+             f"({', '.join(sorted(set(df[df.relieff_samples > 0].dataset))) or 'none'}). "
+             + _rows_note(df), "",
              f"Datasets: {', '.join(done)}." + (f" **Not run** (time): {', '.join(missing)}." if missing else ""),
              "", "![win/tie/loss](scoreboard/winloss.png)", "",
              "*win*: the default's mean is above the best baseline's mean by more than one standard "
@@ -209,10 +228,12 @@ def main(argv=None) -> None:
     r.add_argument("--folds", type=int, default=5)
     r.add_argument("--jobs", type=int, default=1)
     r.add_argument("--methods", default=",".join(METHODS))
+    r.add_argument("--max-rows", type=int, default=6000,
+                   help="random subsample (seed 0) of larger datasets (delicious, tmc2007-500); 0 = all")
     sub.add_parser("report")
     args = ap.parse_args(argv)
     if args.cmd == "run":
-        run(args.datasets.split(","), args.folds, args.jobs, args.methods.split(","))
+        run(args.datasets.split(","), args.folds, args.jobs, args.methods.split(","), args.max_rows)
     else:
         report()
 
