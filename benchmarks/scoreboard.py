@@ -201,6 +201,21 @@ def report() -> None:
             above = f"{w50.above_best_mean.mean() * 100:.0f}% ({int(w50.above_best_mean.sum())}/{len(w50)})" if len(w50) else "-"
             lines.append(f"| {ev} | {m} | {_pct(c)} | {_pct(wide) if len(wide) else '-'} | {above} | "
                          f"{_pct(cp)} | {int(c.below_random.sum())} of {len(c)} |")
+    lines += ["", "## Where the default wins and where it does not", "",
+              "Wins / ties / losses against the best baseline over k, example F1 and macro F1 together "
+              "(cells with k = number of features left out):", "",
+              "| dataset | BRkNN-b | linear | vs cgds (paper), both evaluators | below random by > 1 std |",
+              "|---|---|---|---|---|"]
+    f1 = v[v.measure.isin(["example_f1", "macro_f1"])]
+    f1p = v_paper[v_paper.measure.isin(["example_f1", "macro_f1"])]
+
+    def wtl(c: pd.DataFrame) -> str:
+        return "/".join(str(int((c.verdict == x).sum())) for x in ("win", "tie", "loss"))
+
+    for d in done:
+        c = f1[f1.dataset == d]
+        lines.append(f"| {d} | {wtl(c[c.evaluator == 'brknn'])} | {wtl(c[c.evaluator == 'linear'])} | "
+                     f"{wtl(f1p[f1p.dataset == d])} | {int(c.below_random.sum())} |")
     lines += [""]
     lines += ["## Per dataset and k (example-based F1 and macro F1)", "",
               "| dataset | evaluator | measure | k | gds | best baseline | verdict |", "|---|---|---|---|---|---|---|"]

@@ -7,7 +7,8 @@ candidate with the largest
     AltGreedy:  (1 - lam) c (g(S + u) - g(S)) / 2   + lam * sum_{x in S} d(x, u)
 
 with ``c = k (k - 1) / (2 p |L|)``. Ties go to the lowest original column index (the paper's
-consistent tie-breaking, Definition 1), also inside a partition.
+consistent tie-breaking, Definition 1), also inside a partition. That is the ``"paper"``
+calibration; the others rescale the two marginal gains at every step (:func:`step_scores`).
 
 A step costs one distance oracle call (from the newly added feature to every candidate) plus
 O(d) vector work; no d x d matrix is ever built.
@@ -51,7 +52,7 @@ def step_scores(
     relevance_gains: np.ndarray,
     diversity_gains: np.ndarray,
     n_selected: int,
-    live: np.ndarray,
+    live: np.ndarray | None,
     *,
     alternate: bool = False,
     relevance_scale: float | None = None,
@@ -183,7 +184,8 @@ def greedy(
         if step == 0:
             u = argmax_first(gains.gains + penalty)  # the largest g({u})
         else:
-            scores = step_scores(params, gains.gains, diversity_to_s, step, penalty == 0.0,
+            live = None if params.calibration == "paper" else penalty == 0.0
+            scores = step_scores(params, gains.gains, diversity_to_s, step, live,
                                  alternate=alternate, relevance_scale=scale)
             u = argmax_first(scores + penalty)
         diversity += diversity_to_s[u]
