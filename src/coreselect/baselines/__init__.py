@@ -1,4 +1,5 @@
-"""Baseline feature selectors of the paper's comparison (Section 5): BR/LP x IG/ReliefF, random.
+"""Baseline feature selectors of the paper's comparison (Section 5): BR/LP x IG/ReliefF, random;
+plus ``br-chi2`` (scikit-learn's chi-squared, summed over labels).
 
 Every baseline is a scikit-learn selector with ``fit(X, Y)``, ``scores_``, ``ranking_`` and
 ``selected_``. ``BASELINES`` maps the names used by ``coreselect evaluate`` to the classes.
@@ -6,6 +7,7 @@ Every baseline is a scikit-learn selector with ``fit(X, Y)``, ``scores_``, ``ran
 
 from __future__ import annotations
 
+from coreselect.baselines.chi2 import BRChi2
 from coreselect.baselines.information_gain import BRInformationGain, LPInformationGain
 from coreselect.baselines.random import RandomSelector
 from coreselect.baselines.relieff import BRReliefF, LPReliefF, relieff_scores
@@ -16,11 +18,13 @@ BASELINES = {
     "lp-ig": LPInformationGain,
     "br-rf": BRReliefF,
     "lp-rf": LPReliefF,
+    "br-chi2": BRChi2,
     "random": RandomSelector,
 }
 
 __all__ = [
     "BASELINES",
+    "BRChi2",
     "BRInformationGain",
     "LPInformationGain",
     "BRReliefF",

@@ -6,7 +6,8 @@ import click
 
 from coreselect.cli._common import handle_errors, progress_bar
 
-_DEFAULT_METHODS = "dgds,cgds,br-ig,br-rf,lp-ig,lp-rf"
+_DEFAULT_METHODS = "gds,cgds,dgds,br-ig,br-rf,lp-ig,lp-rf,br-chi2"
+_DEFAULT_K = "10:100:10"
 
 
 def _load(data: str, labels: str | None):
@@ -20,9 +21,15 @@ def _load(data: str, labels: str | None):
 @click.command("evaluate")
 @click.argument("data")
 @click.option("--methods", default=_DEFAULT_METHODS, show_default=True,
-              help="Comma-separated: cgds, dgds, br-ig, lp-ig, br-rf, lp-rf, random.")
-@click.option("--k", "k_spec", default="10:100:10", show_default=True,
-              help="Numbers of features: a list '10,20,50' or a range 'start:stop:step' (stop included).")
+              help="Comma-separated: gds (the library's default calibration), cgds / dgds (the paper's "
+                   "objective, centralized / distributed), gds-CALIBRATION, br-ig, lp-ig, br-rf, lp-rf, "
+                   "br-chi2, random.")
+@click.option("--k", "k_spec", default=None,
+              help=f"Numbers of features: a list '10,20,50' or a range 'start:stop:step' (stop included). "
+                   f"[default: {_DEFAULT_K}, capped at the number of features]")
+@click.option("--evaluator", type=click.Choice(["brknn", "linear"]), default="brknn", show_default=True,
+              help="Classifier trained on the selected features: BRkNN-b (the paper's) or "
+                   "binary-relevance logistic regression.")
 @click.option("--folds", default=10, show_default=True, type=int, help="Cross-validation folds.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the fold split and the selectors.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
@@ -37,14 +44,17 @@ def _load(data: str, labels: str | None):
 @click.option("--labels", default=None, help="Label file for DATA (e.g. the Mulan XML).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @handle_errors
-def evaluate_cmd(data, methods, k_spec, folds, seed, out_dir, jobs, lam, lam_sweep, relevance, labels, quiet):
-    """Cross-validate feature selectors with BRkNN-b on DATA (a file or a built-in name).
+def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, lam, lam_sweep, relevance,
+                 labels, quiet):
+    """Cross-validate feature selectors on DATA (a file or a built-in name).
 
-    Selection is fit on each training fold only; BRkNN-b (5 neighbours) is trained on the
-    selected features and scored with five measures on the test fold.
+    Selection is fit on each training fold only; the evaluator (BRkNN-b with 5 neighbours,
+    or BR logistic regression) is trained on the selected features and scored with five
+    measures on the test fold.
     """
     import pandas as pd
 
+    from coreselect.core.objective import DEFAULT_CALIBRATION
     from coreselect.errors import InputError
     from coreselect.evaluation.protocol import (
         GREEDY_METHODS,
@@ -61,7 +71,7 @@ def evaluate_cmd(data, methods, k_spec, folds, seed, out_dir, jobs, lam, lam_swe
         raise InputError("--methods is empty")
     if len(set(names)) != len(names):
         raise InputError("--methods names a method twice")
-    ks = parse_k(k_spec)
+    ks = parse_k(k_spec if k_spec is not None else _DEFAULT_K)
     if jobs < 1:
         raise InputError("--jobs must be at least 1")
     if folds < 2:
@@ -73,6 +83,10 @@ def evaluate_cmd(data, methods, k_spec, folds, seed, out_dir, jobs, lam, lam_swe
     if lams is not None and not any(n in GREEDY_METHODS for n in names):
         raise InputError("--lam-sweep needs cgds or dgds in --methods")
     ds = _load(data, labels)
+    if k_spec is None and ks[-1] > ds.n_features:
+        ks = [k for k in ks if k < ds.n_features] + [ds.n_features]
+        click.echo(f"{ds.name} has {ds.n_features} features: k capped at {ds.n_features} "
+                   f"(k = {','.join(map(str, ks))})", err=True)
     if ks[-1] > ds.n_features:
         raise InputError(f"--k goes up to {ks[-1]} but {ds.name} has only {ds.n_features} features")
 
@@ -89,19 +103,23 @@ def evaluate_cmd(data, methods, k_spec, folds, seed, out_dir, jobs, lam, lam_swe
 
     try:
         if lams is None:
-            df = run_protocol(ds.X, ds.Y, factories, ks, n_folds=folds, seed=seed, jobs=jobs, progress=progress)
+            df = run_protocol(ds.X, ds.Y, factories, ks, n_folds=folds, seed=seed, jobs=jobs,
+                              progress=progress, evaluator=evaluator)
             notes = (f"Data `{ds.name}` ({ds.n_samples} instances, {ds.n_features} features, "
-                     f"{ds.n_labels} labels); methods {', '.join(names)}; cgds/dgds with lambda={lam}, "
-                     f"relevance={relevance}; seed {seed}.")
+                     f"{ds.n_labels} labels); methods {', '.join(names)}; GDS methods with lambda={lam}, "
+                     f"relevance={relevance} (gds: calibration {DEFAULT_CALIBRATION!r}; cgds/dgds: "
+                     f"the paper's eq. 2); evaluator {evaluator}; seed {seed}.")
         else:
             parts = []
             for name in (n for n in names if n in GREEDY_METHODS):
                 parts.append(run_lambda_sweep(ds.X, ds.Y, lams, ks, method=name, relevance=relevance,
-                                              n_folds=folds, seed=seed, jobs=jobs, progress=progress))
+                                              n_folds=folds, seed=seed, jobs=jobs, progress=progress,
+                                              evaluator=evaluator))
             df = pd.concat(parts, ignore_index=True)
-            notes = (f"Data `{ds.name}`; lambda in {lams}; relevance={relevance}; seed {seed}.")
+            notes = (f"Data `{ds.name}`; lambda in {lams}; relevance={relevance}; evaluator {evaluator}; "
+                     f"seed {seed}.")
     finally:
         bar.close()
-    paths = write_report(df, out_dir, dataset=ds.name, notes=notes)
+    paths = write_report(df, out_dir, dataset=ds.name, notes=notes, evaluator=evaluator)
     if not quiet:
         click.echo(f"wrote {len(paths)} files to {out_dir}", err=True)

@@ -7,7 +7,8 @@ candidate with the largest
     AltGreedy:  (1 - lam) c (g(S + u) - g(S)) / 2   + lam * sum_{x in S} d(x, u)
 
 with ``c = k (k - 1) / (2 p |L|)``. Ties go to the lowest original column index (the paper's
-consistent tie-breaking, Definition 1), also inside a partition.
+consistent tie-breaking, Definition 1), also inside a partition. That is the ``"paper"``
+calibration; the others rescale the two marginal gains at every step (:func:`step_scores`).
 
 A step costs one distance oracle call (from the newly added feature to every candidate) plus
 O(d) vector work; no d x d matrix is ever built.
@@ -23,11 +24,81 @@ import numpy as np
 
 from coreselect.core.discretize import DiscreteMatrix
 from coreselect.core.entropy import Backend, DistanceOracle
-from coreselect.core.objective import ObjectiveParams, RelevanceGains, argmax_first
+from coreselect.core.objective import CALIBRATIONS, ObjectiveParams, RelevanceGains, argmax_first
 from coreselect.errors import InputError
+
+#: Relevance gains below this fraction of the largest single-feature relevance are rounding
+#: residue of the incremental updates (true gains there are 0).
+GAIN_RTOL = 1e-9
 
 #: Called after each greedy step with (step, n_steps).
 StepCallback = Callable[[int, int], None]
+
+
+def _spread_scaled(values: np.ndarray, live: np.ndarray, how: str) -> np.ndarray:
+    """``values`` divided by their spread over the ``live`` candidates (std, or max - min
+    after subtracting the min); all zeros where the candidates do not differ."""
+    vals = values[live]
+    if how == "range":
+        low = vals.min()
+        spread = vals.max() - low
+        return (values - low) / spread if spread > 0 else np.zeros_like(values)
+    spread = vals.std()
+    return values / spread if spread > 0 else np.zeros_like(values)
+
+
+def step_scores(
+    params: ObjectiveParams,
+    relevance_gains: np.ndarray,
+    diversity_gains: np.ndarray,
+    n_selected: int,
+    live: np.ndarray | None,
+    *,
+    alternate: bool = False,
+    relevance_scale: float | None = None,
+) -> np.ndarray:
+    """Score of every candidate in one greedy step after the first (larger is better).
+
+    ``relevance_gains`` is ``g(S + v) - g(S)``, ``diversity_gains`` is
+    ``sum_{x in S} d(x, v)``, ``n_selected = |S| >= 1`` and ``live`` marks the candidates
+    still selectable (only they set the spreads). O(d), like the rest of the step.
+    ``relevance_scale`` (the largest ``g({v})``; default the largest live gain) sets the
+    size below which a relevance gain is float rounding and counts as 0: a spread or a
+    logarithm would otherwise blow such residues up once every label's top-p is full.
+
+    ``"paper"`` is eq. (2) (AltGreedy halves the relevance weight). The calibrated scores
+    (``"spread"``, ``"range"``, ``"ratio"``; see :data:`CALIBRATIONS`) are unchanged when
+    every MI is multiplied by the same constant (bits to nats), and AltGreedy's halving is
+    not applied to them: its only purpose is the paper's approximation bound, which an
+    adaptive per-step weight does not keep anyway.
+
+    What the calibrations keep of the paper's structure: ``g`` is still the monotone
+    submodular top-p relevance and ``D`` still a sum of metric distances; every step still
+    adds the candidate that maximizes a non-negative combination of the two *marginal gains*.
+    What they give up: the weights of the combination change from step to step (spreads
+    over the candidates, or a product), so the selection no longer greedily maximizes one
+    fixed set function ``h`` and the paper's 1/2 and 1/4 approximation bounds do not apply.
+    """
+    how = params.calibration
+    lam = params.lam
+    if how == "paper":
+        weight_g = (1.0 - lam) * params.coefficient * (0.5 if alternate else 1.0)
+        return weight_g * relevance_gains + lam * diversity_gains
+    if relevance_scale is None:
+        relevance_scale = float(relevance_gains[live].max()) if live.any() else 0.0
+    relevance_gains = np.where(relevance_gains > GAIN_RTOL * relevance_scale, relevance_gains, 0.0)
+    if how in ("spread", "range"):
+        return ((1.0 - lam) * _spread_scaled(relevance_gains, live, how)
+                + lam * _spread_scaled(diversity_gains, live, how))
+    if how == "ratio":
+        # log of dg^(1-lam) * mean_d^lam; a zero relevance gain scores -inf unless no
+        # candidate gains anything, then the mean distance alone decides.
+        mean_d = np.maximum(diversity_gains / n_selected, 1e-300)
+        if lam >= 1.0 or not np.any(relevance_gains[live] > 0):
+            return np.log(mean_d)
+        with np.errstate(divide="ignore"):
+            return (1.0 - lam) * np.log(relevance_gains) + lam * np.log(mean_d)
+    raise ValueError(f"unknown calibration {how!r}; choose from {CALIBRATIONS}")
 
 
 @dataclass
@@ -105,9 +176,11 @@ def greedy(
         oracle = DistanceOracle(features, backend=backend)
     use_numba = oracle.use_numba if oracle is not None else False
     gains = RelevanceGains(relevance, params.p, use_numba=use_numba)
-    weight_g = (1.0 - params.lam) * params.coefficient * (0.5 if alternate else 1.0)
+    if params.calibration not in CALIBRATIONS:
+        raise InputError(f"unknown calibration {params.calibration!r}; choose from {CALIBRATIONS}")
     penalty = np.where(allowed, 0.0, -np.inf)
     diversity_to_s = np.zeros(d)
+    scale = float(gains.gains[allowed].max()) if n_allowed else 0.0
 
     chosen: list[int] = []
     pair = np.zeros((n_select, n_select))
@@ -116,7 +189,10 @@ def greedy(
         if step == 0:
             u = argmax_first(gains.gains + penalty)  # the largest g({u})
         else:
-            u = argmax_first(weight_g * gains.gains + params.lam * diversity_to_s + penalty)
+            live = None if params.calibration == "paper" else penalty == 0.0
+            scores = step_scores(params, gains.gains, diversity_to_s, step, live,
+                                 alternate=alternate, relevance_scale=scale)
+            u = argmax_first(scores + penalty)
         diversity += diversity_to_s[u]
         chosen.append(u)
         penalty[u] = -np.inf

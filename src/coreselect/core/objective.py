@@ -7,6 +7,12 @@ every candidate's marginal gain in O(d) per greedy step.
 * ``D(S) = sum over unordered pairs {u, v} of S of d(u, v)`` (sum-sum diversity).
 * ``h(S) = (1 - lam) * c * g(S) + lam * D(S)`` with ``c = k (k - 1) / (2 p |L|)``, ``k`` the
   requested number of features (the coefficient puts both terms on the same range).
+
+``ObjectiveParams.calibration`` chooses how the greedy weighs the two marginal gains at each
+step (:data:`CALIBRATIONS`, :func:`coreselect.core.greedy.step_scores`): ``"paper"`` is eq. (2);
+the library default :data:`DEFAULT_CALIBRATION` (``"range"``) min-max scales each gain over
+the remaining candidates, which is unit-free and was better across the shared datasets
+(docs/results/calibration.md), at the price of the paper's fixed objective and its bounds.
 """
 
 from __future__ import annotations
@@ -19,15 +25,26 @@ import numpy as np
 #: column index (the paper's consistent tie-breaking), robustly against float rounding.
 TIE_RTOL = 1e-9
 
-#: How the relevance and diversity terms are weighed against each other. ``"paper"`` is the
-#: paper's eq. (2) exactly (reproduces its Table 2).
-CALIBRATIONS = ("paper",)
-DEFAULT_CALIBRATION = "paper"
+#: How the relevance and diversity terms are weighed against each other in each greedy step
+#: (see :func:`coreselect.core.greedy.step_scores` and docs/results/calibration.md):
+#:
+#: * ``"paper"``: eq. (2) exactly, ``(1-lam) c dg + lam dD`` (reproduces the paper's Table 2);
+#: * ``"spread"``: each marginal-gain vector divided by its standard deviation over the
+#:   remaining candidates, ``(1-lam) dg/sd(dg) + lam dD/sd(dD)``;
+#: * ``"range"``: each marginal-gain vector min-max scaled to [0, 1] over the candidates;
+#: * ``"ratio"``: ``dg^(1-lam) * (dD/|S|)^lam``, the relevance gain times a power of the mean
+#:   distance to the selection (a product, so no exchange rate between bits and distances).
+#:
+#: All but ``"paper"`` pick the same features whatever the unit of MI (bits or nats).
+CALIBRATIONS = ("paper", "spread", "range", "ratio")
+DEFAULT_CALIBRATION = "range"
 
 
 @dataclass(frozen=True)
 class ObjectiveParams:
-    """Parameters of ``h``: ``k`` requested features, weight ``lam``, ``p`` per label."""
+    """Parameters of ``h``: ``k`` requested features, weight ``lam``, ``p`` per label, and the
+    ``calibration`` of the greedy step (``"paper"``, eq. (2), unless given: callers that want
+    the library default pass :data:`DEFAULT_CALIBRATION`)."""
 
     k: int
     lam: float

@@ -3,9 +3,12 @@
 For every fold, every method and every number of features ``k``:
 
 1. the selector is fit on the **training fold only** (no test row is ever seen);
-2. BRkNN-b (:class:`~coreselect.evaluation.brknn.BRkNNb`, 5 neighbours) is fit on the
-   training fold reduced to the selected features;
+2. the evaluator is fit on the training fold reduced to the selected features: BRkNN-b
+   (:class:`~coreselect.evaluation.brknn.BRkNNb`, 5 neighbours; the paper's) or binary-relevance
+   logistic regression (:class:`~coreselect.evaluation.linear.BRLogistic`);
 3. the five measures are computed on the test fold.
+
+Several evaluators can score the same selections in one run (one selection per cell).
 
 A *ranker* (an estimator whose class sets ``is_ranker = True``, i.e. the baselines) is fit
 once per fold with the largest ``k`` and its ranking prefix is reused for every smaller ``k``.
@@ -43,6 +46,8 @@ __all__ = [
     "make_folds",
     "run_protocol",
     "run_lambda_sweep",
+    "EVALUATORS",
+    "make_evaluator",
 ]
 
 #: a method factory: (k, seed) -> unfitted selector with fit(X, Y) and selected_
@@ -50,9 +55,10 @@ MethodFactory = Callable[[int, int], Any]
 #: progress callback: (cells done so far, total cells)
 Progress = Callable[[int, int], None]
 
-GREEDY_METHODS = ("cgds", "dgds")
-METHOD_NAMES = ("cgds", "dgds", "br-ig", "lp-ig", "br-rf", "lp-rf", "random")
+GREEDY_METHODS = ("gds", "cgds", "dgds")
+METHOD_NAMES = ("gds", "cgds", "dgds", "br-ig", "lp-ig", "br-rf", "lp-rf", "br-chi2", "random")
 RESULT_COLUMNS = ["method", "k", "fold", "measure", "value", "select_seconds"]
+EVALUATORS = ("brknn", "linear")
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
@@ -110,27 +116,54 @@ def _make_gds(k: int, seed: int, *, mode: str, lam: float, relevance: str, p: in
     return GDSSelector(k=k, lam=lam, p=p, relevance=relevance, mode=mode, random_state=seed)
 
 
-def _make_baseline(k: int, seed: int, *, name: str):
+def _make_calibrated(k: int, seed: int, *, lam: float, relevance: str, p: int, calibration: str):
+    from coreselect.evaluation.gds import CalibratedGDS
+
+    return CalibratedGDS(k=k, lam=lam, p=p, relevance=relevance, calibration=calibration,
+                         random_state=seed)
+
+
+def _make_baseline(k: int, seed: int, *, name: str, options: dict | None = None):
     from coreselect.baselines import BASELINES
 
     cls = BASELINES[name]
-    if "random_state" in cls().get_params():
-        return cls(k=k, random_state=seed)
-    return cls(k=k)
+    params = cls().get_params()
+    kwargs = {key: v for key, v in (options or {}).items() if key in params}
+    if "random_state" in params:
+        kwargs["random_state"] = seed
+    return cls(k=k, **kwargs)
 
 
 def method_factories(
-    names: Sequence[str], lam: float = 0.5, relevance: str = "mi", p: int = 10
+    names: Sequence[str], lam: float = 0.5, relevance: str = "mi", p: int = 10,
+    baseline_options: dict | None = None,
 ) -> dict[str, MethodFactory]:
-    """Picklable factories for the named methods (see ``METHOD_NAMES``)."""
+    """Picklable factories for the named methods (see ``METHOD_NAMES``).
+
+    ``gds`` is centralized GDS with the library's default calibration
+    (:data:`coreselect.core.objective.DEFAULT_CALIBRATION`); ``cgds``/``dgds`` are the
+    paper's objective (eq. 2), centralized or distributed; ``gds-NAME`` is centralized GDS
+    with the calibration ``NAME`` (for comparing calibrations). ``baseline_options`` are
+    passed to the baselines that take them (e.g. ``{"n_samples": 1000}``: ReliefF on a
+    random sample of 1000 instances).
+    """
+    from coreselect.core.objective import CALIBRATIONS, DEFAULT_CALIBRATION
+
     out: dict[str, MethodFactory] = {}
     for name in names:
-        if name == "cgds":
+        cal = DEFAULT_CALIBRATION if name == "gds" else (
+            name[4:] if name.startswith("gds-") else None)
+        if cal is not None:
+            if cal not in CALIBRATIONS:
+                raise InputError(f"unknown calibration in {name!r}; choose from {', '.join(CALIBRATIONS)}")
+            out[name] = functools.partial(_make_calibrated, lam=lam, relevance=relevance, p=p,
+                                          calibration=cal)
+        elif name == "cgds":
             out[name] = functools.partial(_make_gds, mode="centralized", lam=lam, relevance=relevance, p=p)
         elif name == "dgds":
             out[name] = functools.partial(_make_gds, mode="distributed", lam=lam, relevance=relevance, p=p)
         elif name in METHOD_NAMES:
-            out[name] = functools.partial(_make_baseline, name=name)
+            out[name] = functools.partial(_make_baseline, name=name, options=baseline_options)
         else:
             raise InputError(f"unknown method {name!r}; choose from {', '.join(METHOD_NAMES)}")
     return out
@@ -150,9 +183,21 @@ def _rows(X, Y):
     return (X.tocsr() if sp.issparse(X) else np.asarray(X)), (Y.toarray() if sp.issparse(Y) else np.asarray(Y))
 
 
-def _score(Xtr, Ytr, Xte, Yte, selected: np.ndarray) -> dict[str, float]:
+def make_evaluator(name: str):
+    """An unfitted multi-label classifier: ``"brknn"`` (BRkNN-b, 5 neighbours) or
+    ``"linear"`` (binary-relevance logistic regression)."""
+    if name == "brknn":
+        return BRkNNb(n_neighbors=5)
+    if name == "linear":
+        from coreselect.evaluation.linear import BRLogistic
+
+        return BRLogistic()
+    raise InputError(f"unknown evaluator {name!r}; choose from {', '.join(EVALUATORS)}")
+
+
+def _score(Xtr, Ytr, Xte, Yte, selected: np.ndarray, evaluator: str = "brknn") -> dict[str, float]:
     sel = np.asarray(selected, dtype=np.int64)
-    clf = BRkNNb(n_neighbors=5).fit(Xtr[:, sel], Ytr)
+    clf = make_evaluator(evaluator).fit(Xtr[:, sel], Ytr)
     pred = clf.predict(Xte[:, sel])
     return {name: fn(Yte, pred) for name, fn in MEASURES.items()}
 
@@ -161,8 +206,8 @@ def _score(Xtr, Ytr, Xte, Yte, selected: np.ndarray) -> dict[str, float]:
 _STATE: dict[str, Any] = {}
 
 
-def _init_state(X, Y, folds, methods) -> None:
-    _STATE.update(X=X, Y=Y, folds=folds, methods=methods)
+def _init_state(X, Y, folds, methods, evaluators=("brknn",)) -> None:
+    _STATE.update(X=X, Y=Y, folds=folds, methods=methods, evaluators=evaluators)
 
 
 def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[dict]:
@@ -180,8 +225,10 @@ def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[di
             selected = np.asarray(est.ranking_)[:k]
         else:
             selected = np.asarray(est.selected_)
-        for measure, value in _score(Xtr, Ytr, Xte, Yte, selected).items():
-            rows.append(dict(method=method, k=k, fold=fold, measure=measure, value=value, select_seconds=seconds))
+        for ev in _STATE["evaluators"]:
+            for measure, value in _score(Xtr, Ytr, Xte, Yte, selected, ev).items():
+                rows.append(dict(method=method, evaluator=ev, k=k, fold=fold, measure=measure,
+                                 value=value, select_seconds=seconds))
     return rows
 
 
@@ -198,6 +245,7 @@ def run_protocol(
     seed: int = 0,
     jobs: int = 1,
     progress: Progress | None = None,
+    evaluator: str | Sequence[str] = "brknn",
 ) -> pd.DataFrame:
     """Cross-validate every method at every ``k``.
 
@@ -219,13 +267,22 @@ def run_protocol(
     progress : callable, optional
         Called as ``progress(done, total)`` after every finished task; cells are
         ``(method, k, fold)`` triples.
+    evaluator : str or sequence of str, default="brknn"
+        ``"brknn"`` (BRkNN-b), ``"linear"`` (:class:`~coreselect.evaluation.linear.BRLogistic`),
+        or several: each selection is then scored by every one of them.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``method, k, fold, measure, value, select_seconds``; for rankers
-        ``select_seconds`` is the time of the one ranking shared by all ``k`` of the fold.
+        Columns ``method, k, fold, measure, value, select_seconds`` (plus ``evaluator`` after
+        ``method`` when several evaluators are given); for rankers ``select_seconds`` is the
+        time of the one ranking shared by all ``k`` of the fold.
     """
+    evaluators = (evaluator,) if isinstance(evaluator, str) else tuple(evaluator)
+    if not evaluators:
+        raise InputError("no evaluator given")
+    for ev in evaluators:
+        make_evaluator(ev)  # validates the name
     X, Y = _rows(X, Y)
     if X.shape[0] != Y.shape[0]:
         raise InputError("X and Y have different numbers of rows")
@@ -248,7 +305,7 @@ def run_protocol(
     if progress:
         progress(0, total)
     if jobs <= 1:
-        _init_state(X, Y, folds, methods)
+        _init_state(X, Y, folds, methods, evaluators)
         try:
             for t in tasks:
                 rows.extend(_run_task(*t))
@@ -261,7 +318,7 @@ def run_protocol(
         # "spawn": forking a parent that already runs BLAS / numba threads can deadlock.
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(
-            max_workers=jobs, mp_context=ctx, initializer=_init_state, initargs=(X, Y, folds, methods)
+            max_workers=jobs, mp_context=ctx, initializer=_init_state, initargs=(X, Y, folds, methods, evaluators)
         ) as ex:
             futures = {ex.submit(_run_task, *t): t for t in tasks}
             for fut in as_completed(futures):
@@ -269,11 +326,14 @@ def run_protocol(
                 done += len(futures[fut][1])
                 if progress:
                     progress(done, total)
-    df = pd.DataFrame(rows, columns=RESULT_COLUMNS)
+    multi = len(evaluators) > 1
+    columns = RESULT_COLUMNS[:1] + ["evaluator"] + RESULT_COLUMNS[1:] if multi else RESULT_COLUMNS
+    df = pd.DataFrame(rows, columns=columns)
     order = {m: i for i, m in enumerate(methods)}
     df["_o"] = df["method"].map(order)
     df["_m"] = df["measure"].map({m: i for i, m in enumerate(MEASURES)})
-    return df.sort_values(["_o", "k", "fold", "_m"]).drop(columns=["_o", "_m"]).reset_index(drop=True)
+    keys = ["_o", "evaluator", "k", "fold", "_m"] if multi else ["_o", "k", "fold", "_m"]
+    return df.sort_values(keys).drop(columns=["_o", "_m"]).reset_index(drop=True)
 
 
 def run_lambda_sweep(
@@ -287,6 +347,7 @@ def run_lambda_sweep(
     seed: int = 0,
     jobs: int = 1,
     progress: Progress | None = None,
+    evaluator: str | Sequence[str] = "brknn",
 ) -> pd.DataFrame:
     """The paper's Figure 4 experiment: cross-validate a GDS method for every ``lam`` and ``k``.
 
@@ -298,12 +359,10 @@ def run_lambda_sweep(
     bad = [v for v in lams if not 0.0 <= v <= 1.0]
     if bad:
         raise InputError(f"lambda values must lie in [0, 1], got {bad}")
-    mode = "centralized" if method == "cgds" else "distributed"
-    methods = {
-        f"{method}@{lam!r}": functools.partial(_make_gds, mode=mode, lam=lam, relevance=relevance, p=10)
-        for lam in lams
-    }
-    df = run_protocol(X, Y, methods, ks, n_folds=n_folds, seed=seed, jobs=jobs, progress=progress)
+    methods = {f"{method}@{lam!r}": method_factories([method], lam=lam, relevance=relevance)[method]
+               for lam in lams}
+    df = run_protocol(X, Y, methods, ks, n_folds=n_folds, seed=seed, jobs=jobs, progress=progress,
+                      evaluator=evaluator)
     lam_col = df["method"].str.split("@").str[1].astype(float)
     df["method"] = method
     df.insert(1, "lam", lam_col)

@@ -35,11 +35,17 @@ def write_results(df: pd.DataFrame, path: str | Path) -> None:
         df.to_csv(tmp, index=False, float_format="%.6g")
 
 
-def _table(summary: pd.DataFrame, row: str, col: str, measure: str) -> str:
+EVALUATOR_LABELS = {"brknn": "BRkNN-b, 5 neighbours", "linear": "BR logistic regression"}
+
+
+def _table(summary: pd.DataFrame, row: str, col: str, measure: str, best_in: str = "row") -> str:
+    """Markdown table of ``mean ± std``; bold the best mean of each row (``best_in="row"``)
+    or of each column (``"col"``)."""
     s = summary[summary["measure"] == measure]
     rows = list(dict.fromkeys(s[row]))
     cols = list(dict.fromkeys(s[col]))
-    best = s.groupby(row)["mean"].max()
+    by = row if best_in == "row" else col
+    best = s.groupby(by)["mean"].max()
     lines = [f"| {row} | " + " | ".join(str(c) for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for r in rows:
         cells = []
@@ -50,7 +56,7 @@ def _table(summary: pd.DataFrame, row: str, col: str, measure: str) -> str:
                 continue
             m, sd = float(hit["mean"].iloc[0]), float(hit["std"].iloc[0])
             txt = f"{m:.4f} ± {sd:.4f}"
-            cells.append(f"**{txt}**" if np.isclose(m, best[r]) else txt)
+            cells.append(f"**{txt}**" if np.isclose(m, best[r if best_in == "row" else c]) else txt)
         lines.append(f"| {r} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -58,7 +64,8 @@ def _table(summary: pd.DataFrame, row: str, col: str, measure: str) -> str:
 def write_summary(df: pd.DataFrame, path: str | Path, title: str = "Evaluation", notes: str = "") -> None:
     """Markdown tables: one per measure, rows = k (or lambda), columns = method (or k).
 
-    Every cell is ``mean ± std`` over the folds; the best mean of a row is bold.
+    Every cell is ``mean ± std`` over the folds; the best mean of a row is bold (in a lambda
+    sweep, rows = lambda and columns = k, the best lambda of each column is bold).
     """
     sweep = "lam" in df.columns
     summary = summarize(df, ("method", "lam", "k") if sweep else ("method", "k"))
@@ -66,7 +73,8 @@ def write_summary(df: pd.DataFrame, path: str | Path, title: str = "Evaluation",
     if notes:
         parts += [notes, ""]
     n_folds = df["fold"].nunique()
-    parts += [f"Mean ± standard deviation over {n_folds} folds; the best mean of each row is in bold.", ""]
+    where = "the best lambda for each k (column)" if sweep else "the best mean of each row"
+    parts += [f"Mean ± standard deviation over {n_folds} folds; {where} is in bold.", ""]
     for measure in MEASURES:
         if measure not in set(summary["measure"]):
             continue
@@ -74,7 +82,7 @@ def write_summary(df: pd.DataFrame, path: str | Path, title: str = "Evaluation",
             for method in dict.fromkeys(summary["method"]):
                 sub = summary[summary["method"] == method]
                 parts += [f"## {MEASURE_LABELS[measure]} (`{measure}`), {method}: rows = lambda, columns = k", ""]
-                parts += [_table(sub, "lam", "k", measure), ""]
+                parts += [_table(sub, "lam", "k", measure, best_in="col"), ""]
         else:
             parts += [f"## {MEASURE_LABELS[measure]} (`{measure}`): rows = k, columns = method", ""]
             parts += [_table(summary, "k", "method", measure), ""]
@@ -94,7 +102,8 @@ def _pyplot():
     return plt
 
 
-def plot_measures(df: pd.DataFrame, out_dir: str | Path, dataset: str = "") -> list[Path]:
+def plot_measures(df: pd.DataFrame, out_dir: str | Path, dataset: str = "",
+                  evaluator: str = "brknn") -> list[Path]:
     """One PNG per measure: a line per method over k, mean with a ±1 std band."""
     plt = _pyplot()
     summary = summarize(df)
@@ -111,7 +120,7 @@ def plot_measures(df: pd.DataFrame, out_dir: str | Path, dataset: str = "") -> l
             (line,) = ax.plot(x, y, marker=_MARKERS[i % len(_MARKERS)], label=method.upper(), linewidth=1.6)
             ax.fill_between(x, y - sd, y + sd, color=line.get_color(), alpha=0.15, linewidth=0)
         name = MEASURE_LABELS[measure]
-        ax.set_title(f"{dataset + ': ' if dataset else ''}{name}\n(BRkNN-b, 5 neighbours, {n_folds}-fold CV; band = ±1 std)")
+        ax.set_title(f"{dataset + ': ' if dataset else ''}{name}\n({EVALUATOR_LABELS.get(evaluator, evaluator)}, {n_folds}-fold CV; band = ±1 std)")
         ax.set_xlabel("number of selected features k")
         ax.set_ylabel(name)
         ax.grid(True, alpha=0.3)
@@ -126,7 +135,8 @@ def plot_measures(df: pd.DataFrame, out_dir: str | Path, dataset: str = "") -> l
     return paths
 
 
-def plot_lambda_sweep(df: pd.DataFrame, path: str | Path, dataset: str = "") -> Path:
+def plot_lambda_sweep(df: pd.DataFrame, path: str | Path, dataset: str = "",
+                      evaluator: str = "brknn") -> Path:
     """The paper's Figure 4: every measure against lambda, a line per k."""
     plt = _pyplot()
     summary = summarize(df, ("method", "lam", "k"))
@@ -154,7 +164,7 @@ def plot_lambda_sweep(df: pd.DataFrame, path: str | Path, dataset: str = "") -> 
         flat[-1].legend(handles, labels, loc="center", fontsize=11, title="selected features")
     else:
         flat[-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
-    fig.suptitle(f"{dataset + ': ' if dataset else ''}effect of λ on {method} (BRkNN-b, {df['fold'].nunique()}-fold CV)")
+    fig.suptitle(f"{dataset + ': ' if dataset else ''}effect of λ on {method} ({EVALUATOR_LABELS.get(evaluator, evaluator)}, {df['fold'].nunique()}-fold CV)")
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp)
@@ -162,7 +172,8 @@ def plot_lambda_sweep(df: pd.DataFrame, path: str | Path, dataset: str = "") -> 
     return Path(path)
 
 
-def write_report(df: pd.DataFrame, out_dir: str | Path, dataset: str = "", notes: str = "") -> list[Path]:
+def write_report(df: pd.DataFrame, out_dir: str | Path, dataset: str = "", notes: str = "",
+                 evaluator: str = "brknn") -> list[Path]:
     """Write results.csv, summary.md and the plots (per-measure PNGs or lambda_sweep.png)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -170,8 +181,8 @@ def write_report(df: pd.DataFrame, out_dir: str | Path, dataset: str = "", notes
     title = f"{dataset}: " if dataset else ""
     if "lam" in df.columns:
         write_summary(df, out / "summary.md", title=f"{title}effect of lambda", notes=notes)
-        pngs = [plot_lambda_sweep(df, out / "lambda_sweep.png", dataset)]
+        pngs = [plot_lambda_sweep(df, out / "lambda_sweep.png", dataset, evaluator)]
     else:
         write_summary(df, out / "summary.md", title=f"{title}feature selection comparison", notes=notes)
-        pngs = plot_measures(df, out, dataset)
+        pngs = plot_measures(df, out, dataset, evaluator)
     return [out / "results.csv", out / "summary.md", *pngs]

@@ -1,0 +1,131 @@
+"""Calibrations of the greedy step (core/objective.CALIBRATIONS): the fast greedy against a
+from-scratch reference, invariance to the unit of MI, and "paper" left exactly as eq. (2)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference as ref
+from coreselect.core import Problem
+from coreselect.core.greedy import greedy, step_scores
+from coreselect.core.objective import CALIBRATIONS, DEFAULT_CALIBRATION, ObjectiveParams
+from coreselect.errors import InputError
+
+CALIBRATED = [c for c in CALIBRATIONS if c != "paper"]
+
+
+def _problem(seed: int, n=80, d=16, n_labels=4, k=6, lam=0.5, p=2) -> Problem:
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(n, d)).astype(float)
+    X[:, 4] = X[:, 2]  # a duplicate
+    Y = (rng.random((n, n_labels)) < 0.4).astype(int)
+    Y[:, 0] = np.maximum(Y[:, 0], X[:, 1] > 1)
+    return Problem.build(X, Y, k=k, lam=lam, p=p, min_bin_count=2)
+
+
+def _with(problem: Problem, **changes) -> Problem:
+    return dataclasses.replace(problem, params=dataclasses.replace(problem.params, **changes))
+
+
+def _reference(problem: Problem, calibration: str) -> list[int]:
+    """The calibrated greedy from scratch: marginal gains recomputed by set functions."""
+    codes = problem.features.codes.toarray()
+    params = problem.params
+    d = problem.n_columns
+
+    def g(subset):
+        from coreselect.core.objective import relevance_of
+
+        return relevance_of(problem.relevance, subset, params.p)
+
+    def div(subset):
+        return sum(ref.distance(codes[:, a], codes[:, b])
+                   for i, a in enumerate(subset) for b in subset[i + 1:])
+
+    singles = [g([u]) for u in range(d)]
+    first = int(np.argmax(singles))
+    chosen = [first]
+    while len(chosen) < params.k:
+        live = np.array([u not in chosen for u in range(d)])
+        dg = np.array([g(chosen + [u]) - g(chosen) for u in range(d)])
+        dd = np.array([div(chosen + [u]) - div(chosen) for u in range(d)])
+        scores = step_scores(params, dg, dd, len(chosen), live, alternate=True,
+                             relevance_scale=max(singles))
+        scores[~live] = -np.inf
+        chosen.append(int(np.argmax(scores)))
+    return chosen
+
+
+@pytest.mark.parametrize("calibration", CALIBRATED)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fast_calibrated_greedy_equals_reference(calibration, seed):
+    problem = _with(_problem(seed), calibration=calibration)
+    result = problem.run(alternate=True, backend="numpy")
+    assert list(result.local) == _reference(problem, calibration)
+
+
+def test_step_scores_by_hand():
+    params = ObjectiveParams(k=3, lam=0.5, p=1, n_labels=1, calibration="spread")
+    dg = np.array([1.0, 3.0, 5.0])
+    dd = np.array([2.0, 2.0, 0.5])
+    live = np.array([True, True, True])
+    expected = 0.5 * dg / dg.std() + 0.5 * dd / dd.std()
+    np.testing.assert_allclose(step_scores(params, dg, dd, 2, live), expected)
+    rng = dataclasses.replace(params, calibration="range")
+    np.testing.assert_allclose(step_scores(rng, dg, dd, 2, live),
+                               0.5 * (dg - 1) / 4 + 0.5 * (dd - 0.5) / 1.5)
+    ratio = dataclasses.replace(params, calibration="ratio")
+    np.testing.assert_allclose(step_scores(ratio, dg, dd, 2, live),
+                               0.5 * np.log(dg) + 0.5 * np.log(dd / 2))
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.sampled_from([np.log(2.0), 1 / np.log(2.0), 1e-3, 250.0]),
+       lam=st.sampled_from([0.1, 0.5, 0.9]))
+def test_calibrations_invariant_to_mi_units(seed, scale, lam):
+    """Bits or nats (any common factor on every MI) select the same features."""
+    problem = _problem(seed, lam=lam)
+    for calibration in CALIBRATED:
+        params = dataclasses.replace(problem.params, calibration=calibration)
+        a = greedy(problem.features, problem.relevance, params, alternate=True, backend="numpy")
+        b = greedy(problem.features, problem.relevance * scale, params, alternate=True,
+                   backend="numpy")
+        assert list(a.selected) == list(b.selected), calibration
+
+
+def test_paper_calibration_is_eq2_and_depends_on_units():
+    """"paper" is the historical objective (the default field value), and it is not
+    unit-free: that is what the calibrations fix."""
+    problem = _problem(3, k=8, lam=0.5)
+    assert problem.params.calibration == "paper"
+    explicit = _with(problem, calibration="paper").run(alternate=True)
+    default = problem.run(alternate=True)
+    assert list(explicit.selected) == list(default.selected)
+    assert explicit.objective == default.objective
+    changed = any(
+        list(greedy(problem.features, problem.relevance * s, problem.params, alternate=True).selected)
+        != list(default.selected) for s in (1e-3, 1e3))
+    assert changed
+
+
+def test_default_calibration_is_known():
+    assert DEFAULT_CALIBRATION in CALIBRATIONS
+
+
+def test_unknown_calibration_is_a_typed_error():
+    problem = _with(_problem(0), calibration="nope")
+    with pytest.raises(InputError, match="calibration"):
+        problem.run(alternate=True)
+
+
+@pytest.mark.parametrize("calibration", CALIBRATED)
+def test_calibrated_selection_is_a_prefix_of_larger_k(calibration):
+    """No calibrated score involves k, so the evaluation may rank once per fold."""
+    small = _with(_problem(5, k=4), calibration=calibration).run(alternate=True)
+    large = _with(_problem(5, k=9), calibration=calibration).run(alternate=True)
+    assert list(large.selected[:4]) == list(small.selected)

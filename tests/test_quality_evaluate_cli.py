@@ -1,0 +1,69 @@
+"""``coreselect evaluate``: default k capped on narrow data, --evaluator, gds methods, and the
+lambda-sweep tables bolding the best lambda for each k."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from coreselect.evaluation.report import write_summary
+
+
+def _cli(capsys, *args):
+    from coreselect.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def _narrow_csv(path, d=12):
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, size=(60, d))
+    Y = np.column_stack([X[:, 0] > 1, X[:, 1] > 2]).astype(int)
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(d)])
+    df["y0"], df["y1"] = Y[:, 0], Y[:, 1]
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_default_k_is_capped_on_narrow_data(tmp_path, capsys):
+    data = _narrow_csv(tmp_path / "narrow.csv")
+    out = tmp_path / "out"
+    code, _, err = _cli(capsys, "evaluate", str(data), "--labels", "y0,y1", "--methods", "gds,br-chi2",
+                        "--folds", "2", "--evaluator", "linear", "--out", str(out), "--quiet")
+    assert code == 0, err
+    assert "capped at 12" in err
+    with open(out / "results.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {int(r["k"]) for r in rows} == {10, 12}
+    assert {r["method"] for r in rows} == {"gds", "br-chi2"}
+    assert "linear" in (out / "summary.md").read_text()
+
+
+def test_explicit_k_beyond_the_features_is_still_an_error(tmp_path, capsys):
+    data = _narrow_csv(tmp_path / "narrow.csv")
+    code, _, err = _cli(capsys, "evaluate", str(data), "--labels", "y0,y1", "--k", "20",
+                        "--out", str(tmp_path / "o"), "--quiet")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o" / "results.csv").exists()
+
+
+def test_lambda_sweep_bolds_the_best_lambda_of_each_k(tmp_path):
+    rows = []
+    # k=10: best lambda 0.2; k=20: best lambda 0.8 (the best k of every lambda is 20)
+    for lam, v10, v20 in [(0.2, 0.5, 0.6), (0.8, 0.3, 0.9)]:
+        for k, v in ((10, v10), (20, v20)):
+            for fold in (0, 1):
+                rows.append(dict(method="cgds", lam=lam, k=k, fold=fold, measure="example_f1",
+                                 value=v, select_seconds=0.0))
+    write_summary(pd.DataFrame(rows), tmp_path / "s.md")
+    table = [l for l in (tmp_path / "s.md").read_text().splitlines() if l.startswith("| 0.")]
+    assert table[0].split("|")[2].strip().startswith("**0.5000")  # lam 0.2, k 10
+    assert not table[0].split("|")[3].strip().startswith("**")  # lam 0.2, k 20
+    assert table[1].split("|")[3].strip().startswith("**0.9000")  # lam 0.8, k 20
+    assert not table[1].split("|")[2].strip().startswith("**")  # lam 0.8, k 10

@@ -1,0 +1,38 @@
+"""The evaluation's ``CalibratedGDS``: "paper" is GDSSelector's centralized selection, and the
+calibrated default is a ranker (one fit per fold, prefixes for smaller k)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from coreselect import GDSSelector
+from coreselect.core.objective import DEFAULT_CALIBRATION
+from coreselect.datasets import make_synthesized
+from coreselect.errors import InputError
+from coreselect.evaluation.gds import CalibratedGDS
+from coreselect.evaluation.protocol import method_factories
+
+
+def test_paper_calibration_is_gdsselector():
+    ds = make_synthesized(copies=3)
+    ours = CalibratedGDS(k=8, calibration="paper").fit(ds.X, ds.Y)
+    theirs = GDSSelector(k=8).fit(ds.X, ds.Y)
+    assert list(ours.selected_) == list(theirs.selected_)
+    assert not ours.is_ranker
+
+
+def test_default_gds_method_is_a_prefix_ranker():
+    ds = make_synthesized(copies=3)
+    gds = method_factories(["gds"])["gds"](12, 0)
+    assert gds.calibration == DEFAULT_CALIBRATION and gds.is_ranker
+    gds.fit(ds.X, ds.Y)
+    small = CalibratedGDS(k=5, calibration=DEFAULT_CALIBRATION).fit(ds.X, ds.Y)
+    assert list(gds.ranking_[:5]) == list(small.selected_)
+
+
+def test_unknown_calibration():
+    with pytest.raises(InputError):
+        CalibratedGDS(calibration="nope")
+    with pytest.raises(InputError):
+        method_factories(["gds-nope"])
