@@ -6,6 +6,9 @@ selection API changes only this file is retargeted. Every function takes the sam
 names (``k, lam, p, relevance, keep_constant, n_bins, strategy, min_bin_count, partitions,
 coreset_size, seed, backend``) and returns an object with the result attributes that
 :func:`_assertions.assert_same_selection` compares (or, for the CLI, the JSON report).
+
+The library's default calibration weighs the two terms per step; the reference tests check
+the paths against the paper's eq. (2) unless a test passes ``calibration=`` itself.
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ import numpy as np
 _BINNING = ("n_bins", "strategy", "min_bin_count")
 
 
+def _paper(params: dict) -> dict:
+    params.setdefault("calibration", "paper")
+    return params
+
+
 def partition_of(n_columns: int, m: int, seed: int) -> list[np.ndarray]:
     """The seeded partition Algorithm 3 uses (the definition of which column goes where)."""
     from coreselect.distributed import partition
@@ -35,13 +43,13 @@ def run_centralized(X, Y, **params: Any):
     from coreselect.selection import select
 
     params.pop("seed", None)
-    return select(X, Y, mode="centralized", **params)
+    return select(X, Y, mode="centralized", **_paper(params))
 
 
 def _distributed(X, Y, *, mode: str, engine: str = "local", seed: int = 0, **params: Any):
     from coreselect.selection import select
 
-    return select(X, Y, mode=mode, engine=engine, random_state=seed, **params)
+    return select(X, Y, mode=mode, engine=engine, random_state=seed, **_paper(params))
 
 
 def run_local(X, Y, **params: Any):
@@ -79,7 +87,7 @@ def run_store(X, Y, path, *, seed: int = 0, mode: str = "distributed", block_siz
 
     binning = {key: params.pop(key) for key in _BINNING if key in params}
     store = build_store(X, Y, path, seed=seed, block_size=block_size, **binning)
-    return select(store, mode=mode, random_state=seed, **params)
+    return select(store, mode=mode, random_state=seed, **_paper(params))
 
 
 def run_store_path(path, **params: Any):
@@ -88,19 +96,21 @@ def run_store_path(path, **params: Any):
 
     seed = params.pop("seed", None)
     params.setdefault("mode", "distributed")
-    return select(str(path), random_state=seed, **params)
+    return select(str(path), random_state=seed, **_paper(params))
 
 
 def cli_args(data: str | os.PathLike, *, k: int, lam: float | None = None, p: int | None = None,
              relevance: str | None = None, keep_constant: bool = False, mode: str | None = None,
              partitions: Any = None, coreset_size: int | None = None, seed: int | None = None,
              engine: str | None = None, n_workers: int | None = None,
-             extra: tuple = ()) -> list[str]:
-    """The ``coreselect select`` argument list for these parameters."""
+             calibration: str | None = "paper", extra: tuple = ()) -> list[str]:
+    """The ``coreselect select`` argument list for these parameters (``calibration=None``
+    leaves the CLI's default)."""
     args = ["select", str(data), "-k", str(k), "--json", "--quiet"]
     for flag, value in (("--lam", lam), ("--p", p), ("--relevance", relevance), ("--mode", mode),
                         ("--partitions", partitions), ("--coreset-size", coreset_size),
-                        ("--seed", seed), ("--engine", engine), ("--workers", n_workers)):
+                        ("--seed", seed), ("--engine", engine), ("--workers", n_workers),
+                        ("--calibration", calibration)):
         if value is not None:
             args += [flag, str(value)]
     if keep_constant:
@@ -152,7 +162,7 @@ def run_rows(X, Y, *, row_shards: int | str = "auto", **params: Any):
     from coreselect.selection import select
 
     params.pop("seed", None)
-    return select(X, Y, mode="rows", row_shards=row_shards, **params)
+    return select(X, Y, mode="rows", row_shards=row_shards, **_paper(params))
 
 
 def run_store_rows(X, Y, path, *, row_block_size: int, seed: int = 0, **params: Any):
@@ -162,4 +172,4 @@ def run_store_rows(X, Y, path, *, row_block_size: int, seed: int = 0, **params: 
 
     binning = {key: params.pop(key) for key in _BINNING if key in params}
     store = build(X, Y, path, seed=seed, block_size=7, row_block_size=row_block_size, **binning)
-    return select(store, mode="rows", **params)
+    return select(store, mode="rows", **_paper(params))

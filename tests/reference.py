@@ -124,28 +124,47 @@ def _argmax_first(scores: dict) -> int:
     return min(u for u, s in scores.items() if s >= best - tol)
 
 
+def _range_scaled(values: dict) -> dict:
+    """Each value mapped to [0, 1] by the min and max over the candidates (0 if all equal)."""
+    low, high = min(values.values()), max(values.values())
+    return {u: (v - low) / (high - low) if high > low else 0.0 for u, v in values.items()}
+
+
 def greedy(codes, labels, k, lam=0.5, p=10, kind="nmi", alternate=False, selectable=None,
-           n_select=None):
+           n_select=None, calibration="paper"):
     """Algorithm 1 (alternate=False) or 2 (True), recomputing g and D from scratch.
 
     ``k`` fixes the coefficient c; ``n_select`` (default k) is how many are picked (a part of
-    Algorithm 3 picks its coreset size)."""
+    Algorithm 3 picks its coreset size). ``calibration="range"`` scores a candidate by
+    ``(1-lam) * dg' + lam * dD'``, each marginal gain min-max scaled over the remaining
+    candidates of the step (relevance gains under 1e-9 of the largest single relevance count
+    as 0; no AltGreedy halving); ``"paper"`` is eq. (2)."""
     n_select = k if n_select is None else n_select
     d = codes.shape[1]
     allowed = [u for u in range(d) if selectable is None or selectable[u]]
     c = k * (k - 1) / (2 * p * labels.shape[1])
     half = 0.5 if alternate else 1.0
-    first = _argmax_first({u: g(codes, labels, [u], p, kind) for u in allowed})
+    singles = {u: g(codes, labels, [u], p, kind) for u in allowed}
+    first = _argmax_first(singles)
     chosen = [first]
     while len(chosen) < n_select:
         g_now, d_now = g(codes, labels, chosen, p, kind), diversity(codes, chosen)
-        scores = {}
+        dg, dd = {}, {}
         for u in allowed:
             if u in chosen:
                 continue
             cand = chosen + [u]
-            scores[u] = ((1 - lam) * c * half * (g(codes, labels, cand, p, kind) - g_now)
-                         + lam * (diversity(codes, cand) - d_now))
+            dg[u] = g(codes, labels, cand, p, kind) - g_now
+            dd[u] = diversity(codes, cand) - d_now
+        if calibration == "paper":
+            scores = {u: (1 - lam) * c * half * dg[u] + lam * dd[u] for u in dg}
+        elif calibration == "range":
+            floor = 1e-9 * max(singles.values())
+            dg = _range_scaled({u: v if v > floor else 0.0 for u, v in dg.items()})
+            dd = _range_scaled(dd)
+            scores = {u: (1 - lam) * dg[u] + lam * dd[u] for u in dg}
+        else:
+            raise ValueError(f"the reference knows 'paper' and 'range', not {calibration!r}")
         chosen.append(_argmax_first(scores))
     return chosen, h(codes, labels, chosen, k, lam, p, kind)
 
@@ -190,9 +209,11 @@ def _selectable(codes, keep_constant):
     return [keep_constant or len(set(codes[:, j].tolist())) > 1 for j in range(codes.shape[1])]
 
 
-def centralized(codes, labels, k, lam=0.5, p=10, kind="mi", keep_constant=False) -> Selection:
+def centralized(codes, labels, k, lam=0.5, p=10, kind="mi", keep_constant=False,
+                calibration="paper") -> Selection:
     """CGDS: AltGreedy over every (selectable) column."""
-    chosen, _ = greedy(codes, labels, k, lam, p, kind, True, _selectable(codes, keep_constant))
+    chosen, _ = greedy(codes, labels, k, lam, p, kind, True, _selectable(codes, keep_constant),
+                       calibration=calibration)
     return describe(codes, labels, chosen, k, lam, p, kind)
 
 
@@ -202,7 +223,7 @@ def auto_partitions(d, k) -> int:
 
 
 def distributed(codes, labels, parts, k, lam=0.5, p=10, kind="mi", keep_constant=False,
-                coreset_size=None) -> Selection:
+                coreset_size=None, calibration="paper") -> Selection:
     """Algorithm 3: Greedy (Algorithm 1) picks ``coreset_size`` (default k, fewer when a part
     has fewer selectable columns) on every part, then AltGreedy (Algorithm 2) picks k from the
     union. ``parts`` lists each part's original column ids; inside a part (and in the union)
@@ -217,9 +238,10 @@ def distributed(codes, labels, parts, k, lam=0.5, p=10, kind="mi", keep_constant
         if n == 0:
             picked.append([])
             continue
-        local, _ = greedy(codes[:, ids], labels, k, lam, p, kind, False, sel, n_select=n)
+        local, _ = greedy(codes[:, ids], labels, k, lam, p, kind, False, sel, n_select=n,
+                          calibration=calibration)
         picked.append([ids[i] for i in local])
     union = sorted(i for part in picked for i in part)
-    local, _ = greedy(codes[:, union], labels, k, lam, p, kind, True)
+    local, _ = greedy(codes[:, union], labels, k, lam, p, kind, True, calibration=calibration)
     chosen = [union[i] for i in local]
     return describe(codes, labels, chosen, k, lam, p, kind, parts=picked, union=union)

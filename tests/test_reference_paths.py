@@ -97,7 +97,7 @@ def test_auto_partitions_is_the_papers_formula():
     expected = ref.distributed(codes, Y, paths.partition_of(D, m, 11), k, 0.5, 3, "mi")
     got = paths.run_local(X, Y, k=k, p=3, min_bin_count=MIN_BIN, seed=11)
     assert_same_selection(got, expected)
-    assert len(got.result.parts) == m
+    assert got.partitions == m and len(got.parts) == m
 
 
 def test_process_pool_equals_reference():
@@ -163,3 +163,28 @@ def test_a_union_smaller_than_k_is_an_input_error():
     X, Y = _data("dense", 17)
     with pytest.raises(InputError, match="k=3"):
         paths.run_local(X, Y, k=3, partitions=1, coreset_size=1, min_bin_count=MIN_BIN)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("relevance", ["mi", "nmi"])
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_default_calibration_paths_equal_reference(kind, relevance, case, tmp_path):
+    """The library default (calibration "range") on every path against the from-scratch
+    reference of the range-calibrated greedy."""
+    from coreselect.core.objective import DEFAULT_CALIBRATION
+
+    assert DEFAULT_CALIBRATION == "range"  # the reference below writes out this calibration
+    k, lam, p, m, cs = CASES[case]
+    seed = zlib.crc32(f"r{kind}{relevance}{case}".encode()) % 1000
+    X, Y = _data(kind, seed)
+    codes = ref.codes_of(X, min_bin_count=MIN_BIN)
+    params = dict(_params(k, lam, p, relevance, False), calibration=None)  # None: the default
+    expected = ref.centralized(codes, Y, k, lam, p, relevance, calibration="range")
+    assert_same_selection(paths.run_centralized(X, Y, **params), expected)
+    assert_same_selection(paths.run_rows(X, Y, row_shards=3, **params), expected)
+    expected = ref.distributed(codes, Y, paths.partition_of(D, m, seed), k, lam, p, relevance,
+                               coreset_size=cs, calibration="range")
+    params.update(partitions=m, coreset_size=cs, seed=seed)
+    for run in (paths.run_local, paths.run_streaming):
+        assert_same_selection(run(X, Y, **params), expected)
+    assert_same_selection(paths.run_store(X, Y, tmp_path / "store", **params), expected)

@@ -50,7 +50,7 @@ class Problem:
         strategy: Strategy = "auto",
         min_bin_count: int = 10,
         keep_constant: bool = False,
-        calibration: str | None = None,
+        calibration: str = "paper",
         labels: DiscreteMatrix | None = None,
         column_ids: np.ndarray | None = None,
     ) -> "Problem":
@@ -80,13 +80,13 @@ class Problem:
         p: int = 10,
         relevance: Relevance = "mi",
         keep_constant: bool = False,
-        calibration: str | None = None,
+        calibration: str = "paper",
         column_ids: np.ndarray | None = None,
     ) -> "Problem":
-        """Compute the relevances of discretized columns. ``calibration`` None is the core's
-        :data:`~coreselect.core.objective.DEFAULT_CALIBRATION`."""
-        if calibration is None:
-            calibration = _objective.DEFAULT_CALIBRATION  # read now: it may be changed
+        """Compute the relevances of discretized columns. The core's default ``calibration``
+        is the paper's eq. (2), as :class:`ObjectiveParams`'; the library's default
+        (:data:`~coreselect.core.objective.DEFAULT_CALIBRATION`) is chosen one layer up, in
+        :class:`coreselect.spec.Objective`."""
         if features.n_samples != labels.n_samples:
             raise InputError(
                 f"X has {features.n_samples} samples but Y has {labels.n_samples}"
