@@ -97,7 +97,7 @@ def test_auto_partitions_is_the_papers_formula():
     expected = ref.distributed(codes, Y, paths.partition_of(D, m, 11), k, 0.5, 3, "mi")
     got = paths.run_local(X, Y, k=k, p=3, min_bin_count=MIN_BIN, seed=11)
     assert_same_selection(got, expected)
-    assert len(got.result.parts) == m
+    assert got.partitions == m and len(got.parts) == m
 
 
 def test_process_pool_equals_reference():
