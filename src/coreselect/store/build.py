@@ -329,11 +329,6 @@ def _write_all(tmp: Path, columns, labels, order, block_size, bounds, n_bins, st
     for b in range(n_blocks):
         lo, hi = b * block_size, min(d, (b + 1) * block_size)
         values = columns(b, order[lo:hi])
-        if sp.issparse(values):
-            # explicit stored zeros would hide the zero cells from discretize (it misses
-            # them when zero is not a column's most frequent value)
-            values = sp.csc_matrix(values, copy=True)
-            values.eliminate_zeros()
         block = discretize(values, n_bins=n_bins, strategy=strategy,
                            min_bin_count=min_bin_count)
         del values
