@@ -111,18 +111,23 @@ def test_cli_store_equals_library_on_the_same_columns(genbase, genbase_store, re
     path, ds = genbase
     report = paths.run_cli_json(genbase_store, k=K, mode="distributed", partitions=3,
                                 relevance=relevance)
-    # A store holds every column of the file; the library on those columns, same seed.
-    expected = paths.run_local(ds.X, ds.Y, k=K, partitions=3, seed=1, relevance=relevance)
-    assert_same_selection(report, expected)
+    # A store holds the file's candidate columns (the ID column left out) and reports file
+    # columns: the library on those columns, same seed, mapped back.
+    expected = _library(ds, paths.run_local, k=K, partitions=3, seed=1, relevance=relevance)
+    assert {"parts", "union_size"} <= set(assert_same_selection(report, expected))
     assert report["names"] == [ds.feature_names[i] for i in report["selected"]]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: 'store build' keeps genbase's ID column 'protein' "
-                   "as a candidate (select FILE drops it), so select STORE partitions 1186 "
-                   "columns instead of 1185 and selects differently from select FILE")
-def test_cli_store_selects_like_the_file(genbase, genbase_store):
-    path, _ = genbase
-    params = dict(k=K, mode="distributed", partitions=3, seed=1)
+@pytest.mark.parametrize("mode", ["distributed", "centralized"])
+def test_cli_store_selects_like_the_file(genbase, genbase_store, mode):
+    """The store holds the file's candidates (not the ID column) and reports file columns."""
+    path, ds = genbase
+    params = dict(k=K, mode=mode, partitions=3 if mode == "distributed" else None, seed=1)
     from_file = paths.run_cli_json(path, **params)
     from_store = paths.run_cli_json(genbase_store, **params)
-    assert from_store["selected"] == from_file["selected"]
+    assert_same_selection(from_store, from_file)
+    assert from_store["names"] == from_file["names"]
+    assert from_store["names"] == [ds.feature_names[i] for i in from_store["selected"]]
+    if mode == "distributed":
+        assert [p["selected"] for p in from_store["parts"]] == [
+            p["selected"] for p in from_file["parts"]]
