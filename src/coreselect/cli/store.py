@@ -40,7 +40,9 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, n_bins,
     The columns are shuffled once with --seed, so contiguous blocks are random partitions;
     the store holds discretized codes (cut points over all rows; binning is per column, so
     it equals binning all at once), in tiles of row block x column block, each with a
-    checksum. STORE_DIR appears only when complete.
+    checksum. STORE_DIR appears only when complete. It holds the columns 'select DATA'
+    chooses from (ID columns left out) and selections from it report the file's column
+    numbers.
     """
     from coreselect.datasets.load import load
     from coreselect.store import build_store, check_build_target
