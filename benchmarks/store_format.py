@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import best_of, fmt, machine, md_table, seconds_str  # noqa: E402
+from _common import best_of, emit, fmt, md_table, seconds_str  # noqa: E402
 
 
 def _du(path: Path) -> int:
@@ -212,6 +212,7 @@ def main() -> None:
     ap.add_argument("--row-block-size", type=int, default=50_000)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--no-dense", action="store_true", help="skip the dense Zarr layout")
+    ap.add_argument("--out", default=None, help="also write the Markdown to this file")
     ap.add_argument("--s3", action="store_true",
                     help="also read from a local moto S3 server (needs moto[server], s3fs)")
     args = ap.parse_args()
@@ -221,9 +222,9 @@ def main() -> None:
     from coreselect.store import build_store
 
     X, Y = _codes(args.n, args.d, args.density)
-    print(f"# store formats: n={args.n:,} d={args.d:,} nnz={X.nnz:,}, tiles of "
-          f"{args.row_block_size:,} rows x {args.block_size:,} columns\n")
-    print(machine() + "\n")
+    title = (f"store formats: n={args.n:,} d={args.d:,} nnz={X.nnz:,}, tiles of "
+             f"{args.row_block_size:,} rows x {args.block_size:,} columns")
+    body: list[str] = []  # printed once, with the title and machine line, by emit()
     root = Path(tempfile.mkdtemp(prefix="store_format."))
     try:
         t0 = time.perf_counter()
@@ -251,7 +252,7 @@ def main() -> None:
             have_zarr = True
         except ImportError:
             have_zarr = False
-            print("zarr is not installed: only the npy row\n")
+            body.append("zarr is not installed: only the npy row\n")
         if have_zarr:
             t, reads = _zarr_sparse(root / "zarr-sparse", store, tiles)
             results.append(("zarr v3 sparse tiles, zstd + crc32c", t,
@@ -275,16 +276,19 @@ def main() -> None:
             rows.append([name, seconds_str(t_write), f"{size / 2**20:.1f} MiB"]
                         + [f"{seconds_str(times[k][0])} / {seconds_str(times[k][1])}"
                            for k in ("tile", "block", "stream")] + [note])
-        print("reads: best wall / best CPU time\n")
-        print(md_table(["format", "write tiles", "on disk", "read 1 tile",
+        body.append("reads: best wall / best CPU time\n")
+        body.append(md_table(["format", "write tiles", "on disk", "read 1 tile",
                         "read 1 column block (all rows)", "read all tiles", "notes"], rows,
                        align="lrrrrrl"))
         if args.s3 and have_zarr:
-            print("\nfrom object storage (moto S3 server on 127.0.0.1; tile bytes as above):\n")
-            print(md_table(["format", "read 1 tile", "read 1 column block (all rows)"],
+            body.append("\nfrom object storage (moto S3 server on 127.0.0.1; tile bytes as "
+                        "above):\n")
+            body.append(md_table(["format", "read 1 tile", "read 1 column block (all rows)"],
                            _s3_rows(store, tiles, args.repeat), align="lrr"))
-        print(f"\nnpy build including discretization: {seconds_str(t_build)}; "
-              f"codes in memory: {fmt((X.nnz * 6) / 2**20)} MiB (int32 rows + int16 codes)")
+        body.append(f"\nnpy build including discretization: {seconds_str(t_build)}; "
+                    f"codes in memory: {fmt((X.nnz * 6) / 2**20)} MiB (int32 rows + int16 "
+                    "codes)")
+        emit(title, "\n".join(body), args.out)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

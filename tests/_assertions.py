@@ -1,7 +1,7 @@
 """One comparison of two selections, field by field, for every selection path.
 
-``assert_same_selection(a, b)`` works on any object with the result attributes (``Selection``,
-``DistributedResult``, ``GreedyResult``, the reference's ``Selection``) or on the CLI's JSON
+``assert_same_selection(a, b)`` works on any object with the result attributes (``SelectionResult``,
+``GreedyResult``, the reference's ``Selection``) or on the CLI's JSON
 dict, and compares every field both sides have: the order of ``selected``, ``objective``,
 ``relevance`` (g), ``diversity`` (D), ``pair_distances``, ``feature_relevance``, and the
 parts' selections and the union of Algorithm 3 (in the style of dask-ml's
@@ -20,12 +20,17 @@ _ROUNDED = {"feature_relevance", "mean_distance"}
 def _get(obj, name):
     if isinstance(obj, dict):
         return obj.get(name, _MISSING)
-    value = getattr(obj, name, _MISSING)
-    if value is _MISSING and name in ("parts", "union"):
-        inner = getattr(obj, "result", None)  # select_features' Selection wraps the engine's result
-        if inner is not None:
-            value = getattr(inner, name, _MISSING)
-    return value
+    return getattr(obj, name, _MISSING)
+
+
+def _parts(obj):
+    """The parts' selections, or _MISSING for a centralized run: it reports ``parts=[]`` with
+    ``partitions=None`` (it has no parts, which is not the same as parts that selected
+    nothing)."""
+    parts = _get(obj, "parts")
+    if parts is None or (not parts and _get(obj, "partitions") is None):
+        return _MISSING
+    return parts
 
 
 def _part_selections(parts):
@@ -86,8 +91,8 @@ def assert_same_selection(a, b, *, rtol: float = 1e-9, atol: float = 1e-12) -> N
                                    atol=max(atol, 5.1e-7) if rounded else atol,
                                    err_msg="feature_relevance")
         checked.append("feature_relevance")
-    parts_a, parts_b = _get(a, "parts"), _get(b, "parts")
-    if parts_a not in (_MISSING, None) and parts_b not in (_MISSING, None) and (parts_a or parts_b):
+    parts_a, parts_b = _parts(a), _parts(b)
+    if parts_a is not _MISSING and parts_b is not _MISSING:
         assert _part_selections(parts_a) == _part_selections(parts_b), "parts differ"
         checked.append("parts")
     na, nb = _union_size(a), _union_size(b)

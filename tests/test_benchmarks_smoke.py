@@ -25,6 +25,8 @@ SCRIPTS = {
     "kernels": (["mulan/scene/scene-train.arff"], []),
     "scaling": (["mulan/scene/scene-train.arff"], []),
     "peers": (["mulan/scene/scene-train.arff"], []),
+    "store_format": ([], []),  # --quick: under 1 s (synthetic data)
+    "tall": ([], []),  # --quick: about 12 s on 2 busy cores (synthetic data)
 }
 
 

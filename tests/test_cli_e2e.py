@@ -46,10 +46,10 @@ def _library(ds, run, **params):
     mapped = {"selected": keep[np.asarray(sel.selected)], "objective": sel.objective,
               "relevance": sel.relevance, "diversity": sel.diversity,
               "pair_distances": sel.pair_distances, "feature_relevance": sel.feature_relevance}
-    result = getattr(sel, "result", None)
-    if getattr(result, "parts", None):
-        mapped["parts"] = [keep[np.asarray(p.selected, dtype=np.int64)] for p in result.parts]
-        mapped["union"] = keep[np.asarray(result.union, dtype=np.int64)]
+    if sel.partitions is not None:  # Algorithm 3: each part's selection and the union's size
+        mapped["parts"] = [keep[np.asarray(p.selected, dtype=np.int64)] for p in sel.parts]
+        mapped["partitions"] = sel.partitions
+        mapped["union_size"] = sel.union_size
     return mapped
 
 
@@ -75,20 +75,27 @@ def test_cli_distributed_equals_library(genbase):
     params = dict(k=K, mode="distributed", partitions=3, seed=1, relevance="nmi")
     report = paths.run_cli_json(path, **params)
     expected = _library(ds, paths.run_local, k=K, partitions=3, seed=1, relevance="nmi")
-    parts, union = expected.pop("parts"), expected.pop("union")
-    assert_same_selection(report, expected)
+    checked = assert_same_selection(report, expected)
+    assert {"parts", "union_size"} <= set(checked)
     assert report["names"] == [ds.feature_names[i] for i in report["selected"]]
-    assert len(report["parts"]) == len(parts) == 3 and len(report["union"]) == len(union)
+    assert report["partitions"] == len(report["parts"]) == 3
+    assert report["union_size"] == len({i for part in report["parts"] for i in part["selected"]})
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the select report's 'parts' and 'union' hold "
-                   "candidate indices, not mapped back through the dropped ID column like "
-                   "'selected' (genbase: part selections are off by one)")
 def test_cli_distributed_parts_and_union_are_file_columns(genbase):
     path, ds = genbase
     report = paths.run_cli_json(path, k=K, mode="distributed", partitions=3, seed=1)
     expected = _library(ds, paths.run_local, k=K, partitions=3, seed=1)
-    assert_same_selection(report, expected)
+    assert "parts" in assert_same_selection(report, expected)
+    for part in report["parts"]:  # file columns: the ID column is never a part's pick
+        assert 0 not in part["selected"]
+
+
+def test_cli_centralized_report_has_no_parts(genbase):
+    path, _ = genbase
+    report = paths.run_cli_json(path, k=K)
+    assert report["parts"] == [] and report["partitions"] is None
+    assert report["union_size"] is None
 
 
 @pytest.fixture(scope="module")
@@ -104,18 +111,23 @@ def test_cli_store_equals_library_on_the_same_columns(genbase, genbase_store, re
     path, ds = genbase
     report = paths.run_cli_json(genbase_store, k=K, mode="distributed", partitions=3,
                                 relevance=relevance)
-    # A store holds every column of the file; the library on those columns, same seed.
-    expected = paths.run_local(ds.X, ds.Y, k=K, partitions=3, seed=1, relevance=relevance)
-    assert_same_selection(report, expected)
+    # A store holds the file's candidate columns (the ID column left out) and reports file
+    # columns: the library on those columns, same seed, mapped back.
+    expected = _library(ds, paths.run_local, k=K, partitions=3, seed=1, relevance=relevance)
+    assert {"parts", "union_size"} <= set(assert_same_selection(report, expected))
     assert report["names"] == [ds.feature_names[i] for i in report["selected"]]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: 'store build' keeps genbase's ID column 'protein' "
-                   "as a candidate (select FILE drops it), so select STORE partitions 1186 "
-                   "columns instead of 1185 and selects differently from select FILE")
-def test_cli_store_selects_like_the_file(genbase, genbase_store):
-    path, _ = genbase
-    params = dict(k=K, mode="distributed", partitions=3, seed=1)
+@pytest.mark.parametrize("mode", ["distributed", "centralized"])
+def test_cli_store_selects_like_the_file(genbase, genbase_store, mode):
+    """The store holds the file's candidates (not the ID column) and reports file columns."""
+    path, ds = genbase
+    params = dict(k=K, mode=mode, partitions=3 if mode == "distributed" else None, seed=1)
     from_file = paths.run_cli_json(path, **params)
     from_store = paths.run_cli_json(genbase_store, **params)
-    assert from_store["selected"] == from_file["selected"]
+    assert_same_selection(from_store, from_file)
+    assert from_store["names"] == from_file["names"]
+    assert from_store["names"] == [ds.feature_names[i] for i in from_store["selected"]]
+    if mode == "distributed":
+        assert [p["selected"] for p in from_store["parts"]] == [
+            p["selected"] for p in from_file["parts"]]

@@ -132,3 +132,43 @@ def test_label_fast_path_equals_generic_discretization(as_sparse):
     fast, generic = discretize_labels(data), discretize(Y, strategy="none")
     np.testing.assert_array_equal(fast.n_codes, generic.n_codes)
     np.testing.assert_array_equal(fast.dense_codes(), generic.dense_codes())
+
+
+def _codes(dm):
+    return dm.codes.toarray(), np.asarray(dm.n_codes)
+
+
+def test_explicitly_stored_zeros_are_zeros():
+    # zero is not the most frequent value here: the stored zero lost its zero rule
+    X = sp.csc_matrix((np.array([5.0, 0.0, 5.0]), np.array([0, 1, 2]), np.array([0, 3])),
+                      shape=(3, 1))
+    codes = discretize(X, min_bin_count=1).codes.toarray().ravel()
+    assert codes.tolist() == [0, 1, 0]
+    assert X.nnz == 3  # the caller's matrix is left as it was
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.0, 2.5, -1.0, 7.0]),
+                             min_size=3, max_size=3), min_size=2, max_size=25),
+    stored=st.integers(0, 2**31 - 1),
+    n_bins=st.integers(2, 5),
+    min_count=st.integers(1, 4),
+    strategy=st.sampled_from(["auto", "quantile", "uniform"]),
+)
+def test_explicit_zeros_equal_eliminated(values, stored, n_bins, min_count, strategy):
+    """Some zero cells stored explicitly (a CSC or CSR matrix built from triplets) bin as the
+    same matrix with them eliminated."""
+    dense = np.array(values)
+    rng = np.random.default_rng(stored)
+    keep = (dense != 0) | (rng.random(dense.shape) < 0.5)  # store about half the zeros
+    rows, cols = np.nonzero(keep)
+    explicit = sp.coo_matrix((dense[rows, cols], (rows, cols)), shape=dense.shape)
+    eliminated = sp.csc_matrix(explicit)
+    eliminated.eliminate_zeros()
+    params = dict(n_bins=n_bins, min_bin_count=min_count, strategy=strategy)
+    expected = _codes(discretize(eliminated, **params))
+    for X in (explicit.tocsc(), explicit.tocsr()):
+        got = _codes(discretize(X, **params))
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])

@@ -133,17 +133,33 @@ def _constant(x) -> bool:
     return len(set(np.asarray(x).tolist())) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="bug: entropy() of a constant column is 4.4e-16, not 0, "
-                   "for n = 11, 13, 29, ...; relevance_matrix then divides by its square root, "
-                   "so nmi(constant feature, constant label) = 1.0 (and ~2e-8 for other labels)")
 @pytest.mark.parametrize("n", [11, 13, 29])
 def test_nmi_of_a_constant_column_is_zero(n):
     # Found by hypothesis (test_relevance_and_distance_equal_reference): a training fold in
-    # which a rare label never occurs makes that label constant.
+    # which a rare label never occurs makes that label constant. log2(n) - n log2(n) / n is
+    # 4.4e-16, not 0, for these n; NMI divided by its square root (1.0 instead of 0).
+    from coreselect.core.entropy import entropy
+    from coreselect.core.shards import merge, shard_counts, statistics
+    from coreselect.rowsharded import row_slice
+
     const = DiscreteMatrix.from_dense_codes(np.zeros((n, 1), dtype=int))
-    rel = relevance_matrix(const, discretize_labels(np.zeros((n, 1), dtype=int)), "nmi")
-    alt = relevance_matrix(const, discretize_labels((np.arange(n) % 2)[:, None]), "nmi")
-    assert rel[0, 0] == 0.0 and alt[0, 0] == 0.0
+    features = DiscreteMatrix.from_dense_codes(np.c_[np.zeros(n, dtype=int), np.arange(n) % 3])
+    assert entropy(const)[0] == 0.0
+    for labels in (np.zeros((n, 1), dtype=int), (np.arange(n) % 2)[:, None]):
+        L = discretize_labels(labels)
+        assert relevance_matrix(const, L, "nmi")[0, 0] == 0.0
+        # the row-sharded statistics (two shards merged) agree
+        half = n // 2
+        counts = merge(shard_counts(row_slice(features, 0, half), row_slice(L, 0, half)),
+                       shard_counts(row_slice(features, half, n), row_slice(L, half, n)))
+        stats = statistics(counts, "nmi")
+        assert stats.relevance[0, 0] == 0.0
+        np.testing.assert_allclose(stats.relevance, relevance_matrix(features, L, "nmi"),
+                                   atol=1e-12)
+    # two constant columns are at distance 0 (H(u, v) = 0), a constant and another at 1
+    dist = pairwise_distances(DiscreteMatrix.from_dense_codes(
+        np.c_[np.zeros((n, 2), dtype=int), np.arange(n) % 3]))
+    assert dist[0, 1] == 0.0 and dist[0, 2] == 1.0
 
 
 @settings(max_examples=60, deadline=None)
@@ -153,8 +169,6 @@ def test_relevance_and_distance_equal_reference(problem, kind):
     dm = DiscreteMatrix.from_dense_codes(codes)
     rel = relevance_matrix(dm, discretize_labels(labels), kind)
     for j, l in itertools.product(range(codes.shape[1]), range(labels.shape[1])):
-        if kind == "nmi" and (_constant(codes[:, j]) or _constant(labels[:, l])):
-            continue  # a known bug, pinned by test_nmi_of_a_constant_column_is_zero below
         assert rel[j, l] == pytest.approx(ref.relevance(codes[:, j], labels[:, l], kind), abs=1e-9)
     dist = pairwise_distances(dm)
     for a, b in itertools.product(range(codes.shape[1]), repeat=2):

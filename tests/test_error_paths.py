@@ -80,28 +80,29 @@ def test_cancelled_futures_are_one_engine_error():
 
 # -- the column store ----------------------------------------------------------------------------
 def test_store_validation(tmp_path):
+    from coreselect.errors import StoreError
     from coreselect.store import META_FILE, open_store
 
     X, Y = _small()
     store = paths.build_store(X, Y, tmp_path / "s", seed=1, block_size=5)
-    with pytest.raises(EngineError, match="not a coreselect column store"):
+    with pytest.raises(StoreError, match="not a coreselect column store"):
         open_store(tmp_path)
     meta = json.loads((store.path / META_FILE).read_text())
     bad = tmp_path / "version"
     bad.mkdir()
     (bad / META_FILE).write_text(json.dumps({**meta, "version": 99}))
-    with pytest.raises(EngineError, match="format version 99"):
+    with pytest.raises(StoreError, match="format version 99"):
         open_store(bad)
     (bad / META_FILE).write_text("{not json")
-    with pytest.raises(EngineError, match="cannot read"):
+    with pytest.raises(StoreError, match="cannot read"):
         open_store(bad)
     (bad / META_FILE).write_text(json.dumps({**meta, "format": "other"}))
-    with pytest.raises(EngineError, match="not a coreselect column store"):
+    with pytest.raises(StoreError, match="not a coreselect column store"):
         open_store(bad)
-    (store.path / "blocks" / "b000001" / "data.npy").unlink()
-    with pytest.raises(EngineError, match="missing block 1"):
+    (store.path / "blocks" / "b000001" / "r000000" / "data.npy").unlink()
+    with pytest.raises(StoreError, match="missing block 1"):
         open_store(store.path)
-    with pytest.raises(EngineError, match="missing block 1"):
+    with pytest.raises(StoreError, match="missing block 1"):
         paths.run_store_path(store.path, k=3)
     result = paths.run_cli(paths.cli_args(store.path, k=3), expect=2)
     assert len(result.stderr.strip().splitlines()) == 1 and "missing block 1" in result.stderr
@@ -137,7 +138,7 @@ def test_store_build_rejects_bad_shapes_and_names(tmp_path):
 def test_failed_build_leaves_nothing(tmp_path, monkeypatch):
     """A build that fails after writing some blocks removes its temporary folder, and the
     target never appears."""
-    import coreselect.store as store_mod
+    import coreselect.store.build as store_mod
 
     real = store_mod.discretize
     calls = []
@@ -171,7 +172,13 @@ def test_store_k_too_large_and_bad_mode(tmp_path):
 def test_numba_switched_off_gives_the_same_selection(small_file):
     X, Y = _small()
     expected = paths.run_centralized(X, Y, k=4, relevance="nmi", backend="numba")
-    assert expected.result.extra["backend"] == "numba"
+    from coreselect.core import Problem
+
+    # The same run in the core says which kernels ran: numba, so the CLI below compares the
+    # numpy fallback with numba.
+    core = Problem.build(X, Y, k=4, relevance="nmi").run(alternate=True, backend="numba")
+    assert core.extra["backend"] == "numba"
+    assert list(core.selected) == list(expected.selected)
     off = paths.run_cli_json(small_file, k=4, relevance="nmi",
                              subprocess_env={"CORESELECT_NUMBA": "0"})
     assert_same_selection(off, expected)
@@ -231,8 +238,14 @@ def test_problem_guards():
         Problem.build(X, Y[:-1], k=2)
     with pytest.raises(InputError, match="samples"):
         Problem.from_discrete(discretize(X), discretize_labels(Y[:-1]), k=2)
-    with pytest.raises(InputError, match="keep_constant"):
+    with pytest.raises(InputError, match="only 11 are selectable"):
         Problem.build(X, Y, k=12).run(alternate=True)
+    # What a user sees (the one k check, in the strategies) names the cause and the way out.
+    for run in (paths.run_centralized, paths.run_local):
+        with pytest.raises(InputError, match=r"selectable features \(11\) \(1 constant "
+                           r"columns are never selected; keep_constant=True allows them\)"):
+            run(X, Y, k=12)
+    assert len(paths.run_centralized(X, Y, k=12, keep_constant=True).selected) == 12
 
 
 BAD_DATA = {

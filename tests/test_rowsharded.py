@@ -6,13 +6,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import paths
+
 from coreselect.core.discretize import discretize, discretize_labels
 from coreselect.core.problem import Problem
 from coreselect.errors import InputError
 from coreselect.rowsharded import InMemoryRowShards, SequentialRows, select_row_sharded
 
 
-def _data(kind: str, seed: int = 0, n: int = 300, d: int = 40):
+def _data(kind: str, seed: int = 0, n: int = 300, d: int = 40, raw: bool = False):
     rng = np.random.default_rng(seed)
     Y = (rng.random((n, 5)) < 0.3).astype(int)
     if kind == "binary":
@@ -26,6 +28,8 @@ def _data(kind: str, seed: int = 0, n: int = 300, d: int = 40):
         X = rng.integers(0, 5, size=(n, d)) * (rng.random((n, d)) < 0.4)
         X[:, 0] = 0
         X[:, 1] = X[:, 2]
+    if raw:
+        return X, Y
     return discretize(X), discretize_labels(Y)
 
 
@@ -114,13 +118,12 @@ def test_streaming_tiles_from_disk(tmp_path):
 
 @pytest.mark.parametrize("m", [1, 3])
 def test_grid_equals_algorithm_3_without_row_sharding(m):
-    from coreselect.distributed import partition, select_distributed
     from coreselect.rowsharded import select_grid
 
     F, L = _data("multi", seed=6, d=60)
-    problem = Problem.from_discrete(F, L, k=6)
-    ref = select_distributed(problem, partitions=m, random_state=3, mode="streaming")
-    parts = partition(F.n_columns, m, 3)
+    ref = paths.run_streaming(*_data("multi", seed=6, d=60, raw=True), k=6, partitions=m,
+                              seed=3)
+    parts = paths.partition_of(F.n_columns, m, 3)
     run = select_grid(SequentialRows(InMemoryRowShards(F, L, SHARDS["uneven"])), parts, k=6)
     assert [list(p) for p in run.result.extra["parts"]] == [list(p.selected) for p in ref.parts]
     assert list(run.result.selected) == list(ref.selected)

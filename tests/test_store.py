@@ -169,7 +169,7 @@ def test_store_ref_and_reopen(tmp_path):
 
 def test_explicit_zeros(tmp_path):
     """A stored zero in a column whose most frequent value is not zero: the store gives the
-    codes of the matrix without it (discretize itself loses those zero cells)."""
+    codes of the matrix without it (as discretize does: test_explicitly_stored_zeros_are_zeros)."""
     X = sp.csr_matrix((np.array([4.0, 5.0, 0.0, 3.0, 5.0]), np.array([0, 1, 1, 0, 1]),
                        np.array([0, 2, 3, 5])), shape=(3, 2))  # [1, 1] is a stored zero
     Y = np.array([[1], [0], [1]])
@@ -201,3 +201,43 @@ def test_selection_is_the_same_on_a_tiled_store(tmp_path):
         a = select(one, k=5, partitions=3, mode=mode)
         b = select(tiled, k=5, partitions=3, mode=mode)
         assert np.array_equal(a.selected, b.selected)
+
+
+def test_column_ids_number_selections_as_the_source(tmp_path):
+    """A store of some columns of a matrix (as 'store build' leaves ID columns out) reports
+    the matrix's column numbers: the same selection, parts included, as the in-memory source
+    restricted to those columns."""
+    from coreselect.errors import StoreError
+    from coreselect.selection import select
+    from coreselect.sources import InMemorySource
+    from coreselect.spec import Binning
+
+    X, Y = _data(n=120, d=30)
+    keep = np.setdiff1d(np.arange(30), [0, 7, 8])
+    names = [f"f{j}" for j in range(30)]
+    st = build_store(X[:, keep], Y, tmp_path / "s", block_size=8, seed=3,
+                     feature_names=[names[j] for j in keep], column_ids=keep)
+    assert np.array_equal(st.column_ids, keep) and st.verify()["files"] > 0
+    memory = InMemorySource(X, Y, Binning(), columns=keep, feature_names=names)
+    for mode in ("distributed", "centralized"):
+        a = select(st, k=4, partitions=2, mode=mode, random_state=3)
+        b = select(memory, k=4, partitions=2, mode=mode, random_state=3)
+        assert a.selected.tolist() == b.selected.tolist()
+        assert set(a.selected.tolist()) <= set(keep.tolist())
+        assert a.names == b.names == [names[j] for j in a.selected]
+        assert [p.selected.tolist() for p in a.parts] == [p.selected.tolist() for p in b.parts]
+    with pytest.raises(InputError, match="column_ids"):
+        build_store(X, Y, tmp_path / "bad", column_ids=np.arange(30)[::-1])
+    assert not (tmp_path / "bad").exists()
+    # all columns, in order: nothing recorded
+    assert build_store(X, Y, tmp_path / "all", column_ids=np.arange(30)).column_ids is None
+    # damaged ids in store.json are refused (the checksum is recomputed to pass that check)
+    from coreselect.store import META_FILE
+    from coreselect.store._format import meta_checksum
+
+    meta = json.loads((st.path / META_FILE).read_text())
+    meta["column_ids"] = meta["column_ids"][:-1]
+    meta["checksum"] = meta_checksum(meta)
+    (st.path / META_FILE).write_text(json.dumps(meta))
+    with pytest.raises(StoreError, match="column_ids"):
+        open_store(st.path).column_ids

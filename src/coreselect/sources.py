@@ -16,7 +16,8 @@ nothing else:
   shared data every part task loads from plus one key per part (Algorithm 3);
 * :meth:`~Source.names` and :meth:`~Source.describe`: for reports.
 
-Selections are always in the source's original column ids.
+Selections are always in the source's original column ids (:meth:`~Source.data_columns`:
+a store's columns numbered as in the file it was built from).
 """
 
 from __future__ import annotations
@@ -89,8 +90,13 @@ class Source(abc.ABC):
         raise NotImplementedError(f"{type(self).__name__} cannot be cut into row shards")
 
     def names(self, ids: np.ndarray) -> list[str] | None:
-        """Names of the given original column ids (None when the source has no names)."""
+        """Names of the given column ids (None when the source has no names)."""
         return None
+
+    def data_columns(self, ids: np.ndarray) -> np.ndarray:
+        """The column numbers, in the data the source was made from, of the given column
+        ids (what a selection reports): the ids themselves unless the source renumbers."""
+        return np.asarray(ids, dtype=np.int64)
 
     @abc.abstractmethod
     def describe(self) -> dict:
@@ -312,6 +318,13 @@ class StoreSource(Source):
     def names(self, ids: np.ndarray) -> list[str]:
         names = self.store.feature_names
         return [str(names[int(i)]) for i in ids]
+
+    def data_columns(self, ids: np.ndarray) -> np.ndarray:
+        # A store built from some columns of a file (ID columns left out) records their
+        # numbers in the file: selections report those, as a selection from the file does.
+        ids = np.asarray(ids, dtype=np.int64)
+        file_ids = self.store.column_ids
+        return ids if file_ids is None else file_ids[ids]
 
     def describe(self) -> dict:
         return {"dataset": self.name, "n_samples": self.store.n_samples,

@@ -190,6 +190,9 @@ class Strategy(abc.ABC):
         result = self._select(objective, source, backend, progress)
         result.seconds = time.perf_counter() - start
         result.names = source.names(result.selected)
+        result.selected = source.data_columns(result.selected)
+        for part in result.parts:
+            part.selected = source.data_columns(part.selected)
         result.data = source.describe()
         result.spec = {**asdict(objective), **asdict(source.binning)}
         return result

@@ -40,7 +40,9 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, n_bins,
     The columns are shuffled once with --seed, so contiguous blocks are random partitions;
     the store holds discretized codes (cut points over all rows; binning is per column, so
     it equals binning all at once), in tiles of row block x column block, each with a
-    checksum. STORE_DIR appears only when complete.
+    checksum. STORE_DIR appears only when complete. It holds the columns 'select DATA'
+    chooses from (ID columns left out) and selections from it report the file's column
+    numbers.
     """
     from coreselect.datasets.load import load
     from coreselect.store import build_store, check_build_target
@@ -54,17 +56,24 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, n_bins,
         bar.n = done
         bar.refresh()
 
+    # The candidates of 'select DATA' (ID columns left out), numbered as in the file.
+    keep = ds.candidate_columns()
+    every = keep.size == ds.X.shape[1]
+    X = ds.X if every else ds.X[:, keep]
+    names = ds.feature_names if every else [ds.feature_names[int(i)] for i in keep]
     try:
-        st = build_store(ds.X, ds.Y, store_dir, block_size=block_size,
+        st = build_store(X, ds.Y, store_dir, block_size=block_size,
                          row_block_size=row_block_size, seed=seed, n_bins=n_bins,
                          strategy=strategy, min_bin_count=min_bin_count,
-                         feature_names=ds.feature_names, label_names=ds.label_names,
-                         name=ds.name, progress=progress)
+                         feature_names=names, label_names=ds.label_names,
+                         name=ds.name, column_ids=keep, progress=progress)
     finally:
         bar.close()
     click.echo(f"{st.path}: {st.n_features} features x {st.n_samples} samples, "
                f"{st.n_labels} labels, {st.n_blocks} column blocks of {st.block_size} x "
-               f"{st.n_row_blocks} row blocks of {st.row_block_size}, seed {st.seed}")
+               f"{st.n_row_blocks} row blocks of {st.row_block_size}, seed {st.seed}"
+               + ("" if every else f" (ID columns left out: "
+                  f"{', '.join(str(ds.feature_names[int(i)]) for i in ds.id_columns)})"))
 
 
 @store_cmd.command("info")

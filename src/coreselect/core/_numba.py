@@ -16,6 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+# entropy.ZERO_ENTROPY (not imported: entropy.py imports this module lazily)
+ZERO_ENTROPY = 1e-12
+
 
 @njit(cache=True, nogil=True)
 def _joint_row(u_rows, u_codes, a, u_counts, indptr, cols, codes, offsets, code_counts,
@@ -47,7 +50,7 @@ def _joint_row(u_rows, u_codes, a, u_counts, indptr, cols, codes, offsets, code_
             zero_zero = 0  # only possible for touched columns, fixed below
         s = base[v] + base_u + xl[zero_zero]
         h = log2n - s / n
-        out[v] = h if h > 0.0 else 0.0
+        out[v] = h if h >= ZERO_ENTROPY else 0.0
     # Touched columns: every cell from the gathered counts and the marginals.
     row_sums = np.zeros(max(a, 1), dtype=np.int64)
     for k in range(n_touched):
@@ -72,7 +75,7 @@ def _joint_row(u_rows, u_codes, a, u_counts, indptr, cols, codes, offsets, code_
             s += xl[u_counts[i] - row_sums[i]]
         s += xl[n - nnz_u - nonzero_counts[v] + together]
         h = log2n - s / n
-        out[v] = h if h > 0.0 else 0.0
+        out[v] = h if h >= ZERO_ENTROPY else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -85,7 +88,7 @@ def distances_from_column(u_rows, u_codes, a, u_counts, h_u, indptr, cols, codes
                nonzero_counts, base, xl, work, colmark, touched, out)
     for v in range(out.size):
         h = out[v]
-        if h > 0.0:
+        if h >= ZERO_ENTROPY:
             dist = (2.0 * h - h_u - entropies[v]) / h
             out[v] = 0.0 if dist < 0.0 else (1.0 if dist > 1.0 else dist)
         else:

@@ -183,6 +183,12 @@ def discretize(
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
+        if (X.data == 0).any():
+            # The binning counts a column's zeros as the cells it does not store: explicitly
+            # stored zeros would be binned as values and lose the zero rule. On a copy: the
+            # caller's matrix is left as it was.
+            X = X.copy()
+            X.eliminate_zeros()
     else:
         X = np.asarray(X)
         if X.ndim != 2:

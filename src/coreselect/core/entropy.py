@@ -37,6 +37,17 @@ RELEVANCES = ("nmi", "mi")
 Backend = Literal["auto", "numba", "numpy"]
 
 
+# ``log2(n) - sum N log2 N / n`` of a constant column is ~4e-16, not 0, for some n (11, 13,
+# 29, ...), and NMI divides by its square root. A true entropy of n samples is at least about
+# log2(n) / n (> 1e-10 for n < 1e12), so anything below this is 0.
+ZERO_ENTROPY = 1e-12
+
+
+def zero_small(h: np.ndarray) -> np.ndarray:
+    """Entropies with rounding residue (and negative values) set to exactly 0."""
+    return np.where(h < ZERO_ENTROPY, 0.0, h)
+
+
 @lru_cache(maxsize=8)
 def xlogx_table(n: int) -> np.ndarray:
     """``c * log2(c)`` for every count ``c = 0 .. n`` (0 for ``c = 0``); read-only."""
@@ -55,7 +66,7 @@ def entropy(a: DiscreteMatrix) -> np.ndarray:
     xl = xlogx_table(n)
     s = np.bincount(a.expanded_owner, weights=xl[a.code_counts], minlength=a.n_columns)
     zero = n - a.nonzero_counts
-    return np.maximum(np.log2(n) - (s + xl[zero]) / n, 0.0)
+    return zero_small(np.log2(n) - (s + xl[zero]) / n)
 
 
 def _aggregator(a: DiscreteMatrix) -> sp.csr_matrix:
@@ -126,7 +137,7 @@ def _joint_entropy_sparse(a: DiscreteMatrix, b: DiscreteMatrix) -> np.ndarray:
     n00 = (n - a.nonzero_counts[:, None] - b.nonzero_counts[None, :]
            + np.rint(together).astype(np.int64))
     cells += base_a[:, None] + base_b[None, :] + xl[n00]
-    return np.maximum(np.log2(n) - cells / n, 0.0)
+    return zero_small(np.log2(n) - cells / n)
 
 
 def mutual_information(a: DiscreteMatrix, b: DiscreteMatrix, backend: Backend = "auto") -> np.ndarray:
@@ -164,8 +175,8 @@ def relevance_from_entropies(h_x: np.ndarray, h_l: np.ndarray, h_xl: np.ndarray,
     if kind == "mi":
         return info
     with np.errstate(divide="ignore"):
-        inv_x = np.where(h_x > 0, 1.0 / np.sqrt(h_x), 0.0)
-        inv_l = np.where(h_l > 0, 1.0 / np.sqrt(h_l), 0.0)
+        inv_x = np.where(h_x >= ZERO_ENTROPY, 1.0 / np.sqrt(h_x), 0.0)
+        inv_l = np.where(h_l >= ZERO_ENTROPY, 1.0 / np.sqrt(h_l), 0.0)
     info *= inv_x[:, None]
     info *= inv_l[None, :]
     return np.minimum(info, 1.0, out=info)
@@ -174,7 +185,8 @@ def relevance_from_entropies(h_x: np.ndarray, h_l: np.ndarray, h_xl: np.ndarray,
 def distance_from_entropies(h_uv: np.ndarray, h_u: float | np.ndarray, h_v: np.ndarray) -> np.ndarray:
     """``d = 1 - I/H(u,v) = (2 H(u,v) - H(u) - H(v)) / H(u,v)``, 0 where ``H(u,v) = 0``."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        dist = np.where(h_uv > 0, (2.0 * h_uv - h_u - h_v) / np.where(h_uv > 0, h_uv, 1.0), 0.0)
+        ok = h_uv >= ZERO_ENTROPY
+        dist = np.where(ok, (2.0 * h_uv - h_u - h_v) / np.where(ok, h_uv, 1.0), 0.0)
     return np.clip(dist, 0.0, 1.0)
 
 

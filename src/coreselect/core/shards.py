@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from coreselect.core.discretize import DiscreteMatrix
 from coreselect.core.entropy import (
     Backend, Relevance, _numba_enabled, distance_from_entropies, relevance_from_entropies,
+    zero_small,
 )
 
 
@@ -116,7 +117,7 @@ def column_entropies(n_samples: int, n_codes: np.ndarray, slot_counts: np.ndarra
     owner = _owner(n_codes)
     s = np.bincount(owner, weights=xlogx(slot_counts), minlength=n_codes.size)
     nonzero = np.bincount(owner, weights=slot_counts, minlength=n_codes.size)
-    return np.maximum(np.log2(n_samples) - (s + xlogx(n_samples - nonzero)) / n_samples, 0.0)
+    return zero_small(np.log2(n_samples) - (s + xlogx(n_samples - nonzero)) / n_samples)
 
 
 @dataclass
@@ -177,7 +178,7 @@ def statistics(counts: ShardCounts, kind: Relevance = "mi") -> Statistics:
         cells += (al @ xlogx(counts.label_counts[None, :] - col_sum).T).T
         together = np.rint(ax @ row_sum.astype(np.float64)).astype(np.int64)
         cells += xlogx(n - nnz_x[:, None] - nnz_l[None, :] + together)
-        h_xl = np.maximum(np.log2(n) - cells / n, 0.0)
+        h_xl = zero_small(np.log2(n) - cells / n)
     return Statistics(n, fx, counts.feature_counts, nnz_x, h_x, h_l,
                       relevance_from_entropies(h_x, h_l, np.asarray(h_xl, dtype=np.float64),
                                                kind))
@@ -236,7 +237,7 @@ def distances_from_counts(stats: Statistics, u: int, co: np.ndarray) -> np.ndarr
         together += row_sum
     nnz_u = int(m_u.sum())
     s += xlogx(n - nnz_u - stats.nonzero_counts + together)
-    h_uv = np.maximum(np.log2(n) - s / n, 0.0)
+    h_uv = zero_small(np.log2(n) - s / n)
     return distance_from_entropies(h_uv, stats.entropies[u], stats.entropies)
 
 

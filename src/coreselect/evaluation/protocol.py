@@ -63,10 +63,20 @@ EVALUATORS = ("brknn", "linear")
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
+#: Most values a range may expand to (checked before expanding it).
+MAX_RANGE_VALUES = 10_000
+
+
 def _range(start: float, stop: float, step: float) -> list[float]:
+    if not all(math.isfinite(v) for v in (start, stop, step)):
+        raise InputError(f"bad range {start}:{stop}:{step} (values must be finite)")
     if step <= 0 or stop < start:
         raise InputError(f"bad range {start}:{stop}:{step} (need step > 0 and start <= stop)")
-    n = int(math.floor((stop - start) / step + 1e-9)) + 1
+    count = math.floor((stop - start) / step + 1e-9) + 1
+    if count > MAX_RANGE_VALUES:
+        raise InputError(f"range {start:g}:{stop:g}:{step:g} has {count:,} values, more than "
+                         f"{MAX_RANGE_VALUES:,}")
+    n = int(count)
     return [start + i * step for i in range(n)]
 
 
@@ -94,6 +104,8 @@ def parse_values(spec: str) -> list[float]:
             vals = _range(a, z, b - a)
         else:
             vals = [float(p) for p in text.split(",")]
+    except InputError:  # a range's own message says what is wrong
+        raise
     except (ValueError, TypeError):
         raise InputError(f"cannot parse {spec!r}: use a list '10,20,50' or a range '10:100:10'") from None
     return [round(v, 10) for v in vals]
@@ -104,7 +116,7 @@ def parse_k(spec: str | Iterable[int]) -> list[int]:
     vals = list(spec) if not isinstance(spec, str) else parse_values(spec)
     out = []
     for v in vals:
-        if float(v) != int(float(v)) or int(v) < 1:
+        if not math.isfinite(float(v)) or float(v) != int(float(v)) or int(v) < 1:
             raise InputError(f"numbers of features must be positive integers, got {v!r}")
         out.append(int(v))
     return sorted(set(out))

@@ -3,8 +3,11 @@
 Layout of ``STORE_DIR`` (format version 2)::
 
     store.json                  format, version, n, d, L, tile layout, seed, discretization,
-                                the size and crc32 of every other file, and the crc32 of
-                                store.json itself (key ``checksum``)
+                                ``column_ids`` (the source's column number of each stored
+                                column when the store holds some columns of it, e.g. a
+                                file's without its ID columns; else null), the size and
+                                crc32 of every other file, and the crc32 of store.json
+                                itself (key ``checksum``)
     order.npy                   int64 (d,): original column id of each store position
     n_codes.npy                 int64 (d,): number of codes of each store position
     feature_names.json          list of d names (absent when the names are x0, x1, ...)

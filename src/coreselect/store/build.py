@@ -52,6 +52,7 @@ def build_store(
     feature_names: Sequence[str] | None = None,
     label_names: Sequence[str] | None = None,
     name: str = "dataset",
+    column_ids: Sequence[int] | None = None,
     progress: Progress | None = None,
 ) -> ColumnStore:
     """Discretize ``X`` column block by column block and write a tiled column store at
@@ -62,6 +63,10 @@ def build_store(
     only when complete (it is written into a hidden folder beside it and renamed), so a
     failed build leaves nothing behind; hidden folders of killed builds are removed by the
     next build in the same place.
+
+    ``column_ids`` (increasing, one per column of ``X``) are the columns' numbers in the data
+    ``X`` was taken from (for example a file's candidate columns, ID columns left out);
+    selections from the store report them (default: ``0 .. d-1``).
 
     Raises
     ------
@@ -80,7 +85,7 @@ def build_store(
                   block_size=block_size, row_block_size=row_block_size, seed=seed,
                   n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
                   feature_names=feature_names, label_names=label_names, name=name,
-                  progress=progress)
+                  column_ids=column_ids, progress=progress)
 
 
 def build_store_from_chunks(
@@ -256,7 +261,7 @@ def split_rows(codes: sp.csc_matrix, bounds: np.ndarray) -> list[tuple[np.ndarra
 
 def _build(path, n, d, nnz, columns, get_labels, *, block_size, row_block_size, seed, n_bins,
            strategy, min_bin_count, feature_names, label_names, name, progress,
-           order=None) -> ColumnStore:
+           order=None, column_ids=None) -> ColumnStore:
     block_size, seed = _check_params(block_size, row_block_size, seed)
     target = Path(path)
     check_build_target(target)
@@ -281,6 +286,13 @@ def _build(path, n, d, nnz, columns, get_labels, *, block_size, row_block_size, 
                    else [str(s) for s in label_names])
     if len(feature_names) != d or len(label_names) != labels.n_columns:
         raise InputError("the numbers of feature/label names do not match the data")
+    if column_ids is not None:
+        column_ids = np.asarray(column_ids, dtype=np.int64)
+        if column_ids.shape != (d,) or (d and column_ids[0] < 0) or np.any(
+                np.diff(column_ids) <= 0):
+            raise InputError(f"column_ids must be {d} increasing non-negative column numbers")
+        if np.array_equal(column_ids, np.arange(d)):
+            column_ids = None
     rbs = (auto_row_block_size(n, d, nnz, block_size) if row_block_size is None
            else min(int(row_block_size), n))
     n_rb = -(-n // rbs)
@@ -298,6 +310,8 @@ def _build(path, n, d, nnz, columns, get_labels, *, block_size, row_block_size, 
         "n_labels": int(labels.n_columns),
         "label_names": label_names,
         "feature_names_prefix": names_pattern,
+        # the source's column number of each stored column, when not 0 .. d-1
+        "column_ids": None if column_ids is None else [int(i) for i in column_ids],
         "block_size": block_size,
         "n_blocks": n_blocks,
         "row_block_size": int(rbs),
@@ -329,11 +343,6 @@ def _write_all(tmp: Path, columns, labels, order, block_size, bounds, n_bins, st
     for b in range(n_blocks):
         lo, hi = b * block_size, min(d, (b + 1) * block_size)
         values = columns(b, order[lo:hi])
-        if sp.issparse(values):
-            # explicit stored zeros would hide the zero cells from discretize (it misses
-            # them when zero is not a column's most frequent value)
-            values = sp.csc_matrix(values, copy=True)
-            values.eliminate_zeros()
         block = discretize(values, n_bins=n_bins, strategy=strategy,
                            min_bin_count=min_bin_count)
         del values

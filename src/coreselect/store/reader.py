@@ -115,6 +115,21 @@ class ColumnStore:
         return names
 
     @cached_property
+    def column_ids(self) -> np.ndarray | None:
+        """The source's column number of each stored column (None: the stored column ids
+        are the source's, ``0 .. n_features-1``)."""
+        ids = self.meta.get("column_ids")
+        if ids is None:
+            return None
+        out = np.asarray(ids)
+        if (out.shape != (self.n_features,) or out.dtype.kind not in "iu"
+                or (out.size and out[0] < 0) or np.any(np.diff(out) <= 0)):
+            raise store_error(f"column store {self.path}: column_ids in store.json are damaged "
+                             f"(not {self.n_features} increasing column numbers)",
+                             block=META_FILE)
+        return out.astype(np.int64)
+
+    @cached_property
     def order(self) -> np.ndarray:
         """Original column id of every store position (a permutation, checked)."""
         order = self._array("order.npy", "column order")
@@ -195,7 +210,7 @@ class ColumnStore:
         files = self._expected_files()
         for rel in files:
             self._verified(rel, _block_of(rel), force=True)
-        _ = self.order, self.n_codes, self.label_n_codes, self.feature_names
+        _ = self.order, self.n_codes, self.label_n_codes, self.feature_names, self.column_ids
         # tile by tile (memory: one tile), keeping each column's largest code
         top = np.zeros(self.n_features, dtype=np.int64)
         for b, lo, hi in self._col_blocks(0, self.n_features):
