@@ -67,6 +67,10 @@ def run(datasets: list[str], folds: int, jobs: int, methods: list[str], max_rows
         df["relieff_samples"] = (options or {}).get("n_samples", 0)
         df["rows_used"] = X.shape[0]
         df["rows_total"] = n_rows
+        old = OUT / f"{name}.csv"
+        if old.exists():  # rerunning some methods: keep the other methods' rows
+            kept = pd.read_csv(old)
+            df = pd.concat([kept[~kept["method"].isin(methods)], df], ignore_index=True)
         tmp = OUT / f".{name}.csv.tmp"
         df.to_csv(tmp, index=False, float_format="%.6g")
         tmp.replace(OUT / f"{name}.csv")

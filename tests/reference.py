@@ -138,7 +138,8 @@ def greedy(codes, labels, k, lam=0.5, p=10, kind="nmi", alternate=False, selecta
     Algorithm 3 picks its coreset size). ``calibration="range"`` scores a candidate by
     ``(1-lam) * dg' + lam * dD'``, each marginal gain min-max scaled over the remaining
     candidates of the step (relevance gains under 1e-9 of the largest single relevance count
-    as 0; no AltGreedy halving); ``"paper"`` is eq. (2)."""
+    as 0; no AltGreedy halving), and skips a candidate at distance 0 from a selected feature
+    (a copy) while any other candidate is left; ``"paper"`` is eq. (2)."""
     n_select = k if n_select is None else n_select
     d = codes.shape[1]
     allowed = [u for u in range(d) if selectable is None or selectable[u]]
@@ -150,9 +151,12 @@ def greedy(codes, labels, k, lam=0.5, p=10, kind="nmi", alternate=False, selecta
     while len(chosen) < n_select:
         g_now, d_now = g(codes, labels, chosen, p, kind), diversity(codes, chosen)
         dg, dd = {}, {}
-        for u in allowed:
-            if u in chosen:
-                continue
+        candidates = [u for u in allowed if u not in chosen]
+        if calibration != "paper":
+            fresh = [u for u in candidates
+                     if min(distance(codes[:, u], codes[:, x]) for x in chosen) > 1e-9]
+            candidates = fresh or candidates
+        for u in candidates:
             cand = chosen + [u]
             dg[u] = g(codes, labels, cand, p, kind) - g_now
             dd[u] = diversity(codes, cand) - d_now

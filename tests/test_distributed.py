@@ -54,7 +54,7 @@ def data():
 @pytest.fixture(scope="module")
 def problem(data):
     X, Y = data
-    return Problem.build(X, Y, k=K)
+    return Problem.build(X, Y, k=K, calibration=OBJ.calibration)
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +108,8 @@ def test_each_part_is_core_greedy_on_the_submatrix(data, problem, store):
     bounds = partition_bounds(problem.n_columns, m)
     for i, positions in enumerate(partition(problem.n_columns, m, 5)):
         ids = np.sort(positions)
-        sub = Problem.build(sp.csc_matrix(X)[:, ids], Y, k=K, column_ids=ids)
+        sub = Problem.build(sp.csc_matrix(X)[:, ids], Y, k=K, column_ids=ids,
+                            calibration=OBJ.calibration)
         expected = sub.run(K, alternate=False)
         got = run_part(ProblemParts(problem), PartTask(i, K, positions))
         assert np.array_equal(got.selected, expected.selected)
@@ -385,11 +386,12 @@ def test_cli_select_on_store_and_unreachable_scheduler(store, monkeypatch):
 
 def test_calibration_reaches_every_greedy_run(data, store, monkeypatch):
     """In memory and from a store, in the parts and in the union: the core sees the
-    objective's calibration (here a made-up one the core does not know yet)."""
+    objective's calibration (here one that is neither the default nor the paper's)."""
     import coreselect.core.objective as objective
     import coreselect.core.problem as problem_module
 
-    monkeypatch.setattr(objective, "CALIBRATIONS", objective.CALIBRATIONS + ("other",))
+    other = next(c for c in objective.CALIBRATIONS
+                 if c not in ("paper", objective.DEFAULT_CALIBRATION))
     seen = []
     real = problem_module.greedy
 
@@ -399,9 +401,9 @@ def test_calibration_reaches_every_greedy_run(data, store, monkeypatch):
 
     monkeypatch.setattr(problem_module, "greedy", spy)
     X, Y = data
-    obj = Objective(k=K, calibration="other")
+    obj = Objective(k=K, calibration=other)
     for src in (InMemorySource(X, Y), StoreSource(store)):
         for strategy in (AltGreedy(), DistributedGreedy(partitions=3, random_state=5)):
             seen.clear()
             res = strategy.run(obj, src)
-            assert seen and set(seen) == {"other"} and res.spec["calibration"] == "other"
+            assert seen and set(seen) == {other} and res.spec["calibration"] == other

@@ -31,6 +31,10 @@ from coreselect.errors import InputError
 #: residue of the incremental updates (true gains there are 0).
 GAIN_RTOL = 1e-9
 
+#: Distances at most this are copies: the two columns split the samples identically, so a
+#: copy of a selected feature adds no information at all.
+COPY_ATOL = 1e-9
+
 #: Called after each greedy step with (step, n_steps).
 StepCallback = Callable[[int, int], None]
 
@@ -179,6 +183,11 @@ def greedy(
     if params.calibration not in CALIBRATIONS:
         raise InputError(f"unknown calibration {params.calibration!r}; choose from {CALIBRATIONS}")
     penalty = np.where(allowed, 0.0, -np.inf)
+    # Calibrated steps skip copies of selected features (distance 0) while anything else is
+    # left: min-max scaling gives a copy of the most relevant feature the full relevance score
+    # until its labels' top-p fill up, whatever its (zero) distance. Eq. (2) is left as is.
+    skip_copies = params.calibration != "paper"
+    copies = np.zeros(d, dtype=bool)
     diversity_to_s = np.zeros(d)
     scale = float(gains.gains[allowed].max()) if n_allowed else 0.0
 
@@ -190,9 +199,11 @@ def greedy(
             u = argmax_first(gains.gains + penalty)  # the largest g({u})
         else:
             live = None if params.calibration == "paper" else penalty == 0.0
+            if skip_copies and np.any(live & ~copies):
+                live &= ~copies
             scores = step_scores(params, gains.gains, diversity_to_s, step, live,
                                  alternate=alternate, relevance_scale=scale)
-            u = argmax_first(scores + penalty)
+            u = argmax_first(scores + (penalty if live is None else np.where(live, 0.0, -np.inf)))
         diversity += diversity_to_s[u]
         chosen.append(u)
         penalty[u] = -np.inf
@@ -200,6 +211,8 @@ def greedy(
         if oracle is not None:
             dist = oracle.distances_from(u)
             diversity_to_s += dist
+            if skip_copies:
+                copies |= dist <= COPY_ATOL
             pair[step, :step] = dist[chosen[:-1]]
         if callback is not None:
             callback(step + 1, n_select)

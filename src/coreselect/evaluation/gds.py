@@ -1,13 +1,10 @@
 """``CalibratedGDS``: centralized GDS with a chosen calibration, for the evaluation harness.
 
-It runs the same steps as :func:`coreselect.selection.select_features` in centralized mode
-(validation, discretization, relevance, AltGreedy) with ``ObjectiveParams.calibration`` set,
-so that ``evaluate`` can compare calibrations before ``GDSSelector`` exposes the choice.
+It is :func:`coreselect.selection.select` in centralized mode with a chosen calibration, plus
+what the protocol needs to treat a calibrated selection as a ranking (fit once per fold).
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 
@@ -48,20 +45,12 @@ class CalibratedGDS:
         return self.selected_
 
     def fit(self, X, Y) -> "CalibratedGDS":
-        import time
+        from coreselect.selection import select
 
-        from coreselect.core.problem import Problem, centralized
-        from coreselect.selection import as_label_matrix, check_features
-
-        start = time.perf_counter()
-        X = check_features(X)
-        Y = as_label_matrix(Y, X.shape[0])
-        problem = Problem.build(X, Y, k=self.k, lam=self.lam, p=self.p, relevance=self.relevance,
-                                n_bins=self.n_bins, strategy=self.strategy,
-                                min_bin_count=self.min_bin_count)
-        problem.params = dataclasses.replace(problem.params, calibration=self.calibration)
-        self.problem_ = problem
-        self.result_ = centralized(problem)
-        self.selected_ = np.asarray(self.result_.selected, dtype=np.int64)
-        self.seconds_ = time.perf_counter() - start
+        result = select(X, Y, k=self.k, lam=self.lam, p=self.p, relevance=self.relevance,
+                        calibration=self.calibration, n_bins=self.n_bins,
+                        strategy=self.strategy, min_bin_count=self.min_bin_count)
+        self.result_ = result
+        self.selected_ = np.asarray(result.selected, dtype=np.int64)
+        self.seconds_ = result.seconds
         return self
