@@ -129,3 +129,20 @@ def test_calibrated_selection_is_a_prefix_of_larger_k(calibration):
     small = _with(_problem(5, k=4), calibration=calibration).run(alternate=True)
     large = _with(_problem(5, k=9), calibration=calibration).run(alternate=True)
     assert list(large.selected[:4]) == list(small.selected)
+
+
+@pytest.mark.parametrize("calibration", CALIBRATED)
+def test_calibrated_steps_skip_copies_of_selected_features(calibration):
+    """A copy of a selected feature (distance 0) adds no information: while anything else is
+    left a calibrated greedy never picks it (eq. (2) is left as the paper wrote it)."""
+    rng = np.random.default_rng(7)
+    n = 120
+    base = rng.integers(0, 3, size=(n, 5)).astype(float)
+    X = np.column_stack([base, base[:, :3], base[:, :3]])  # columns 5..10 copy columns 0..2
+    Y = np.column_stack([base[:, 0] > 0, base[:, 1] > 1, rng.random(n) < 0.4]).astype(int)
+    problem = _with(Problem.build(X, Y, k=5, p=10, min_bin_count=2), calibration=calibration)
+    chosen = problem.run(5, alternate=True).selected
+    originals = {int(c) if c < 5 else int((c - 5) % 3) for c in chosen}
+    assert len(originals) == 5, chosen  # one column of each of the 5 originals
+    # only copies left to pick: they are picked rather than failing
+    assert len(problem.run(8, alternate=True).selected) == 8

@@ -196,3 +196,18 @@ def test_verbose_dask_run_logs_our_stages_only(small_store):
     assert any("coreselect.strategies: parts" in line for line in lines)
     assert not [line for line in lines if " distributed." in line], lines
     assert len(lines) < 10 and json.loads(proc.stdout)["engine"] == "dask"
+
+
+def test_explain_and_coverage(capsys, tmp_path):
+    png = tmp_path / "coverage.png"
+    code, out, err = run(capsys, "select", "synthesized", "-k", "16", "--json", "--explain",
+                         "--coverage", str(png))
+    assert code == 0, err
+    report = json.loads(out)
+    explained = report["explanations"]
+    assert [e["feature"] for e in explained] == report["names"]
+    for e in explained:  # synthesized feature "l<j>_..." was planted for label j
+        planted = "label" + e["feature"].split("_")[0][1:]
+        assert e["labels"][0] == planted and 0 < e["g_share"] <= 1
+    assert abs(sum(e["g_share"] for e in explained) - 1) < 1e-6
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

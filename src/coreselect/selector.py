@@ -127,6 +127,12 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         ``sum_l MI(x, l)`` of each selected feature, in selection order.
     pair_distances_ : ndarray, shape (k, k)
         Distances among the selected features, in selection order.
+    label_relevance_ : ndarray, shape (k, n_labels)
+        Relevance of each selected feature (selection order) to each label.
+    explanations_ : list of coreselect.explain.FeatureExplanation
+        Why each feature was picked, in selection order: the labels for which it is among
+        the top-p of the selection, its share of ``g``, and its nearest selected neighbour by
+        ``d``. Label names come from ``Y``'s columns when ``Y`` is a DataFrame.
     result_ : coreselect.strategies.SelectionResult
         The full result of the run (per-part selections for the distributed modes).
     seconds_ : float
@@ -202,6 +208,15 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         self.diversity_ = result.diversity
         self.feature_relevance_ = result.feature_relevance
         self.pair_distances_ = result.pair_distances
+        self.label_relevance_ = result.label_relevance
+        names = getattr(self, "feature_names_in_", None)
+        picked = ([str(names[i]) for i in self.selected_] if names is not None
+                  else [f"x{i}" for i in self.selected_])
+        from coreselect.explain import explain_selection
+
+        self.explanations_ = explain_selection(
+            result.label_relevance, self.p, result.pair_distances, feature_names=picked,
+            label_names=[str(c) for c in Y.columns] if hasattr(Y, "columns") else None)
         self.timings_ = result.timings
         self.seconds_ = result.seconds
         self.support_ = np.zeros(X.shape[1], dtype=bool)

@@ -24,7 +24,7 @@ import abc
 import logging
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -103,6 +103,20 @@ class SelectionResult:
     names: list[str] | None = None
     data: dict = field(default_factory=dict)
     spec: dict = field(default_factory=dict)
+    label_relevance: np.ndarray | None = None  # (k, labels): relevance of each pick to each label
+
+    def explain(self, label_names: Sequence[str] | None = None,
+                min_share: float = 0.05) -> list:
+        """Why each feature was picked, in selection order: the labels for which it is among
+        the top-p of the selection, its share of ``g``, and its nearest selected neighbour by
+        ``d`` (:func:`coreselect.explain.explain_selection`)."""
+        from coreselect.explain import explain_selection
+
+        if self.label_relevance is None:
+            raise InputError("this result holds no per-label relevances to explain")
+        return explain_selection(self.label_relevance, int(self.spec.get("p", 10)),
+                                 self.pair_distances, label_names=label_names,
+                                 feature_names=self.names, min_share=min_share)
 
     @property
     def mean_distance(self) -> np.ndarray:
@@ -214,6 +228,7 @@ def _from_problem(problem: Problem, res, strategy: str, **extra) -> SelectionRes
         relevance=float(res.relevance),
         diversity=float(res.diversity),
         feature_relevance=problem.relevance[pos].sum(axis=1),
+        label_relevance=problem.relevance[pos],
         pair_distances=np.asarray(res.pair_distances),
         strategy=strategy,
         **extra,
@@ -429,6 +444,7 @@ class RowSharded(Strategy):
             selected=selected, objective=float(res.objective), relevance=float(res.relevance),
             diversity=float(res.diversity),
             feature_relevance=run.stats.relevance[positions].sum(axis=1),
+            label_relevance=run.stats.relevance[positions],
             pair_distances=np.asarray(res.pair_distances), strategy=self.name,
             engine=info["engine"], engine_info={**info, "row_shards": rows.n_row_shards},
             timings=timings)

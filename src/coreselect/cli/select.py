@@ -81,12 +81,17 @@ _UNUSED = {
 @click.option("--out", "out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON result to this file.")
 @click.option("--export", "export", type=click.Path(dir_okay=False), default=None,
               help="Write the dataset reduced to the selected features (.arff, .svm, .csv, .parquet).")
+@click.option("--explain", is_flag=True,
+              help="Say why each feature was picked: the labels it is among the top-p for, its share of g, its nearest selected neighbour.")
+@click.option("--coverage", "coverage_png", type=click.Path(dir_okay=False), default=None,
+              help="Also draw the selected-feature x label coverage as a PNG at this path.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--verbose", "-v", is_flag=True, help="Log each stage with its time on stderr.")
 @handle_errors
 def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, strategy,
-               keep_constant, mode, partitions, coreset_size, row_shards, engine, n_workers, scheduler, seed,
-               labels, backend, as_json, out, export, quiet, verbose):
+               keep_constant, mode, partitions, coreset_size, row_shards, engine, n_workers,
+               scheduler, seed, labels, backend, as_json, out, export, explain, coverage_png,
+               quiet, verbose):
     """Select K features of DATA (a file, a built-in dataset name, or a column store folder)."""
     if verbose:
         _log_to_stderr()
@@ -103,7 +108,8 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     # unknown --export format is refused now rather than after the selection.
     from coreselect.files import check_outputs
 
-    check_outputs({"DATA": data, "--labels": labels}, {"--out": out, "--export": export})
+    check_outputs({"DATA": data, "--labels": labels},
+                  {"--out": out, "--export": export, "--coverage": coverage_png})
     if export:
         from coreselect.io import format_of
 
@@ -145,10 +151,13 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     report = {"k": k, "lam": lam, "p": p, "relevance_kind": relevance,
               "calibration": result.spec.get("calibration"), "mode": mode,
               **result.to_dict()}
+    label_names = list(store.label_names if store is not None else dataset.label_names)
+    if explain:
+        report["explanations"] = [_explanation(e) for e in result.explain(label_names)]
     if export:
         report["export"] = str(export)
     report["total_seconds"] = round(time.perf_counter() - started, 4)
-    if out or export:
+    if out or export or coverage_png:
         from coreselect.files import output_set
         from coreselect.io import export_columns, format_of
 
@@ -162,13 +171,27 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
             if xml is not None and xml.exists():
                 xml = None  # it already names these labels: leave it alone
         # One command, all outputs or none: they are renamed into place only when all wrote.
-        with output_set([out, export, xml]) as (out_tmp, export_tmp, xml_tmp):
+        with output_set([out, export, xml, coverage_png]) as (out_tmp, export_tmp, xml_tmp,
+                                                              png_tmp):
+            if png_tmp is not None:
+                from coreselect.explain import plot_coverage
+
+                plot_coverage(result.label_relevance, p, png_tmp, label_names=label_names,
+                              feature_names=result.names)
             if export_tmp is not None:
                 arff = {"xml": xml_tmp or False} if format_of(export) == "arff" else {}
                 export_columns(dataset, result.selected, export_tmp, **arff)
             if out_tmp is not None:
                 out_tmp.write_text(json.dumps(report, indent=2) + "\n")
     click.echo(json.dumps(report) if as_json else _table(report))
+
+
+def _explanation(e) -> dict:
+    return {"feature": e.feature, "labels": list(e.labels),
+            "label_relevance": [round(float(v), 6) for v in e.label_relevance],
+            "g_share": round(float(e.g_share), 6), "nearest": e.nearest,
+            "nearest_distance": None if e.nearest_distance is None
+            else round(float(e.nearest_distance), 6)}
 
 
 def _log_to_stderr() -> None:
@@ -245,4 +268,13 @@ def _table(report: dict) -> str:
             f"{report['partitions']} parts on {report['engine']}: engine start "
             f"{t.get('engine_start', 0):.3f} s, parts {t.get('parts', 0):.3f} s; AltGreedy on "
             f"the union of {report['union_size']} in {t.get('union', 0):.3f} s")
+    if report.get("explanations"):
+        rows += ["", "why each was picked (labels it is among the top-p for; share of g; nearest pick):"]
+        for rank, e in enumerate(report["explanations"], start=1):
+            labels = ", ".join(f"{name} {mi:.3f}" for name, mi in
+                               zip(e["labels"], e["label_relevance"])) or "(diversity only)"
+            near = (f"{e['nearest']} at d={e['nearest_distance']:.3f}"
+                    if e["nearest"] is not None else "-")
+            rows.append(f"{rank:>4}  {e['feature']}: {labels}; {100 * e['g_share']:.1f}% of g; "
+                        f"nearest {near}")
     return "\n".join(rows)

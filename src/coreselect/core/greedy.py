@@ -39,13 +39,15 @@ COPY_ATOL = 1e-9
 StepCallback = Callable[[int, int], None]
 
 
-def _spread_scaled(values: np.ndarray, live: np.ndarray, how: str) -> np.ndarray:
+def _spread_scaled(values: np.ndarray, live: np.ndarray, how: str,
+                   floor: float = 0.0) -> np.ndarray:
     """``values`` divided by their spread over the ``live`` candidates (std, or max - min
-    after subtracting the min); all zeros where the candidates do not differ."""
+    after subtracting the min, at least ``floor``); all zeros where the candidates do not
+    differ."""
     vals = values[live]
     if how == "range":
         low = vals.min()
-        spread = vals.max() - low
+        spread = max(vals.max() - low, floor)
         return (values - low) / spread if spread > 0 else np.zeros_like(values)
     spread = vals.std()
     return values / spread if spread > 0 else np.zeros_like(values)
@@ -94,6 +96,13 @@ def step_scores(
     if how in ("spread", "range"):
         return ((1.0 - lam) * _spread_scaled(relevance_gains, live, how)
                 + lam * _spread_scaled(diversity_gains, live, how))
+    if how == "balanced":
+        # As "range", but the diversity gains are scaled by at least one distance unit (the
+        # diversity one fully independent feature adds): candidates whose distance sums differ
+        # by a fraction of a distance are nearly equally diverse, and min-max scaling alone
+        # would blow that fraction up to the full weight of the term.
+        return ((1.0 - lam) * _spread_scaled(relevance_gains, live, "range")
+                + lam * _spread_scaled(diversity_gains, live, "range", floor=1.0))
     if how == "ratio":
         # log of dg^(1-lam) * mean_d^lam; a zero relevance gain scores -inf unless no
         # candidate gains anything, then the mean distance alone decides.

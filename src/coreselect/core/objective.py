@@ -31,12 +31,15 @@ TIE_RTOL = 1e-9
 #: * ``"paper"``: eq. (2) exactly, ``(1-lam) c dg + lam dD`` (reproduces the paper's Table 2);
 #: * ``"spread"``: each marginal-gain vector divided by its standard deviation over the
 #:   remaining candidates, ``(1-lam) dg/sd(dg) + lam dD/sd(dD)``;
-#: * ``"range"``: each marginal-gain vector min-max scaled to [0, 1] over the candidates;
+#: * ``"range"`` (the default): each marginal-gain vector min-max scaled to [0, 1] over the
+#:   remaining candidates, ``(1-lam) dg' + lam dD'``;
+#: * ``"balanced"``: as ``"range"``, with the diversity spread at least one distance unit;
 #: * ``"ratio"``: ``dg^(1-lam) * (dD/|S|)^lam``, the relevance gain times a power of the mean
 #:   distance to the selection (a product, so no exchange rate between bits and distances).
 #:
-#: All but ``"paper"`` pick the same features whatever the unit of MI (bits or nats).
-CALIBRATIONS = ("paper", "spread", "range", "ratio")
+#: All but ``"paper"`` pick the same features whatever the unit of MI (bits or nats), and skip
+#: copies (distance 0) of selected features while anything else is left.
+CALIBRATIONS = ("paper", "spread", "range", "balanced", "ratio")
 DEFAULT_CALIBRATION = "range"
 
 
