@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from coreselect.cli._common import handle_errors, progress_bar
+from coreselect.cli._common import LABELS_HELP, handle_errors, progress_bar
 
 _DEFAULT_METHODS = "gds,cgds,dgds,br-ig,br-rf,lp-ig,lp-rf,br-chi2"
 _DEFAULT_K = "10:100:10"
@@ -41,7 +41,7 @@ def _load(data: str, labels: str | None):
                    "'0,0.1,...,1', '0:1:0.1' or a list (the paper's Figure 4).")
 @click.option("--relevance", type=click.Choice(["mi", "nmi"]), default="mi", show_default=True,
               help="Relevance term of cgds/dgds.")
-@click.option("--labels", default=None, help="Label file for DATA (e.g. the Mulan XML).")
+@click.option("--labels", default=None, help=LABELS_HELP)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @handle_errors
 def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, lam, lam_sweep, relevance,

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from coreselect.cli._common import handle_errors, progress_bar
+from coreselect.cli._common import LABELS_HELP, handle_errors, progress_bar
 
 
 @click.group("store")
@@ -24,7 +24,7 @@ def store_cmd() -> None:
                    "non-zeros per tile, so small data get one row block.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Seed of the column shuffle (it fixes the random partition).")
-@click.option("--labels", default=None, help="Label file for DATA (e.g. the Mulan XML).")
+@click.option("--labels", default=None, help=LABELS_HELP)
 @click.option("--bins", "n_bins", default=5, show_default=True, type=click.IntRange(min=2),
               help="Bins per split column.")
 @click.option("--strategy", type=click.Choice(["auto", "quantile", "uniform", "none"]),
