@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import uuid
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from coreselect.engines.base import Engine, TaskCallback
 from coreselect.errors import EngineError
@@ -48,23 +49,91 @@ def local_cluster(n_workers: int, threads_per_worker: int = 1, host: str = "127.
                             silence_logs=logging.ERROR, **kwargs)
 
 
+#: Seconds a run waits while the cluster has no worker at all before it gives up (a worker
+#: that restarts or joins within this time lets the run go on).
+NO_WORKERS_GRACE = 60.0
+#: Seconds between two looks at the cluster while waiting for results.
+POLL_SECONDS = 2.0
+
+
 def connect(address: str, timeout: float | None = None) -> Any:
     """A ``dask.distributed.Client`` for the scheduler at ``address``.
 
     Raises
     ------
     EngineError
-        When the scheduler cannot be reached within ``timeout`` seconds (default
-        :data:`CONNECT_TIMEOUT`), in one line.
+        When the scheduler cannot be reached, or does not answer, within ``timeout`` seconds
+        (default :data:`CONNECT_TIMEOUT`), in one line.
     """
+    import threading
+
     from distributed import Client
 
     timeout = CONNECT_TIMEOUT if timeout is None else timeout
-    try:
-        return Client(address, timeout=f"{timeout}s")
-    except (OSError, TimeoutError, ValueError) as exc:
+    outcome: dict = {}
+
+    def attempt() -> None:
+        try:
+            outcome["client"] = Client(address, timeout=f"{timeout}s")
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            outcome["error"] = exc
+
+    # Client's own timeout does not cover a peer that accepts the TCP connection and then
+    # never answers the handshake: the deadline is enforced here, around the whole attempt.
+    thread = threading.Thread(target=attempt, name="coreselect-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    if thread.is_alive():
+        raise EngineError(f"the Dask scheduler at {address} did not answer within "
+                          f"{timeout:g} s (is it a Dask scheduler?)")
+    exc = outcome.get("error")
+    if isinstance(exc, (OSError, TimeoutError, ValueError)):
         msg = " ".join(str(exc).split())[:200]
         raise EngineError(f"cannot reach the Dask scheduler at {address}: {msg}") from None
+    if exc is not None:
+        raise exc
+    return outcome["client"]
+
+
+def as_completed_watched(client: Any, futures: Sequence[Any],
+                         grace: float | None = None) -> Iterator[Any]:
+    """The futures as they finish, like ``distributed.as_completed``, but an
+    :class:`EngineError` instead of waiting forever when the cluster has had no worker for
+    ``grace`` seconds (default :data:`NO_WORKERS_GRACE`)."""
+    from distributed import wait
+
+    grace = NO_WORKERS_GRACE if grace is None else grace
+    pending = set(futures)
+    workerless_since = None
+    while pending:
+        try:
+            done, pending = wait(pending, timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            done = set()
+        yield from done
+        if done or not pending:
+            workerless_since = None
+            continue
+        if _n_workers(client):
+            workerless_since = None
+        elif workerless_since is None:
+            workerless_since = time.monotonic()
+        elif time.monotonic() - workerless_since > grace:
+            raise EngineError(f"the Dask cluster has had no worker for {grace:g} s; "
+                              "every worker died or none ever joined")
+
+
+def result_watched(client: Any, future: Any, grace: float | None = None) -> Any:
+    """``future.result()``, with the same no-worker deadline as :func:`as_completed_watched`."""
+    for done in as_completed_watched(client, [future], grace):
+        return done.result()
+
+
+def _n_workers(client: Any) -> int:
+    try:
+        return len(client.scheduler_info().get("workers", {}))
+    except Exception:  # noqa: BLE001 - an unreachable scheduler counts as no worker
+        return 0
 
 
 def _is_small(shared: Any) -> bool:
@@ -130,7 +199,6 @@ class DaskEngine(Engine):
 
     def map(self, func: Callable[[Any, Any], Any], shared: Any, tasks: Sequence[Any],
             callback: TaskCallback | None = None) -> list[Any]:
-        from distributed import as_completed
         from distributed.client import FutureCancelledError
         try:
             from distributed.scheduler import KilledWorker
@@ -152,7 +220,7 @@ class DaskEngine(Engine):
         index = {f.key: i for i, f in enumerate(futures)}
         results: list[Any] = [None] * len(tasks)
         try:
-            for done, fut in enumerate(as_completed(futures), start=1):
+            for done, fut in enumerate(as_completed_watched(self.client, futures), start=1):
                 results[index[fut.key]] = fut.result()
                 if callback is not None:
                     callback(done, len(tasks))

@@ -16,6 +16,7 @@ import pickle
 import uuid
 from typing import Any
 
+from coreselect.engines.dask import result_watched
 from coreselect.rowsharded import RowShards, ShardFunction
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ class DaskRows:
             groups = [parts[i:i + self.fan_in] for i in range(0, len(parts), self.fan_in)]
             parts = [g[0] if len(g) == 1 else client.submit(_sum, *g, pure=False) for g in groups]
             self.bytes_sent += sum(len(g) * len(parts[0].key) for g in groups)
-        return parts[0].result()
+        return result_watched(client, parts[0])
 
     def close(self) -> None:
         """Release the tiles on the workers."""

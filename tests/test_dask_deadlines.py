@@ -1,0 +1,61 @@
+"""Dask runs never wait forever: a scheduler address that accepts TCP but never answers, and a
+cluster without any worker, each end in one EngineError within their deadlines."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from coreselect.engines import dask as dask_engine
+from coreselect.errors import EngineError
+
+pytestmark = pytest.mark.dask
+
+
+def _silent_server():
+    """A TCP server that accepts connections and never says a word."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held = []
+
+    def accept():
+        while True:
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server
+
+
+def test_silent_scheduler_times_out_in_one_line():
+    server = _silent_server()
+    try:
+        start = time.monotonic()
+        with pytest.raises(EngineError, match="did not answer within 2 s"):
+            dask_engine.connect(f"tcp://127.0.0.1:{server.getsockname()[1]}", timeout=2)
+        assert time.monotonic() - start < 10
+    finally:
+        server.close()
+
+
+def test_cluster_without_workers_fails_instead_of_hanging(monkeypatch):
+    from distributed import Client, LocalCluster
+
+    monkeypatch.setattr(dask_engine, "POLL_SECONDS", 0.2)
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        engine = dask_engine.DaskEngine(client=client)
+        start = time.monotonic()
+        with pytest.raises(EngineError, match="no worker for 1 s"):
+            list(dask_engine.as_completed_watched(client, [client.submit(sum, [1, 2])],
+                                                  grace=1.0))
+        assert time.monotonic() - start < 20
+        monkeypatch.setattr(dask_engine, "NO_WORKERS_GRACE", 1.0)
+        with pytest.raises(EngineError, match="no worker"):
+            engine.map(lambda shared, task: task, None, [1, 2, 3])
