@@ -258,9 +258,9 @@ EXTRA = {
     "engines/dask.py": ["tests/test_mutants_dask.py"],
     "core/shards.py": ["tests/test_core_shards.py", "tests/test_rowsharded.py"],
     "rowsharded.py": ["tests/test_rowsharded.py", "tests/test_strategy_rows.py"],
-    "strategies.py": ["tests/test_strategy_rows.py", "tests/test_rowsharded.py", "tests/test_cli_e2e.py"],
+    "strategies.py": ["tests/test_mutants_store_rows.py", "tests/test_strategy_rows.py", "tests/test_rowsharded.py", "tests/test_cli_e2e.py"],
     "sources.py": ["tests/test_store.py", "tests/test_cli_e2e.py"],
-    "store/": ["tests/test_store_integrity.py", "tests/test_store.py"],
+    "store/": ["tests/test_mutants_store_rows.py", "tests/test_store_integrity.py", "tests/test_store.py"],
     "spec.py": ["tests/test_spec.py"],
     "files.py": ["tests/test_files.py"],
 }

@@ -53,3 +53,13 @@ def test_only_exact_copies_are_skipped():
     d01 = DistanceOracle(problem.features, backend="numpy").distances_from(0)[1]
     assert COPY_ATOL < d01 < 1e-3
     assert list(problem.run(alternate=True).selected) == [0, 1]
+
+
+def test_ratio_scores_weigh_relevance_by_one_minus_lam():
+    """lam != 0.5, so swapping the two weights shows (the older by-hand test uses 0.5)."""
+    params = ObjectiveParams(k=3, lam=0.2, p=1, n_labels=1, calibration="ratio")
+    dg = np.array([1.0, 3.0, 5.0])
+    dd = np.array([2.0, 2.0, 0.5])
+    live = np.ones(3, dtype=bool)
+    np.testing.assert_allclose(step_scores(params, dg, dd, 2, live, relevance_scale=5.0),
+                               0.8 * np.log(dg) + 0.2 * np.log(dd / 2))
