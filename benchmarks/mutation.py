@@ -258,9 +258,11 @@ EXTRA = {
     "engines/dask.py": ["tests/test_mutants_dask.py"],
     "core/shards.py": ["tests/test_core_shards.py", "tests/test_rowsharded.py"],
     "rowsharded.py": ["tests/test_rowsharded.py", "tests/test_strategy_rows.py"],
-    "strategies.py": ["tests/test_mutants_store_rows.py", "tests/test_strategy_rows.py", "tests/test_rowsharded.py", "tests/test_cli_e2e.py"],
+    "strategies.py": ["tests/test_mutants_store_rows.py", "tests/test_strategy_rows.py",
+                      "tests/test_rowsharded.py", "tests/test_cli_e2e.py"],
     "sources.py": ["tests/test_store.py", "tests/test_cli_e2e.py"],
-    "store/": ["tests/test_mutants_store_rows.py", "tests/test_store_integrity.py", "tests/test_store.py"],
+    "store/": ["tests/test_mutants_store_rows.py", "tests/test_store_integrity.py",
+               "tests/test_store.py"],
     "spec.py": ["tests/test_spec.py"],
     "files.py": ["tests/test_files.py"],
 }
@@ -354,6 +356,8 @@ def main() -> None:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
     p.add_argument("--jobs", type=int, default=1, help="mutants run at once (one copy each)")
     p.add_argument("--workers", type=int, default=1, help="pytest-xdist workers per run")
+    p.add_argument("--match", default=None,
+                   help="only mutants whose description contains one of these substrings (a,b)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale; run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
@@ -369,6 +373,8 @@ def main() -> None:
     elif args.only:
         wanted = args.only.split(",")
         mutants = [m for m in MUTANTS if any(w in m.file for w in wanted)]
+    if args.match:
+        mutants = [m for m in mutants if any(w in m.description for w in args.match.split(","))]
     if args.check:
         for m in mutants:
             text = (REPO_ROOT / SRC / m.file).read_text() if (REPO_ROOT / SRC / m.file).is_file() else ""
