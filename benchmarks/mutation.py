@@ -16,6 +16,10 @@ Prints a Markdown table of the kill rate per module and the list of survivors. N
     python benchmarks/mutation.py                 # every mutant
     python benchmarks/mutation.py --only named    # the three from issue 13
     python benchmarks/mutation.py --only core/greedy.py --jobs 2
+    python benchmarks/mutation.py --match "RowSharded,indptr"   # by description
+
+Tests that fail on the unmutated code (real bugs, see ``KNOWN_FAILING``) are deselected.
+The last run's results are in docs/mutation.md.
 
 The copy imports its own ``src`` (``PYTHONPATH`` comes before the editable install's path
 entry), and the tests run with the interpreter that runs this script.
