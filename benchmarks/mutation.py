@@ -16,6 +16,10 @@ Prints a Markdown table of the kill rate per module and the list of survivors. N
     python benchmarks/mutation.py                 # every mutant
     python benchmarks/mutation.py --only named    # the three from issue 13
     python benchmarks/mutation.py --only core/greedy.py --jobs 2
+    python benchmarks/mutation.py --match "RowSharded,indptr"   # by description
+
+Tests that fail on the unmutated code (real bugs, see ``KNOWN_FAILING``) are deselected.
+The last run's results are in docs/mutation.md.
 
 The copy imports its own ``src`` (``PYTHONPATH`` comes before the editable install's path
 entry), and the tests run with the interpreter that runs this script.
@@ -64,12 +68,12 @@ MUTANTS: list[Mutant] = [
     M("core/discretize.py", "raw = np.minimum(raw, n_bins - 1)", "raw = np.minimum(raw, n_bins)",
       "uniform: the maximum gets a bin of its own"),
     # -- core/entropy.py ---------------------------------------------------------------------
-    M("core/entropy.py", "inv_x = np.where(h_x > 0, 1.0 / np.sqrt(h_x), 0.0)",
-      "inv_x = np.where(h_x > 0, 1.0 / h_x, 0.0)", "nmi: divides by H(x) instead of sqrt(H(x))"),
-    M("core/entropy.py", "dist = np.where(h_uv > 0, (2.0 * h_uv - h_u - h_v)",
-      "dist = np.where(h_uv > 0, (h_uv + h_u - h_v)", "distance: wrong numerator"),
-    M("core/entropy.py", "return np.maximum(np.log2(n) - (s + xl[zero]) / n, 0.0)",
-      "return np.maximum(np.log2(n) - s / n, 0.0)", "entropy: forgets the implicit-zero cell"),
+    M("core/entropy.py", "inv_x = np.where(h_x >= ZERO_ENTROPY, 1.0 / np.sqrt(h_x), 0.0)",
+      "inv_x = np.where(h_x >= ZERO_ENTROPY, 1.0 / h_x, 0.0)", "nmi: divides by H(x) instead of sqrt(H(x))"),
+    M("core/entropy.py", "dist = np.where(ok, (2.0 * h_uv - h_u - h_v)",
+      "dist = np.where(ok, (h_uv + h_u - h_v)", "distance: wrong numerator"),
+    M("core/entropy.py", "return zero_small(np.log2(n) - (s + xl[zero]) / n)",
+      "return zero_small(np.log2(n) - s / n)", "entropy: forgets the implicit-zero cell"),
     # -- core/objective.py -------------------------------------------------------------------
     M("core/objective.py", "return self.k * (self.k - 1) / (2.0 * self.p * self.n_labels)",
       "return self.k * (self.k - 1) / (self.p * self.n_labels)", "coefficient c without the 2"),
@@ -105,41 +109,86 @@ MUTANTS: list[Mutant] = [
     M("core/problem.py", 'positions = positions[np.argsort(self.column_ids[positions], kind="stable")]',
       "positions = positions", "a part keeps the partition's column order (tie-breaking)"),
     # -- distributed.py (Algorithm 3) --------------------------------------------------------
-    M("distributed.py", "final = union.run(params.k, alternate=True,",
-      "final = union.run(params.k, alternate=False,",
+    M("strategies.py", "final = union.run(k, alternate=True,",
+      "final = union.run(k, alternate=False,",
       "Algorithm 3's last step runs Greedy instead of AltGreedy", named=True),
-    M("distributed.py", "relevance=s.relevance, keep_constant=s.keep_constant,",
-      'relevance="mi", keep_constant=s.keep_constant,',
+    M("distributed.py", "                                    relevance=o.relevance, calibration=o.calibration,\n"
+      "                                    keep_constant=self.keep_constant, column_ids=ids[sort])",
+      '                                    relevance="mi", calibration=o.calibration,\n'
+      "                                    keep_constant=self.keep_constant, column_ids=ids[sort])",
       "the store's parts ignore relevance='nmi'", named=True),
     M("distributed.py", "return max(1, math.ceil(math.sqrt(n_columns / max(k, 1))))",
       "return max(1, math.floor(math.sqrt(n_columns / max(k, 1))))", "auto m rounds down"),
     M("distributed.py", "n = min(task.n_select, int(sub.selectable.sum()))",
       "n = min(task.settings.k, int(sub.selectable.sum()))", "coreset_size ignored (parts pick k)"),
-    M("distributed.py", '    sort = np.argsort(ids, kind="stable")\n    union = Problem(',
-      "    sort = np.arange(ids.size)\n    union = Problem(",
+    M("distributed.py", '    sort = np.argsort(ids, kind="stable")\n    return Problem(',
+      "    sort = np.arange(ids.size)\n    return Problem(",
       "the union is not in original-id order (tie-breaking)"),
-    M("distributed.py", "    if not s.keep_constant:\n        sort = sort[~block.is_constant[sort]]",
-      "    if True:\n        sort = sort[~block.is_constant[sort]]",
+    M("distributed.py", "        if not self.keep_constant:\n            sort = sort[~block.is_constant[sort]]",
+      "        if True:\n            sort = sort[~block.is_constant[sort]]",
       "store parts drop constant columns even with keep_constant"),
-    M("distributed.py", "keep_constant=bool(keep_constant), backend=backend)",
-      "keep_constant=False, backend=backend)", "select_store ignores keep_constant in the parts"),
+    M("sources.py", "shared = StoreParts(self.store.ref, objective, self.binning.keep_constant)",
+      "shared = StoreParts(self.store.ref, objective, False)",
+      "StoreSource ignores keep_constant in the parts"),
     M("distributed.py", "    order = shuffled_order(n_columns, random_state)\n    bounds",
       "    order = np.arange(n_columns)\n    bounds",
       "in-memory partition not shuffled (differs from the store's)"),
     # -- store.py ------------------------------------------------------------------------------
-    M("store.py", "hi = min(stop, (b + 1) * bs) - b * bs", "hi = min(stop, (b + 1) * bs - 1) - b * bs",
+    M("store/reader.py", "min(stop, (b + 1) * bs) - b * bs", "min(stop, (b + 1) * bs - 1) - b * bs",
       "read_range drops the last column of each block"),
-    M("store.py", '"n_constant": int((n_codes <= 1).sum()),', '"n_constant": 0,',
+    M("store/build.py", '"n_constant": int((n_codes <= 1).sum()),', '"n_constant": 0,',
       "store metadata miscounts constant columns (k check)"),
     # -- selection.py --------------------------------------------------------------------------
-    M("selection.py", "feature_relevance=problem.relevance[problem.positions_of(selected)].sum(axis=1),",
-      "feature_relevance=problem.relevance[problem.positions_of(selected)].max(axis=1),",
+    M("strategies.py", "feature_relevance=problem.relevance[pos].sum(axis=1),",
+      "feature_relevance=problem.relevance[pos].max(axis=1),",
       "feature relevance is the max, not the sum, over labels"),
-    M("selection.py", "            random_state=random_state, backend=backend, progress=progress,",
-      "            random_state=None, backend=backend, progress=progress,",
+    M("selection.py", "scheduler=scheduler, random_state=random_state,\n",
+      "scheduler=scheduler, random_state=None,\n",
       "the seed does not reach the partition"),
-    M("selection.py", "if classes.size > 2:", "if classes.size >= 2:",
+    M("sources.py", "if classes.size > 2:", "if classes.size >= 2:",
       "two classes become two labels"),
+    # -- new code (after the redesign): calibration, row shards, store checks, spec, files ----
+    M("core/greedy.py", "return (values - low) / spread if spread > 0", "return values / spread if spread > 0",
+      "range calibration: min-max scaling forgets to subtract the minimum"),
+    M("core/greedy.py", "spread = max(vals.max() - low, floor)", "spread = max(vals.max(), floor)",
+      "range calibration: spread is the max, not max - min"),
+    M("core/greedy.py", "            if skip_copies and np.any(live & ~copies):\n",
+      "            if False:\n", "calibrated steps no longer skip copies of selected features"),
+    M("core/greedy.py", "copies |= dist <= COPY_ATOL", "copies |= dist <= 1e-3",
+      "copy rule: near (not identical) columns count as copies"),
+    M("core/greedy.py", "relevance_gains = np.where(relevance_gains > GAIN_RTOL * relevance_scale, relevance_gains, 0.0)",
+      "relevance_gains = relevance_gains",
+      "calibration: no floor for the rounding residue of relevance gains"),
+    M("core/greedy.py", "            return (1.0 - lam) * np.log(relevance_gains) + lam * np.log(mean_d)",
+      "            return lam * np.log(relevance_gains) + (1.0 - lam) * np.log(mean_d)",
+      "ratio calibration: lambda weighs the wrong term"),
+    M("core/shards.py", "a.joint + b.joint)", "a.joint + a.joint)",
+      "shard merge: the joint counts of the second shard are lost"),
+    M("core/shards.py", "return ShardCounts(a.n_samples + b.n_samples,", "return ShardCounts(a.n_samples,",
+      "shard merge: the sample count is not summed"),
+    M("core/shards.py", "    s += xlogx(n - nnz_u - stats.nonzero_counts + together)\n", "",
+      "row-sharded oracle: forgets the (0, 0) cell of the joint table"),
+    M("rowsharded.py", "return self.oracle.distances_from(int(self.positions[u]))[self.positions]",
+      "return self.oracle.distances_from(int(u))[self.positions]",
+      "restricted row-sharded oracle: local position used as a global column"),
+    M("strategies.py", "selected = positions if ids is None else np.asarray(ids, dtype=np.int64)[positions]",
+      "selected = positions", "RowSharded reports shard positions, not column ids"),
+    M("store/reader.py", "            if actual != crc:\n", "            if False:\n",
+      "store: block checksums are not verified"),
+    M("store/reader.py", 'if meta.get("checksum") != meta_checksum(meta):', "if False:",
+      "store: the store.json checksum is not verified"),
+    M("store/reader.py", "        if np.any(top != np.maximum(n_codes - 1, 0)):\n", "        if False:\n",
+      "store: a tile's codes are not checked against n_codes"),
+    M("store/reader.py", "        if indptr.size != width + 1:\n", "        if indptr.size < width:\n",
+      "store: a tile's indptr length is checked loosely"),
+    M("spec.py", '"lam": Constraint("real", 0.5, low=0, high=1),', '"lam": Constraint("real", 0.5, low=0),',
+      "spec: lam has no upper bound"),
+    M("spec.py", '"k": Constraint("int", 10, low=1),', '"k": Constraint("int", 10, low=0),',
+      "spec: k = 0 accepted"),
+    M("files.py", "                        os.replace(backups[i], q.target)\n", "",
+      "output_set: a failed set leaves replaced outputs new (no rollback)"),
+    M("files.py", "                    else:\n                        os.unlink(q.target)\n", "",
+      "output_set: a failed set leaves newly created outputs behind"),
     # -- engines ------------------------------------------------------------------------------
     M("engines/local.py", "results[futures[fut]] = fut.result()", "results[done - 1] = fut.result()",
       "process pool returns parts in completion order"),
@@ -150,14 +199,25 @@ MUTANTS: list[Mutant] = [
     M("engines/base.py", "        out.append(func(shared, task))", "        out.insert(0, func(shared, task))",
       "in-process/streaming engine returns the parts in reverse order"),
     # -- cli -----------------------------------------------------------------------------------
-    M("cli/select.py", "selected = keep[selection.selected]", "selected = selection.selected",
-      "select reports indices not mapped back through dropped ID columns", named=True),
-    M("cli/select.py", "report = _select_store(data, params, scheduler)",
-      "report = _select_store(data, {**params, 'relevance': 'mi'}, scheduler)",
+    # The CLI no longer maps indices itself: the source carries the candidates' original ids
+    # (in memory: ``column_ids`` of the problem; store: ``data_columns``).
+    M("sources.py", "keep_constant=self.binning.keep_constant,\n"
+      "                                           column_ids=self.column_ids)",
+      "keep_constant=self.binning.keep_constant,\n"
+      "                                           column_ids=None)",
+      "select reports indices not mapped back through dropped ID columns (in memory)",
+      named=True),
+    M("sources.py", "return ids if file_ids is None else file_ids[ids]", "return ids",
+      "a store of a file with ID columns reports store ids, not file columns"),
+    M("strategies.py", "        result.selected = source.data_columns(result.selected)\n", "",
+      "Strategy.run does not map the selection through data_columns"),
+    M("cli/select.py", "result = select(store, random_state=seed if \"seed\" in given else None, **params)",
+      "result = select(store, random_state=seed if \"seed\" in given else None, "
+      "**{**params, 'relevance': 'mi'})",
       "select STORE ignores --relevance"),
     # -- evaluation ------------------------------------------------------------------------------
-    M("evaluation/protocol.py", "clf = BRkNNb(n_neighbors=5).fit(Xtr[:, sel], Ytr)",
-      "clf = BRkNNb(n_neighbors=3).fit(Xtr[:, sel], Ytr)", "protocol uses 3 neighbours"),
+    M("evaluation/protocol.py", "return BRkNNb(n_neighbors=5)",
+      "return BRkNNb(n_neighbors=3)", "protocol uses 3 neighbours"),
     M("evaluation/protocol.py", "Xtr, Ytr, Xte, Yte = X[train], Y[train], X[test], Y[test]",
       "Xtr, Ytr, Xte, Yte = X[test], Y[test], X[train], Y[train]", "folds swapped (leakage)"),
     M("evaluation/protocol.py", "selected = np.asarray(est.ranking_)[:k]",
@@ -196,6 +256,37 @@ TESTS = {
 }
 
 
+# Extra test files for some mutated files (added to the group's).
+EXTRA = {
+    "core/greedy.py": ["tests/test_mutants_calibration.py", "tests/test_calibration.py"],
+    "engines/dask.py": ["tests/test_mutants_dask.py"],
+    "core/shards.py": ["tests/test_core_shards.py", "tests/test_rowsharded.py"],
+    "rowsharded.py": ["tests/test_rowsharded.py", "tests/test_strategy_rows.py"],
+    "strategies.py": ["tests/test_mutants_store_rows.py", "tests/test_strategy_rows.py",
+                      "tests/test_rowsharded.py", "tests/test_cli_e2e.py"],
+    "sources.py": ["tests/test_store.py", "tests/test_cli_e2e.py"],
+    "store/": ["tests/test_mutants_store_rows.py", "tests/test_store_integrity.py",
+               "tests/test_store.py"],
+    "spec.py": ["tests/test_spec.py"],
+    "files.py": ["tests/test_files.py"],
+}
+
+
+def tests_for(file: str) -> list[str]:
+    extra = [t for key, ts in EXTRA.items() if file.startswith(key) for t in ts]
+    base = TESTS[group_of(file)]
+    return list(dict.fromkeys(extra + base))  # the specific files first (-x stops early)
+
+
+# Tests that fail on the unmutated code (real bugs, reported; see docs/mutation.md): left out,
+# or no kill would mean anything.
+KNOWN_FAILING = [
+    # distributed >= 2026 raises FuturesCancelledError (plural), which engines/dask.py's
+    # ``except (FutureCancelledError, OSError)`` does not catch.
+    "tests/test_error_paths.py::test_cancelled_futures_are_one_engine_error",
+]
+
+
 def group_of(file: str) -> str:
     if file.startswith("core/"):
         return "core"
@@ -221,6 +312,8 @@ def run_tests(copy: Path, tests: list[str], timeout: float, workers: int) -> tup
     files = [t for t in tests if (copy / t).is_file()]
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
            "--no-header", "-W", "ignore", *files]
+    for known in KNOWN_FAILING:
+        cmd += ["--deselect", known]
     if workers > 1:
         cmd += ["-n", str(workers), "--dist", "loadfile"]
     env = {**os.environ, "PYTHONPATH": str(copy / "src") + os.pathsep + str(copy / "tests"),
@@ -253,7 +346,7 @@ def run_one(copy: Path, mutant: Mutant, timeout: float, workers: int) -> dict:
     if original is None:
         return {"mutant": mutant, "status": "stale", "seconds": 0.0, "tail": ""}
     try:
-        outcome, seconds, tail = run_tests(copy, TESTS[group_of(mutant.file)], timeout, workers)
+        outcome, seconds, tail = run_tests(copy, tests_for(mutant.file), timeout, workers)
     finally:
         (copy / SRC / mutant.file).write_text(original)
     status = {"pass": "survived", "fail": "killed", "timeout": "killed (timeout)"}[outcome]
@@ -267,11 +360,15 @@ def main() -> None:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
     p.add_argument("--jobs", type=int, default=1, help="mutants run at once (one copy each)")
     p.add_argument("--workers", type=int, default=1, help="pytest-xdist workers per run")
+    p.add_argument("--match", default=None,
+                   help="only mutants whose description contains one of these substrings (a,b)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale; run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
                    help="the three named mutants only")
     p.add_argument("--out", default=None, help="also write the Markdown to this file")
+    p.add_argument("--no-baseline", action="store_true",
+                   help="skip the check that the unmutated code passes (when just checked)")
     args = p.parse_args()
 
     mutants = MUTANTS
@@ -280,6 +377,8 @@ def main() -> None:
     elif args.only:
         wanted = args.only.split(",")
         mutants = [m for m in MUTANTS if any(w in m.file for w in wanted)]
+    if args.match:
+        mutants = [m for m in mutants if any(w in m.description for w in args.match.split(","))]
     if args.check:
         for m in mutants:
             text = (REPO_ROOT / SRC / m.file).read_text() if (REPO_ROOT / SRC / m.file).is_file() else ""
@@ -289,9 +388,10 @@ def main() -> None:
     copies = [make_copy(REPO_ROOT) for _ in range(max(1, args.jobs))]
     try:
         # The unmutated code must pass every group's tests, or no kill means anything.
-        groups = sorted({group_of(m.file) for m in mutants})
-        for group in groups:
-            outcome, seconds, tail = run_tests(copies[0], TESTS[group], args.timeout * 2,
+        groups = sorted({tuple(tests_for(m.file)) for m in mutants})
+        baseline = sorted({t for g in groups for t in g})
+        for group in ([] if args.no_baseline else [baseline]):
+            outcome, seconds, tail = run_tests(copies[0], list(group), args.timeout * 2,
                                                args.workers)
             print(f"baseline {group}: {outcome} in {seconds:.0f} s", file=sys.stderr, flush=True)
             if outcome != "pass":

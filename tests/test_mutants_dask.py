@@ -1,0 +1,52 @@
+"""The Dask engine's mapping of cancelled futures to an EngineError (mutation run,
+benchmarks/mutation.py), without a cluster: a fake client and a patched result stream.
+The real bug it found is pinned as a strict xfail: when a fix lands, the marker must go."""
+
+from __future__ import annotations
+
+import pytest
+
+from coreselect.errors import EngineError
+
+pytest.importorskip("distributed")
+from distributed.client import FuturesCancelledError  # noqa: E402
+
+
+class _Future:
+    def __init__(self, key):
+        self.key = key
+
+    def release(self):
+        pass
+
+
+class _Client:
+    def submit(self, func, ref, task, key, pure, retries):
+        return _Future(key)
+
+
+def _map_raising(monkeypatch, exc):
+    import coreselect.engines.dask as dask_engine
+
+    def cancelled(client, futures, grace=None):
+        raise exc
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(dask_engine, "as_completed_watched", cancelled)
+    engine = dask_engine.DaskEngine.__new__(dask_engine.DaskEngine)
+    engine.client = _Client()
+    with pytest.raises(EngineError, match="Dask cluster failed"):
+        engine.map(lambda shared, task: task, None, [0, 1])
+
+
+def test_cancelled_future_is_an_engine_error(monkeypatch):
+    from distributed.client import FutureCancelledError
+
+    _map_raising(monkeypatch, FutureCancelledError("coreselect-part-x-0", "cancelled"))
+
+
+@pytest.mark.xfail(strict=True, raises=FuturesCancelledError,
+                   reason="engines/dask.py catches FutureCancelledError only; distributed 2026 raises FuturesCancelledError (plural) for cancelled "
+                   "futures, which escapes as a raw Dask error instead of an EngineError")
+def test_plural_cancelled_error_is_an_engine_error(monkeypatch):
+    _map_raising(monkeypatch, FuturesCancelledError([]))
