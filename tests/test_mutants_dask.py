@@ -1,6 +1,7 @@
 """The Dask engine's mapping of cancelled futures to an EngineError (mutation run,
 benchmarks/mutation.py), without a cluster: a fake client and a patched result stream.
-The real bug it found is pinned as a strict xfail: when a fix lands, the marker must go."""
+The real bug it found (the plural FuturesCancelledError escaping as a raw Dask error) is fixed;
+the test keeps it fixed."""
 
 from __future__ import annotations
 
@@ -45,8 +46,5 @@ def test_cancelled_future_is_an_engine_error(monkeypatch):
     _map_raising(monkeypatch, FutureCancelledError("coreselect-part-x-0", "cancelled"))
 
 
-@pytest.mark.xfail(strict=True, raises=FuturesCancelledError,
-                   reason="engines/dask.py catches FutureCancelledError only; distributed 2026 raises FuturesCancelledError (plural) for cancelled "
-                   "futures, which escapes as a raw Dask error instead of an EngineError")
 def test_plural_cancelled_error_is_an_engine_error(monkeypatch):
     _map_raising(monkeypatch, FuturesCancelledError([]))

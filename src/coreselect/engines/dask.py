@@ -199,7 +199,7 @@ class DaskEngine(Engine):
 
     def map(self, func: Callable[[Any, Any], Any], shared: Any, tasks: Sequence[Any],
             callback: TaskCallback | None = None) -> list[Any]:
-        from distributed.client import FutureCancelledError
+        from concurrent.futures import CancelledError  # Dask's (Future|Futures)CancelledError
         try:
             from distributed.scheduler import KilledWorker
         except ImportError:  # pragma: no cover
@@ -228,7 +228,7 @@ class DaskEngine(Engine):
             raise EngineError(
                 f"Dask workers kept dying while running a part ({exc}); "
                 "out of memory? use more partitions or smaller blocks") from None
-        except (FutureCancelledError, OSError) as exc:
+        except (CancelledError, OSError) as exc:
             raise EngineError(f"the Dask cluster failed: {' '.join(str(exc).split())[:200]}") from None
         finally:
             for f in futures:
