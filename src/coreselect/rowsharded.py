@@ -56,6 +56,9 @@ class RowShards(Protocol):
 
     def loader(self, shard: int) -> Callable[[], tuple[DiscreteMatrix, DiscreteMatrix]]: ...
 
+    # Optional: ``step_counts(shard, u, backend)``, the shard's :func:`step_counts` of ``u``
+    # without building ``features(shard)`` (see :meth:`SequentialRows.step`).
+
 
 class RowMapReduce(Protocol):
     """Apply a function to every shard and return the sum of the results."""
@@ -123,6 +126,19 @@ class SequentialRows:
         total = None
         for i in range(self.n_row_shards):
             part = fn(self.shards.features(i), self.shards.labels(i), *args)
+            total = part if total is None else total + part
+        return total
+
+    def step(self, u: int, backend: Backend = "auto") -> np.ndarray:
+        """The summed :func:`step_counts` of ``u``. A provider with its own
+        ``step_counts(shard, u, backend)`` (a store: column ``u`` and a mapped row-major copy,
+        not the whole tile) gives it; otherwise each shard's tile is asked for."""
+        own = getattr(self.shards, "step_counts", None)
+        if own is None:
+            return self.map_reduce(step_task, u, backend)
+        total = None
+        for i in range(self.n_row_shards):
+            part = own(i, u, backend)
             total = part if total is None else total + part
         return total
 
@@ -222,8 +238,11 @@ def greedy_on_columns(source: RowMapReduce, stats: Statistics, params: Objective
     if n_select > columns.size:
         raise InputError(
             f"k={n_select} is larger than the number of selectable features ({columns.size})")
-    oracle = RowShardedOracle(stats, lambda u: source.map_reduce(step_task, int(u), backend),
-                              backend)
+    step = getattr(source, "step", None)
+    if step is None:
+        def step(u: int, backend: Backend) -> np.ndarray:
+            return source.map_reduce(step_task, u, backend)
+    oracle = RowShardedOracle(stats, lambda u: step(int(u), backend), backend)
     result = greedy(_Columns(columns.size), stats.relevance[columns], params, n_select,
                     alternate=alternate, column_ids=columns, backend=backend,
                     callback=callback, oracle=_Restricted(oracle, columns))

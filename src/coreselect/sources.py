@@ -343,19 +343,40 @@ def _store_tile(path: str, row_block: int) -> tuple[DiscreteMatrix, DiscreteMatr
 class StoreRowShards:
     """A store's row blocks as row shards (:class:`coreselect.rowsharded.RowShards`): every
     tile is read when asked for (streaming holds one tile at a time) and its columns are put
-    back in original-id order, so ties break as in memory."""
+    back in original-id order, so ties break as in memory.
 
-    def __init__(self, store: ColumnStore):
+    A greedy step needs only the rows where the new feature ``u`` is non-zero
+    (:func:`~coreselect.core.shards.step_counts_rows`), so :meth:`step_counts` reads column
+    ``u`` of the tile and gathers those rows from a row-major copy of the tile (column ids,
+    codes), written once per tile to a scratch folder (``cache_dir``, default the system's
+    temporary folder; removed with this object) when :meth:`features` first reads it, and
+    memory-mapped only while a step reads it, so the resident memory stays one tile's.
+    """
+
+    def __init__(self, store: ColumnStore, cache_dir: str | os.PathLike | None = None):
         self.store = store
         self.n_row_shards = store.n_row_blocks
         self._to_ids = np.argsort(store.order, kind="stable")  # store position of each id
+        self._n_codes = np.asarray(store.n_codes, dtype=np.int64)[self._to_ids]
+        self._offsets = np.zeros(self._n_codes.size + 1, dtype=np.int64)
+        np.cumsum(np.maximum(self._n_codes - 1, 0), out=self._offsets[1:])
+        self._cache_root = cache_dir
+        self._cache: Path | None = None
+        self._row_major: dict[int, Path] = {}
+
+    def __getstate__(self) -> dict:
+        # A copy elsewhere (a worker) has no use for this process's scratch files.
+        return {**self.__dict__, "_cache": None, "_row_major": {}}
 
     def tile(self, row_block: int) -> tuple[DiscreteMatrix, DiscreteMatrix]:
         codes = self.store.read_tile(row_block, 0, self.store.n_features)
         return codes.take(self._to_ids), self.store.labels_tile(row_block)
 
     def features(self, shard: int) -> DiscreteMatrix:
-        return self.tile(shard)[0]
+        features = self.tile(shard)[0]
+        if shard not in self._row_major:
+            self._save_row_major(shard, features)
+        return features
 
     def labels(self, shard: int) -> DiscreteMatrix:
         return self.store.labels_tile(shard)
@@ -364,3 +385,44 @@ class StoreRowShards:
         import functools
 
         return functools.partial(_store_tile, self.store.ref.path, shard)
+
+    def step_counts(self, shard: int, u: int, backend: str = "auto") -> np.ndarray:
+        """:func:`~coreselect.core.shards.step_counts` of ``u`` on one row block, equal to
+        ``step_counts(self.features(shard), u)``, from column ``u`` and the mapped
+        row-major copy only."""
+        from coreselect.core.shards import step_counts_rows
+
+        a = max(int(self._n_codes[u]) - 1, 0)
+        pos = int(self._to_ids[u])
+        column = self.store.read_tile(shard, pos, pos + 1).codes
+        if a == 0 or column.nnz == 0:
+            return np.zeros((a, int(self._offsets[-1])), dtype=np.int64)
+        if shard not in self._row_major:
+            self._save_row_major(shard, self.tile(shard)[0])
+        folder = self._row_major[shard]
+        indptr, cols, codes = (np.load(folder / f"{name}.npy", mmap_mode="r")
+                               for name in ("indptr", "cols", "codes"))
+        try:
+            return step_counts_rows(column.indices, column.data, np.asarray(indptr),
+                                    np.asarray(cols), np.asarray(codes), self._offsets, a,
+                                    backend)
+        finally:
+            del indptr, cols, codes  # unmap: the pages read leave this process's RSS
+
+    def _save_row_major(self, shard: int, features: DiscreteMatrix) -> None:
+        import shutil
+        import tempfile
+        import weakref
+
+        if self._cache is None:
+            self._cache = Path(tempfile.mkdtemp(prefix="coreselect-rows-",
+                                                dir=self._cache_root))
+            weakref.finalize(self, shutil.rmtree, str(self._cache), True)
+        csr = features.codes.tocsr()  # column ids in original order; order in a row is free
+        code_type = np.int8 if self._n_codes.max(initial=1) <= 128 else np.int16
+        folder = self._cache / f"r{shard}"
+        folder.mkdir(exist_ok=True)
+        np.save(folder / "indptr.npy", csr.indptr.astype(np.int64, copy=False))
+        np.save(folder / "cols.npy", csr.indices.astype(np.int32, copy=False))
+        np.save(folder / "codes.npy", csr.data.astype(code_type, copy=False))
+        self._row_major[shard] = folder

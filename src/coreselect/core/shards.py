@@ -191,24 +191,36 @@ def step_counts(features: DiscreteMatrix, u: int, backend: Backend = "auto") -> 
     Dense, because a feature worth selecting is non-zero on many rows, which touch most slots
     (measured: a sparse form was as large and its conversion cost more than the count)."""
     a = max(int(features.n_codes[u]) - 1, 0)
-    n_slots = int(features.offsets[-1])
     codes = features.codes
     lo, hi = codes.indptr[u], codes.indptr[u + 1]
-    rows, u_codes = codes.indices[lo:hi], codes.data[lo:hi]
+    if a == 0 or hi == lo:
+        return np.zeros((a, int(features.offsets[-1])), dtype=np.int64)
+    rm = features.row_major
+    return step_counts_rows(codes.indices[lo:hi], codes.data[lo:hi], rm.indptr, rm.indices,
+                            rm.data, features.offsets, a, backend)
+
+
+def step_counts_rows(rows: np.ndarray, u_codes: np.ndarray, indptr: np.ndarray,
+                     cols: np.ndarray, codes: np.ndarray, offsets: np.ndarray, a: int,
+                     backend: Backend = "auto") -> np.ndarray:
+    """:func:`step_counts` from what it reads: the ``rows`` where ``u`` is non-zero with
+    their codes, and the shard's codes in CSR form (``indptr``, column ``cols``, ``codes``;
+    any order within a row). A shard kept on disk passes only column ``u`` and a mapped
+    CSR, so a step never reads the whole tile."""
+    n_slots = int(offsets[-1])
     table = np.zeros((a, n_slots), dtype=np.int64)
     if a == 0 or rows.size == 0:
         return table
-    rm = features.row_major
     if _numba_enabled(backend):
         from coreselect.core._numba import step_counts_dense
 
-        step_counts_dense(rows, u_codes, rm.indptr, rm.indices, rm.data, features.offsets, table)
+        step_counts_dense(rows, u_codes, indptr, cols, codes, offsets, table)
         return table
-    starts, stops = rm.indptr[rows], rm.indptr[rows + 1]
+    starts, stops = indptr[rows], indptr[rows + 1]
     lengths = (stops - starts).astype(np.int64)
     # Positions of the gathered cells, without a Python loop over rows.
     pos = np.repeat(stops - np.cumsum(lengths), lengths) + np.arange(int(lengths.sum()))
-    slots = features.offsets[rm.indices[pos]] + rm.data[pos].astype(np.int64) - 1
+    slots = offsets[cols[pos]] + codes[pos].astype(np.int64) - 1
     slots += np.repeat((u_codes.astype(np.int64) - 1) * n_slots, lengths)
     return np.bincount(slots, minlength=a * n_slots).reshape(a, n_slots)
 

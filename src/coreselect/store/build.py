@@ -145,7 +145,12 @@ def build_store_from_chunks(
                     np.save(spill / f"b{b}" / f"c{k}.npy", piece)
             n += Xk.shape[0]
             nnz += int(Xk.nnz) if sparse else int(np.count_nonzero(Xk))
-            ys.append(Yk)
+            # Labels kept sparse from the start: a dense (n x L) stack, and its float64 copy
+            # in discretize_labels, was most of a tall build's peak (8 GiB at n = 10 M).
+            try:
+                ys.append(sp.csr_matrix(Yk))
+            except (TypeError, ValueError):
+                raise InputError("labels must be a numeric 0/1 matrix") from None
         if order is None:
             raise InputError("no row chunks: the data have no samples")
         n_chunks = len(ys)
@@ -161,8 +166,7 @@ def build_store_from_chunks(
             return block
 
         def labels():
-            return (sp.vstack([sp.csr_matrix(y) for y in ys]) if any(sp.issparse(y) for y in ys)
-                    else np.vstack([np.asarray(y) for y in ys]))
+            return sp.vstack(ys, format="csr")
 
         return _build(target, n, d, nnz, columns, labels, block_size=block_size,
                       row_block_size=row_block_size, seed=seed, n_bins=n_bins,
