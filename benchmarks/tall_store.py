@@ -264,9 +264,9 @@ def main() -> None:
                       "", "", "", "", ""])
     title = (f"tall store: n={base['n']:,}, d={base['d']:,}, density={base['density']}, "
              f"k={base['k']}")
-    print(f"\n{title}\n")
-    print(_common.md_table(["case", "seconds", "counts s", "ms/step", "peak RSS MiB",
-                            "load (1 min)", "notes"], table))
+    _common.emit(title, _common.md_table(["case", "seconds", "counts s", "ms/step",
+                                          "peak RSS MiB", "load (1 min)", "notes"], table),
+                 args.out)
     if tmp is not None:
         tmp.cleanup()
 
