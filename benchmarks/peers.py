@@ -4,7 +4,7 @@ Methods (each fit on the training folds only, 5-fold CV through
 ``coreselect.evaluation.run_protocol``; BRkNN-b with 5 neighbours scores the selection):
 
 * ``coreselect CGDS`` / ``coreselect DGDS``: ``GDSSelector`` centralized / distributed
-  (nmi relevance, lambda = 0.5, p = 10);
+  (the paper's eq. (2), mi relevance, lambda = 0.5, p = 10);
 * ``sklearn BR-MI``: ``SelectKBest(mutual_info_classif)`` in binary relevance: the MI of
   every feature with every label (sklearn defaults: its kNN estimator on dense continuous
   data, discrete counting on sparse data), averaged over labels, top k;

@@ -55,8 +55,9 @@ PAPER = {
 def fit(X, Y, k, relevance, mode):
     from coreselect import GDSSelector
 
+    # Table 2 is the paper's objective: eq. (2) (calibration "paper"), constants selectable.
     sel = GDSSelector(k, relevance=relevance, keep_constant=True, mode=mode,
-                      partitions="auto", random_state=0)
+                      partitions="auto", random_state=0, calibration="paper")
     sel.fit(X, Y)
     return sel
 
@@ -65,7 +66,7 @@ def cli_run(path: Path, k: int, relevance: str, mode: str) -> dict:
     exe = Path(sys.executable).with_name("coreselect")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "coreselect"]
     cmd += ["select", str(path), "-k", str(k), "--relevance", relevance, "--keep-constant",
-            "--mode", mode, "--seed", "0", "--json", "--quiet"]
+            "--calibration", "paper", "--mode", mode, "--seed", "0", "--json", "--quiet"]
     wall, peak, out, cpu = C.run_command(cmd)
     report = json.loads(out)
     return {"wall": wall, "cpu": cpu, "peak": peak, "sel": report["seconds"],

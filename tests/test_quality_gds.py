@@ -36,3 +36,14 @@ def test_unknown_calibration():
         CalibratedGDS(calibration="nope")
     with pytest.raises(InputError):
         method_factories(["gds-nope"])
+
+
+def test_cgds_and_dgds_are_the_papers_objective():
+    """The protocol's cgds/dgds are the paper's eq. (2); gds is the library default."""
+    from coreselect.core.objective import DEFAULT_CALIBRATION
+    from coreselect.evaluation.protocol import method_factories
+
+    made = {name: factory(5, 0) for name, factory in
+            method_factories(["gds", "cgds", "dgds"]).items()}
+    assert made["cgds"].calibration == made["dgds"].calibration == "paper"
+    assert made["gds"].calibration == DEFAULT_CALIBRATION != "paper"

@@ -38,16 +38,22 @@ def available(folder: Path) -> list[str]:
     return sorted(p.stem for p in folder.glob("*.py") if not p.stem.startswith("_"))
 
 
-@click.command("bench", context_settings={"ignore_unknown_options": True,
-                                          "allow_extra_args": True})
+@click.command("bench", add_help_option=False,
+               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("name", required=False)
 @click.option("--quick", "--smoke", "quick", is_flag=True, help="Tiny sizes (seconds).")
 @click.option("--list", "list_", is_flag=True, help="List the benchmarks and exit.")
+@click.option("-h", "--help", "help_", is_flag=True,
+              help="This help; with NAME, the script's own options.")
 @click.argument("extra", nargs=-1, type=click.UNPROCESSED)
 @handle_errors
-def bench_cmd(name, quick, list_, extra):
+def bench_cmd(name, quick, list_, help_, extra):
     """Run benchmark NAME (benchmarks/NAME.py of the source checkout); it prints a Markdown
-    table. Extra arguments go to the script (e.g. --png plot.png, --out table.md)."""
+    table. Extra arguments go to the script (e.g. --png plot.png, --out table.md);
+    `coreselect bench NAME --help` lists the script's own options."""
+    if help_ and not name:
+        click.echo(click.get_current_context().get_help())
+        return
     folder = find_benchmarks()
     if folder is None:
         fail("the benchmarks folder is not available (it ships with a source checkout, not "
@@ -61,6 +67,8 @@ def bench_cmd(name, quick, list_, extra):
     if name not in names:
         fail(f"unknown benchmark {name!r}; choose one of {', '.join(names)}")
     cmd = [sys.executable, str(folder / f"{name}.py")]
+    if help_:
+        cmd.append("--help")
     if quick:
         cmd.append("--quick")
     cmd += list(extra)

@@ -125,7 +125,9 @@ def parse_k(spec: str | Iterable[int]) -> list[int]:
 def _make_gds(k: int, seed: int, *, mode: str, lam: float, relevance: str, p: int):
     from coreselect import GDSSelector
 
-    return GDSSelector(k=k, lam=lam, p=p, relevance=relevance, mode=mode, random_state=seed)
+    # cgds/dgds are the paper's method: eq. (2), whatever the library's default calibration.
+    return GDSSelector(k=k, lam=lam, p=p, relevance=relevance, mode=mode, random_state=seed,
+                       calibration="paper")
 
 
 def _make_calibrated(k: int, seed: int, *, lam: float, relevance: str, p: int, calibration: str):
