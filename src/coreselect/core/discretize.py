@@ -385,11 +385,11 @@ def discretize_labels(Y: np.ndarray | sp.spmatrix) -> DiscreteMatrix:
 
 # ------------------------------------------------------------------------------------------
 def _entries(X) -> tuple[np.ndarray, ...]:
-    """(column, value, weight, row) of every cell; a sparse column's implicit zeros become one
-    virtual entry with the number of zero cells as weight and row -1."""
+    """(column, value, weight, row) of every cell of a block of columns that
+    :func:`discretize` has already checked (numeric, 2-D, no stored zeros); a sparse column's
+    implicit zeros become one virtual entry with the number of zero cells as weight and row -1."""
     if sp.issparse(X):
-        X = sp.csc_matrix(X, dtype=np.float64, copy=True)  # one block of columns only
-        X.eliminate_zeros()
+        X = sp.csc_matrix(X, dtype=np.float64)  # one block of columns only
         n, d = X.shape
         nnz = np.diff(X.indptr)
         cols = np.repeat(np.arange(d), nnz)
@@ -402,14 +402,6 @@ def _entries(X) -> tuple[np.ndarray, ...]:
             n,
             d,
         )
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise InputError(f"expected a 2-D matrix, got shape {X.shape}")
-    if X.dtype.kind not in "biuf":
-        try:
-            X = X.astype(np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"the data are not numeric: {exc}") from None
     n, d = X.shape
     return (
         np.repeat(np.arange(d), n),
