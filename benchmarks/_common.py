@@ -113,6 +113,27 @@ def run_child(script: str | Path, payload: dict, timeout: float | None = None) -
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def run_case(script: str | Path, payload: dict) -> dict:
+    """:func:`run_child`, with a failure returned as ``{"error": last stderr line}`` (a row of
+    the table) instead of raised, so one failed case does not lose the others."""
+    proc = subprocess.run([sys.executable, str(script), "--child", json.dumps(payload)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def steps_timer() -> tuple[list[float], Callable[[int, int], None]]:
+    """A greedy ``callback(step, total)`` that stamps each step's end, and the stamps."""
+    stamps: list[float] = []
+    return stamps, lambda step, total: stamps.append(time.perf_counter())
+
+
+def step_ms(stamps: Sequence[float]) -> float:
+    """Mean milliseconds between the stamps of :func:`steps_timer`."""
+    return 1e3 * (stamps[-1] - stamps[0]) / max(len(stamps) - 1, 1)
+
+
 def run_command(cmd: Sequence[str], env: dict | None = None) -> tuple[float, float, str, float]:
     """``(wall seconds, peak RSS MiB, stdout, CPU seconds)`` of a command run in a child process.
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,10 +25,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common  # noqa: E402
-
-
-def _maxrss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def _data(args):
@@ -54,21 +49,16 @@ def case_fit(args) -> dict:
 
     warm_up()
     ds = _data(args)
-    rss_data = _maxrss_mib()
+    rss_data = _common.peak_rss_mib()
     start = time.perf_counter()
     sel = coreselect.GDSSelector(k=args["k"]).fit(ds.X, ds.Y)
     seconds = time.perf_counter() - start
     timings = getattr(sel, "timings_", None) or getattr(sel, "selection_", None)
     timings = getattr(timings, "timings", timings) if timings is not None else {}
-    return {"seconds": seconds, "peak_mib": _maxrss_mib(), "data_mib": rss_data,
+    return {"seconds": seconds, "peak_mib": _common.peak_rss_mib(), "data_mib": rss_data,
             "nnz": int(ds.X.nnz), "selected": [int(v) for v in sel.selected_],
             "stages": {k: float(v) for k, v in dict(timings).items()
                        if isinstance(v, (int, float))}}
-
-
-def _steps_timer():
-    stamps = []
-    return stamps, lambda step, total: stamps.append(time.perf_counter())
 
 
 def case_unsharded(args) -> dict:
@@ -80,11 +70,11 @@ def case_unsharded(args) -> dict:
     start = time.perf_counter()
     problem = Problem.from_discrete(F, L, k=args["k"])
     t_counts = time.perf_counter() - start
-    stamps, cb = _steps_timer()
+    stamps, cb = _common.steps_timer()
     result = problem.run(alternate=True, callback=cb)
     return {"seconds": time.perf_counter() - start, "counts_s": t_counts,
-            "step_ms": 1e3 * (stamps[-1] - stamps[0]) / max(len(stamps) - 1, 1),
-            "peak_mib": _maxrss_mib(), "selected": [int(v) for v in result.selected],
+            "step_ms": _common.step_ms(stamps),
+            "peak_mib": _common.peak_rss_mib(), "selected": [int(v) for v in result.selected],
             "objective": result.objective}
 
 
@@ -96,7 +86,7 @@ def case_rows(args) -> dict:
     F, L = _discrete(args)
     shards = InMemoryRowShards.split(F, L, args["shards"])
     del F, L
-    stamps, cb = _steps_timer()
+    stamps, cb = _common.steps_timer()
     start = time.perf_counter()
     run = select_row_sharded(SequentialRows(shards), k=args["k"], callback=cb)
     seconds = time.perf_counter() - start
@@ -116,8 +106,8 @@ def case_rows(args) -> dict:
     per_step = {"cells_per_step": float(np.sum(cells)) / len(run.result.selected),
                 "shard_table_kib": float(np.mean(table_bytes)) / 1024}
     return {**per_step, "seconds": seconds, "counts_s": run.timings["counts"],
-            "step_ms": 1e3 * (stamps[-1] - stamps[0]) / max(len(stamps) - 1, 1),
-            "peak_mib": _maxrss_mib(), "selected": [int(v) for v in run.result.selected],
+            "step_ms": _common.step_ms(stamps),
+            "peak_mib": _common.peak_rss_mib(), "selected": [int(v) for v in run.result.selected],
             "objective": run.result.objective}
 
 
@@ -126,7 +116,7 @@ def _peak_mib() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024.0
-    return _maxrss_mib()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # no _common on workers
 
 
 def _warm() -> bool:
@@ -152,16 +142,16 @@ def case_dask(args) -> dict:
         with DaskRows(client, shards) as rows:
             __import__("distributed").wait(rows.tiles)  # tiles on the workers: a one-off transfer, timed apart
             t_load = time.perf_counter() - start
-            stamps, cb = _steps_timer()
+            stamps, cb = _common.steps_timer()
             t0 = time.perf_counter()
             run = select_row_sharded(rows, k=args["k"], callback=cb)
             seconds = time.perf_counter() - t0
             per_step = rows.bytes_sent / rows.n_calls
             worker_peak = client.run(_peak_mib)
     return {"seconds": seconds, "load_s": t_load, "counts_s": run.timings["counts"],
-            "step_ms": 1e3 * (stamps[-1] - stamps[0]) / max(len(stamps) - 1, 1),
+            "step_ms": _common.step_ms(stamps),
             "sent_per_step_b": per_step, "setup_mib": rows.setup_bytes / 2**20,
-            "peak_mib": _maxrss_mib(), "worker_peak_mib": max(worker_peak.values()),
+            "peak_mib": _common.peak_rss_mib(), "worker_peak_mib": max(worker_peak.values()),
             "selected": [int(v) for v in run.result.selected],
             "objective": run.result.objective}
 
@@ -171,14 +161,6 @@ CASES = {"fit": case_fit, "unsharded": case_unsharded, "rows": case_rows, "dask"
 
 def child(payload: dict) -> dict:
     return CASES[payload["case"]](payload)
-
-
-def run_case(payload: dict) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(payload)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -206,7 +188,7 @@ def main() -> None:
             payload["shards"] = int(num)
         if kind == "dask":
             payload["workers"] = int(num or 2)
-        res = run_case(payload)
+        res = _common.run_case(__file__, payload)
         results[name] = res
         label = name if num or kind not in ("rows",) else f"rows-{payload['shards']}"
         if "error" in res:

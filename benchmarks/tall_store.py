@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,10 +30,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common  # noqa: E402
-
-
-def _maxrss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def chunks(n: int, d: int, density: float, chunk: int, n_labels: int = 50,
@@ -98,17 +93,8 @@ def case_build(args) -> dict:
         block_size=args["block_size"], row_block_size=args["row_block_size"])
     seconds = time.perf_counter() - start
     size = sum(f.stat().st_size for f in Path(args["store"]).rglob("*") if f.is_file())
-    return {"seconds": seconds, "peak_mib": _maxrss_mib(), "disk_mib": size / 2**20,
+    return {"seconds": seconds, "peak_mib": _common.peak_rss_mib(), "disk_mib": size / 2**20,
             "nnz": nnz, "row_blocks": store.n_row_blocks, "col_blocks": store.n_blocks}
-
-
-def _steps_timer():
-    stamps = []
-    return stamps, lambda step, total: stamps.append(time.perf_counter())
-
-
-def _step_ms(stamps) -> float:
-    return 1e3 * (stamps[-1] - stamps[0]) / max(len(stamps) - 1, 1)
 
 
 def case_rows(args) -> dict:
@@ -120,7 +106,7 @@ def case_rows(args) -> dict:
     warm_up()
     shards = StoreRowShards(open_store(args["store"]))
     rows = SequentialRows(shards)
-    stamps, cb = _steps_timer()
+    stamps, cb = _common.steps_timer()
     start = time.perf_counter()
     # what select(store, k=k, mode="rows") runs (calibration as the library default)
     from coreselect.spec import Objective
@@ -129,8 +115,8 @@ def case_rows(args) -> dict:
     run = select_row_sharded(rows, k=o.k, lam=o.lam, p=o.p, relevance=o.relevance,
                              calibration=o.calibration, callback=cb)
     seconds = time.perf_counter() - start
-    out = {"seconds": seconds, "counts_s": run.timings["counts"], "step_ms": _step_ms(stamps),
-           "peak_mib": _maxrss_mib(), "selected": [int(v) for v in run.result.selected],
+    out = {"seconds": seconds, "counts_s": run.timings["counts"], "step_ms": _common.step_ms(stamps),
+           "peak_mib": _common.peak_rss_mib(), "selected": [int(v) for v in run.result.selected],
            "objective": run.result.objective}
     if args.get("fulltile"):
         # the former step: every tile read whole, permuted, its CSR built
@@ -150,7 +136,7 @@ def _peak_mib() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024.0
-    return _maxrss_mib()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # no _common on workers
 
 
 def _warm() -> bool:
@@ -178,28 +164,20 @@ def case_dask(args) -> dict:
         with DaskRows(client, shards) as rows:
             wait(rows.tiles)  # tiles read by the workers from the store
             t_load = time.perf_counter() - start
-            stamps, cb = _steps_timer()
+            stamps, cb = _common.steps_timer()
             t0 = time.perf_counter()
             run = select_row_sharded(rows, k=o.k, lam=o.lam, p=o.p, relevance=o.relevance,
                                      calibration=o.calibration, callback=cb)
             seconds = time.perf_counter() - t0
             worker_peak = client.run(_peak_mib)
     return {"seconds": seconds, "load_s": t_load, "counts_s": run.timings["counts"],
-            "step_ms": _step_ms(stamps), "peak_mib": _maxrss_mib(),
+            "step_ms": _common.step_ms(stamps), "peak_mib": _common.peak_rss_mib(),
             "worker_peak_mib": max(worker_peak.values()),
             "selected": [int(v) for v in run.result.selected],
             "objective": run.result.objective}
 
 
 CASES = {"build": case_build, "rows": case_rows, "dask": case_dask}
-
-
-def run_case(payload: dict) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(payload)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -237,7 +215,7 @@ def main() -> None:
         kind, _, num = name.partition("-")
         payload = dict(base, case=kind, workers=int(num or 1))
         load = os.getloadavg()[0]
-        res = run_case(payload)
+        res = _common.run_case(__file__, payload)
         results[name] = res
         if "error" in res:
             table.append([name, "error: " + res["error"][:80], "", "", "", "", ""])
