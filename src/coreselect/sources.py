@@ -34,7 +34,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from coreselect.core.discretize import DiscreteMatrix, discretize, discretize_labels
+from coreselect.core.discretize import (
+    DiscreteMatrix, discretize, discretize_labels, slot_offsets,
+)
 from coreselect.core.problem import Problem
 from coreselect.distributed import ProblemParts, StoreParts, partition, partition_bounds
 from coreselect.errors import InputError
@@ -358,8 +360,7 @@ class StoreRowShards:
         self.n_row_shards = store.n_row_blocks
         self._to_ids = np.argsort(store.order, kind="stable")  # store position of each id
         self._n_codes = np.asarray(store.n_codes, dtype=np.int64)[self._to_ids]
-        self._offsets = np.zeros(self._n_codes.size + 1, dtype=np.int64)
-        np.cumsum(np.maximum(self._n_codes - 1, 0), out=self._offsets[1:])
+        self._offsets = slot_offsets(self._n_codes)
         self._cache_root = cache_dir
         self._cache: Path | None = None
         self._row_major: dict[int, Path] = {}
@@ -369,11 +370,14 @@ class StoreRowShards:
         return {**self.__dict__, "_cache": None, "_row_major": {}}
 
     def tile(self, row_block: int) -> tuple[DiscreteMatrix, DiscreteMatrix]:
+        return self._features_tile(row_block), self.store.labels_tile(row_block)
+
+    def _features_tile(self, row_block: int) -> DiscreteMatrix:
         codes = self.store.read_tile(row_block, 0, self.store.n_features)
-        return codes.take(self._to_ids), self.store.labels_tile(row_block)
+        return codes.take(self._to_ids)
 
     def features(self, shard: int) -> DiscreteMatrix:
-        features = self.tile(shard)[0]
+        features = self._features_tile(shard)
         if shard not in self._row_major:
             self._save_row_major(shard, features)
         return features
@@ -398,7 +402,7 @@ class StoreRowShards:
         if a == 0 or column.nnz == 0:
             return np.zeros((a, int(self._offsets[-1])), dtype=np.int64)
         if shard not in self._row_major:
-            self._save_row_major(shard, self.tile(shard)[0])
+            self._save_row_major(shard, self._features_tile(shard))
         folder = self._row_major[shard]
         indptr, cols, codes = (np.load(folder / f"{name}.npy", mmap_mode="r")
                                for name in ("indptr", "cols", "codes"))

@@ -41,6 +41,14 @@ Strategy = Literal["auto", "quantile", "uniform", "none"]
 STRATEGIES = ("auto", "quantile", "uniform", "none")
 
 
+def slot_offsets(n_codes: np.ndarray) -> np.ndarray:
+    """Start of each column's non-zero codes (code >= 1) in the flat "expanded" code space of
+    columns with ``n_codes`` codes each; the last entry is the number of slots."""
+    out = np.zeros(len(n_codes) + 1, dtype=np.int64)
+    np.cumsum(np.maximum(np.asarray(n_codes, dtype=np.int64) - 1, 0), out=out[1:])
+    return out
+
+
 @dataclass(eq=False)
 class DiscreteMatrix:
     """Discrete codes of ``d`` columns over ``n`` samples.
@@ -74,9 +82,7 @@ class DiscreteMatrix:
     @cached_property
     def offsets(self) -> np.ndarray:
         """Start of each column's non-zero codes in the flat "expanded" code space."""
-        out = np.zeros(self.n_columns + 1, dtype=np.int64)
-        np.cumsum(np.maximum(self.n_codes - 1, 0), out=out[1:])
-        return out
+        return slot_offsets(self.n_codes)
 
     @property
     def expanded_column(self) -> np.ndarray:

@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from coreselect.core.discretize import DiscreteMatrix
+from coreselect.core.discretize import DiscreteMatrix, slot_offsets
 from coreselect.core.entropy import (
     Backend, Relevance, _numba_enabled, distance_from_entropies, relevance_from_entropies,
     zero_small,
@@ -139,9 +139,7 @@ class Statistics:
 
     @cached_property
     def offsets(self) -> np.ndarray:
-        out = np.zeros(self.n_codes.size + 1, dtype=np.int64)
-        np.cumsum(np.maximum(self.n_codes - 1, 0), out=out[1:])
-        return out
+        return slot_offsets(self.n_codes)
 
     @cached_property
     def owner(self) -> np.ndarray:
