@@ -132,8 +132,8 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
 
     params = dict(k=k, lam=lam, p=p, relevance=relevance, calibration=calibration,
                   keep_constant=keep_constant, mode=mode,
-                  partitions=_partitions(partitions), coreset_size=coreset_size,
-                  row_shards=_partitions(row_shards), engine=engine,
+                  partitions=_int_or_auto(partitions), coreset_size=coreset_size,
+                  row_shards=_int_or_auto(row_shards), engine=engine,
                   n_workers=n_workers, scheduler=scheduler, backend=backend, progress=progress)
     started = time.perf_counter()
     dataset = None
@@ -219,7 +219,7 @@ def _refuse_ignored(given: set[str], is_store: bool, mode: str) -> None:
         fail(f"{', '.join(options)} with --mode {mode}: {why}")
 
 
-def _partitions(value: str) -> str | int:
+def _int_or_auto(value: str) -> str | int:
     """'auto' or an integer; anything else goes on to the one check (coreselect.spec)."""
     try:
         return int(value)
