@@ -89,13 +89,13 @@ def test_entries_equal_dense_kernel(data, kind):
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=extreme_data(), kind=st.sampled_from(["mi", "nmi"]), p=st.integers(1, 12),
-       seed=st.integers(0, 1000))
-def test_gains_equal_dense_state_at_every_step(data, kind, p, seed):
+       seed=st.integers(0, 1000), use_numba=st.booleans())
+def test_gains_equal_dense_state_at_every_step(data, kind, p, seed, use_numba):
     X, Y, min_bin = data
     F, Lb = discretize(X, min_bin_count=min_bin), discretize_labels(Y)
     sparse = SparseRelevance(F, Lb, kind)
     dense = relevance_matrix(F, Lb, kind, backend="numpy")
-    a, b = RelevanceGains(dense, p), sparse.gains_state(p)
+    a, b = RelevanceGains(dense, p), sparse.gains_state(p, use_numba=use_numba)
     scale = max(float(np.abs(dense).sum(axis=1).max(initial=0.0)), 1.0)
     order = np.random.default_rng(seed).permutation(F.n_columns)
     for u in order[: min(F.n_columns, 2 * p + 3)]:  # past p: thresholds rise

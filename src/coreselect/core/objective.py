@@ -97,7 +97,7 @@ def relevance_gains(relevance, p: int, use_numba: bool = False):
     :class:`~coreselect.core.sparse_relevance.SparseRelevance` (same ``gains``, ``value``,
     ``add``)."""
     if hasattr(relevance, "gains_state"):
-        return relevance.gains_state(p)
+        return relevance.gains_state(p, use_numba=use_numba)
     return RelevanceGains(relevance, p, use_numba=use_numba)
 
 

@@ -278,17 +278,22 @@ class SparseRelevance:
         """``sum_l MI(x, l)`` of some features."""
         return self[positions].sum(axis=1)
 
-    def gains_state(self, p: int) -> "SparseRelevanceGains":
-        return SparseRelevanceGains(self, p)
+    def gains_state(self, p: int, use_numba: bool = False) -> "SparseRelevanceGains":
+        return SparseRelevanceGains(self, p, use_numba=use_numba)
 
 
 class SparseRelevanceGains:
     """:class:`coreselect.core.objective.RelevanceGains` over a :class:`SparseRelevance`:
     the same ``gains``, ``value`` and ``add`` (see the module docstring for how)."""
 
-    def __init__(self, rel: SparseRelevance, p: int):
+    def __init__(self, rel: SparseRelevance, p: int, use_numba: bool = False):
         self.rel = rel
         self.p = int(p)
+        self._lower = None
+        if use_numba:
+            from coreselect.core._numba_sparse import lower_pairs
+
+            self._lower = lower_pairs
         d, L = rel.shape
         self.top = np.zeros((L, self.p))
         keys = np.stack([rel.nnz, rel.base.view(np.int64)], axis=1)
@@ -301,20 +306,27 @@ class SparseRelevanceGains:
         self.group_ptr = np.zeros(sizes.size + 1, dtype=np.int64)
         np.cumsum(sizes, out=self.group_ptr[1:])
         self.sorted_t = np.zeros(L)
-        # A: with every threshold 0, F_c(y) = |c| * y.
+        # A: with every threshold 0, F_c(y) = |c| * y. Each group keeps the keys that can
+        # still gain from it (closed form above the group's lowest threshold) with their
+        # closed forms; None until the group's first change (all keys).
+        n_groups = sizes.size
         self.A = np.zeros(self.key_feature.size)
-        for g in range(sizes.size):
+        for g in range(n_groups):
             self.A += sizes[g] * self._closed_keys(g)
+        self.group_keys: list[np.ndarray | None] = [None] * n_groups
+        self.group_vals: list[np.ndarray | None] = [None] * n_groups
         # B: sum over co-occurring pairs of MI - f_closed; every pair live.
         label_of = np.repeat(np.arange(L), np.diff(rel.indptr))
         feat = rel.pair_feature.astype(np.int64)
-        closed = rel.closed(feat, label_of)
-        self.B = np.bincount(feat, weights=rel.pair_value - closed, minlength=d)
+        self.pair_closed = rel.closed(feat, label_of)
+        del label_of
+        self.B = np.bincount(feat, weights=rel.pair_value - self.pair_closed, minlength=d)
         self.live = np.diff(rel.indptr).copy()
         self.gains = self.A[self.key_of] + self.B
 
-    def _closed_keys(self, g: int) -> np.ndarray:
-        return self.rel.closed(self.key_feature, self.rel.group_label[g])
+    def _closed_keys(self, g: int, keys: np.ndarray | None = None) -> np.ndarray:
+        feats = self.key_feature if keys is None else self.key_feature[keys]
+        return self.rel.closed(feats, self.rel.group_label[g])
 
     @property
     def value(self) -> float:
@@ -338,29 +350,40 @@ class SparseRelevanceGains:
             lo, hi = self.group_ptr[g], self.group_ptr[g + 1]
             before = self.sorted_t[lo:hi]
             after = np.sort(new[self.group_order[lo:hi]])
-            y = self._closed_keys(g)
-            self.A += _hinge_sum(after, y) - _hinge_sum(before, y)
+            keys, y = self.group_keys[g], self.group_vals[g]
+            if keys is None:
+                keys = np.arange(self.key_feature.size)
+                y = self._closed_keys(g)
+            self.A[keys] += _hinge_sum(after, y) - _hinge_sum(before, y)
             self.sorted_t[lo:hi] = after
+            keep = y > after[0]  # below every threshold of the group: no gain, ever
+            self.group_keys[g], self.group_vals[g] = keys[keep], y[keep]
         self.gains = self.A[self.key_of] + self.B
 
     def _pairs(self, raised: np.ndarray, low: np.ndarray, high: np.ndarray) -> None:
         rel = self.rel
         lens = self.live[raised]
+        some = lens > 0
+        raised, low, high, lens = raised[some], low[some], high[some], lens[some]
         total = int(lens.sum())
         if total == 0:
             return
+        if self._lower is not None:
+            self._lower(raised, low, high, rel.indptr, self.live, rel.pair_feature,
+                        rel.pair_value, self.pair_closed, self.B)
+            return
         ends = np.cumsum(lens)
         idx = np.repeat(rel.indptr[raised] - (ends - lens), lens) + np.arange(total)
-        feat = rel.pair_feature[idx].astype(np.int64)
+        feat = rel.pair_feature[idx]
         value = rel.pair_value[idx]
-        label = np.repeat(raised, lens)
-        closed = rel.closed(feat, label)
+        closed = self.pair_closed[idx]
         a, b = np.repeat(low, lens), np.repeat(high, lens)
-        delta = (np.clip(closed, a, b) - a) - (np.clip(value, a, b) - a)
+        # max(0, y - b) - max(0, y - a) = a - clip(y, a, b): closed form in, exact out.
+        delta = np.clip(closed, a, b)
+        delta -= np.clip(value, a, b)
         self.B += np.bincount(feat, weights=delta, minlength=self.B.size)
-        still = np.maximum(value, closed) > b
-        self.live[raised] = np.bincount(np.repeat(np.arange(raised.size), lens),
-                                        weights=still, minlength=raised.size).astype(np.int64)
+        still = (value > b) | (closed > b)
+        self.live[raised] = np.add.reduceat(still, ends - lens, dtype=np.int64)
 
 
 def _run_sums(values: np.ndarray, start: np.ndarray, lens: np.ndarray) -> np.ndarray:
