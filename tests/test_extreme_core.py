@@ -82,6 +82,19 @@ def test_entries_equal_dense_kernel(data, kind):
     np.testing.assert_array_equal(sparse[rows], dense_numpy[rows])
     part = np.sort(rng.choice(F.n_columns, size=max(F.n_columns // 2, 1), replace=False))
     np.testing.assert_array_equal(sparse.take(part).toarray(), dense_numpy[part])
+    # The compiled and the sparse-product builders store the same pairs, bit for bit, each
+    # label's pairs sorted by max(value, closed) descending (the greedy's live prefixes).
+    a, b = sparse._all_pairs_compiled(), sparse._all_pairs_sparse()
+    np.testing.assert_array_equal(a[0], b[0])
+    L = Lb.n_columns
+    labels = np.repeat(np.arange(L), np.diff(a[0]))
+    for built in (a, b):
+        key = np.maximum(built[2], built[3])
+        same_label = labels[1:] == labels[:-1]
+        assert np.all(key[1:][same_label] <= key[:-1][same_label])
+    oa, ob = np.lexsort((a[1], labels)), np.lexsort((b[1], labels))
+    for x, y in zip(a[1:], b[1:]):
+        np.testing.assert_array_equal(x[oa], y[ob])
     # Memory: only the co-occurring pairs are stored.
     cooc = (F.indicator.T @ Lb.indicator)
     assert sparse.n_pairs <= cooc.nnz

@@ -4,6 +4,7 @@ cached on disk). Imported only when numba is available; the numpy path in
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
@@ -25,3 +26,91 @@ def lower_pairs(raised, low, high, indptr, live, feature, value, closed, gains):
             if value[j] > b or closed[j] > b:
                 keep += 1
         live[label] = keep
+
+
+@njit(cache=True, nogil=True)
+def _finish(cells, f, label, n, log2n, h_x, h_l, inv_x, inv_l, nmi):  # pragma: no cover
+    # SparseRelevance._finish, one pair at a time, the same float operations in the same order.
+    h = log2n - cells / n
+    if h < 1e-12:  # entropy.ZERO_ENTROPY
+        h = 0.0
+    info = h_x[f] - h + h_l[label]
+    if info < 0.0:
+        info = 0.0
+    if nmi:
+        info = info * inv_x[f]
+        info = info * inv_l[label]
+        if info > 1.0:
+            info = 1.0
+    return info
+
+
+@njit(cache=True, nogil=True)
+def label_pairs(r0, r1, capacity, y_indptr, y_rows, x_indptr, x_cols, x_codes, offsets,
+                code_counts, nnz, base, h_x, inv_x, count, base_l, h_l, inv_l, xl, log2n, nmi,
+                slot_count, mark, touched):  # pragma: no cover
+    """Co-occurring pairs of labels ``r0 .. r1 - 1`` (label-major; each label's pairs sorted by
+    ``max(value, closed)`` descending): counts, per label, of every feature code on the
+    label's rows (``x_*`` is the features' CSR), then the dense kernel's closed form.
+    ``slot_count``, ``mark``, ``touched`` are zeroed scratch (left zeroed)."""
+    n = xl.size - 1
+    sizes = np.zeros(r1 - r0, dtype=np.int64)
+    feature = np.empty(capacity, dtype=np.int32)
+    value = np.empty(capacity)
+    closed = np.empty(capacity)
+    out = 0
+    for label in range(r0, r1):
+        c = count[label]
+        nt = 0
+        for t in range(y_indptr[label], y_indptr[label + 1]):
+            r = y_rows[t]
+            for e in range(x_indptr[r], x_indptr[r + 1]):
+                col = x_cols[e]
+                slot_count[offsets[col] + x_codes[e] - 1] += 1
+                if mark[col] == 0:
+                    mark[col] = 1
+                    touched[nt] = col
+                    nt += 1
+        start = out
+        for i in range(nt):
+            f = touched[i]
+            mark[f] = 0
+            s1 = 0.0
+            s2 = 0.0
+            together = 0
+            first = True
+            for s in range(offsets[f], offsets[f + 1]):
+                cnt = slot_count[s]
+                if cnt == 0:
+                    continue
+                slot_count[s] = 0
+                m = code_counts[s]
+                if first:
+                    s1 = xl[cnt]
+                    s2 = xl[m - cnt] - xl[m]
+                    first = False
+                else:
+                    s1 += xl[cnt]
+                    s2 += xl[m - cnt] - xl[m]
+                together += cnt
+            s3 = xl[c - together] - xl[c]
+            rest = (base[f] + base_l[label]) + xl[n - nnz[f] - c + together]
+            cells = ((s1 + s2) + s3) + rest
+            feature[out] = f
+            value[out] = _finish(cells, f, label, n, log2n, h_x, h_l, inv_x, inv_l, nmi)
+            n00 = n - nnz[f] - c
+            if n00 < 0:
+                n00 = 0
+            closed[out] = _finish((base[f] + base_l[label]) + xl[n00], f, label, n, log2n,
+                                  h_x, h_l, inv_x, inv_l, nmi)
+            out += 1
+        if out > start:
+            key = np.empty(out - start)
+            for j in range(start, out):
+                key[j - start] = -max(value[j], closed[j])
+            order = np.argsort(key) + start
+            feature[start:out] = feature[order]
+            value[start:out] = value[order]
+            closed[start:out] = closed[order]
+        sizes[label - r0] = out - start
+    return sizes, feature[:out].copy(), value[:out].copy(), closed[:out].copy()

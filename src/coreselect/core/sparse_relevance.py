@@ -117,7 +117,7 @@ class SparseRelevance:
         first = np.zeros(self.group_counts.size, dtype=np.int64)
         first[self.label_group[::-1]] = np.arange(labels.n_columns)[::-1]
         self.group_label = first
-        self.indptr, self.pair_feature, self.pair_value = (
+        self.indptr, self.pair_feature, self.pair_value, self.pair_closed = (
             self._all_pairs() if _pairs is None else _pairs)
 
     # -- shape -----------------------------------------------------------------------------
@@ -131,7 +131,8 @@ class SparseRelevance:
 
     @property
     def nbytes(self) -> int:
-        return int(self.pair_feature.nbytes + self.pair_value.nbytes + self.indptr.nbytes)
+        return int(self.pair_feature.nbytes + self.pair_value.nbytes + self.pair_closed.nbytes
+                   + self.indptr.nbytes)
 
     # -- closed forms ------------------------------------------------------------------------
     def closed(self, feats: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -180,26 +181,75 @@ class SparseRelevance:
 
     def _all_pairs(self):
         """Every co-occurring pair, label-major, each label's pairs sorted by
-        ``max(MI, f_closed)`` descending (the greedy's live prefixes)."""
+        ``max(MI, f_closed)`` descending (the greedy's live prefixes): ``(indptr, feature,
+        value, closed)``. Compiled when numba is available (one pass over the label's rows,
+        no slot-level temporaries), else sparse products; the same numbers either way."""
+        from coreselect.core.entropy import _numba_enabled
+
+        if _numba_enabled("auto"):
+            return self._all_pairs_compiled()
+        return self._all_pairs_sparse()
+
+    def _blocks(self, work: np.ndarray) -> list[tuple[int, int]]:
+        bounds, total = [0], 0.0
+        for i, w in enumerate(work):
+            if total + w > BLOCK_ENTRIES and i > bounds[-1]:
+                bounds.append(i)
+                total = 0.0
+            total += w
+        bounds.append(work.size)
+        return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+    def _assemble(self, counts, out_f, out_v, out_c):
+        L = self.labels.n_columns
+        indptr = np.zeros(L + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        pf = np.concatenate(out_f) if out_f else np.zeros(0, dtype=np.int32)
+        pv = np.concatenate(out_v) if out_v else np.zeros(0)
+        pc = np.concatenate(out_c) if out_c else np.zeros(0)
+        return indptr, pf, pv, pc
+
+    def _all_pairs_compiled(self):
+        from coreselect.core._numba_sparse import label_pairs
+
+        feats, labels = self.features, self.labels
+        rm = feats.row_major
+        ycodes = labels.codes
+        row_nnz = np.diff(rm.indptr).astype(np.float64)
+        cells = np.repeat(np.arange(labels.n_columns), np.diff(ycodes.indptr))
+        work = np.bincount(cells, weights=row_nnz[ycodes.indices], minlength=labels.n_columns)
+        del cells
+        nmi = self.kind == "nmi"
+        inv_x, inv_l = _inverse_sqrt(self.h_x), _inverse_sqrt(self.h_l)
+        slot_count = np.zeros(int(feats.offsets[-1]), dtype=np.int64)
+        mark = np.zeros(feats.n_columns, dtype=np.int8)
+        touched = np.zeros(feats.n_columns, dtype=np.int64)
+        log2n = float(np.log2(self.n)) if self.n else 0.0
+        sizes, out_f, out_v, out_c = [], [], [], []
+        for r0, r1 in self._blocks(work):
+            capacity = int(min(work[r0:r1].sum(), (r1 - r0) * feats.n_columns))
+            size, f, v, c = label_pairs(
+                r0, r1, capacity, ycodes.indptr, ycodes.indices, rm.indptr, rm.indices,
+                rm.data, feats.offsets, feats.code_counts, self.nnz, self.base, self.h_x,
+                inv_x, self.count, self.base_l, self.h_l, inv_l, self.xl, log2n, nmi,
+                slot_count, mark, touched)
+            sizes.append(size)
+            out_f.append(f)
+            out_v.append(v)
+            out_c.append(c)
+        counts = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
+        return self._assemble(counts, out_f, out_v, out_c)
+
+    def _all_pairs_sparse(self):
         feats, labels = self.features, self.labels
         L = labels.n_columns
         ind_x = feats.indicator  # (n x slots) CSR
         ind_y = labels.indicator.T.tocsr()  # (label slots x n)
         slot_label = labels.expanded_owner
         work = ind_y @ np.diff(ind_x.indptr).astype(np.float64)  # entries per label, at most
-        bounds = [0]
-        total = 0.0
-        for i, w in enumerate(work):
-            if total + w > BLOCK_ENTRIES and i > bounds[-1]:
-                bounds.append(i)
-                total = 0.0
-            total += w
-        bounds.append(ind_y.shape[0])
         counts = np.zeros(L, dtype=np.int64)
-        out_f, out_v = [], []
-        for r0, r1 in zip(bounds[:-1], bounds[1:]):
-            if r1 <= r0:
-                continue
+        out_f, out_v, out_c = [], [], []
+        for r0, r1 in self._blocks(work):
             co = (ind_y[r0:r1] @ ind_x).tocsr()
             co.sort_indices()
             rows = np.repeat(np.arange(r0, r1), np.diff(co.indptr))
@@ -207,16 +257,13 @@ class SparseRelevance:
                                           np.rint(co.data).astype(np.int64))
             if lab.size == 0:
                 continue
-            key = np.maximum(v, self.closed(f, lab))
-            order = np.lexsort((-key, lab))
+            closed = self.closed(f, lab)
+            order = np.lexsort((-np.maximum(v, closed), lab))
             counts += np.bincount(lab, minlength=L)
             out_f.append(f[order].astype(np.int32))
             out_v.append(v[order])
-        indptr = np.zeros(L + 1, dtype=np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        pf = np.concatenate(out_f) if out_f else np.zeros(0, dtype=np.int32)
-        pv = np.concatenate(out_v) if out_v else np.zeros(0)
-        return indptr, pf, pv
+            out_c.append(closed[order])
+        return self._assemble(counts, out_f, out_v, out_c)
 
     def pairs_of(self, positions: np.ndarray):
         """Co-occurring pairs ``(feature, label, relevance)`` of some features (positions,
@@ -270,7 +317,8 @@ class SparseRelevance:
         counts = np.bincount(label_of[keep], minlength=L)
         indptr = np.zeros(L + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
-        pairs = (indptr, mapped[keep].astype(np.int32), self.pair_value[keep])
+        pairs = (indptr, mapped[keep].astype(np.int32), self.pair_value[keep],
+                 self.pair_closed[keep])
         return SparseRelevance(self.features.take(positions), self.labels, self.kind,
                                _pairs=pairs)
 
@@ -316,11 +364,9 @@ class SparseRelevanceGains:
         self.group_keys: list[np.ndarray | None] = [None] * n_groups
         self.group_vals: list[np.ndarray | None] = [None] * n_groups
         # B: sum over co-occurring pairs of MI - f_closed; every pair live.
-        label_of = np.repeat(np.arange(L), np.diff(rel.indptr))
-        feat = rel.pair_feature.astype(np.int64)
-        self.pair_closed = rel.closed(feat, label_of)
-        del label_of
-        self.B = np.bincount(feat, weights=rel.pair_value - self.pair_closed, minlength=d)
+        self.pair_closed = rel.pair_closed
+        self.B = np.bincount(rel.pair_feature, weights=rel.pair_value - rel.pair_closed,
+                             minlength=d)
         self.live = np.diff(rel.indptr).copy()
         self.gains = self.A[self.key_of] + self.B
 
