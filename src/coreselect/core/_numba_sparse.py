@@ -46,20 +46,38 @@ def _finish(cells, f, label, n, log2n, h_x, h_l, inv_x, inv_l, nmi):  # pragma: 
 
 
 @njit(cache=True, nogil=True)
-def label_pairs(r0, r1, capacity, y_indptr, y_rows, x_indptr, x_cols, x_codes, offsets,
-                code_counts, nnz, base, h_x, inv_x, count, base_l, h_l, inv_l, xl, log2n, nmi,
-                slot_count, mark, touched):  # pragma: no cover
-    """Co-occurring pairs of labels ``r0 .. r1 - 1`` (label-major; each label's pairs sorted by
-    ``max(value, closed)`` descending): counts, per label, of every feature code on the
+def count_pairs(y_indptr, y_rows, x_indptr, x_cols, mark, touched):  # pragma: no cover
+    """Number of features co-occurring with each label (``mark`` zeroed scratch, left so)."""
+    n_labels = y_indptr.size - 1
+    sizes = np.zeros(n_labels, dtype=np.int64)
+    for label in range(n_labels):
+        nt = 0
+        for t in range(y_indptr[label], y_indptr[label + 1]):
+            r = y_rows[t]
+            for e in range(x_indptr[r], x_indptr[r + 1]):
+                col = x_cols[e]
+                if mark[col] == 0:
+                    mark[col] = 1
+                    touched[nt] = col
+                    nt += 1
+        for i in range(nt):
+            mark[touched[i]] = 0
+        sizes[label] = nt
+    return sizes
+
+
+@njit(cache=True, nogil=True)
+def label_pairs(indptr, feature, value, closed, y_indptr, y_rows, x_indptr, x_cols, x_codes,
+                offsets, code_counts, nnz, base, h_x, inv_x, count, base_l, h_l, inv_l, xl,
+                log2n, nmi, slot_count, mark, touched):  # pragma: no cover
+    """Co-occurring pairs of every label, written at ``indptr`` (from :func:`count_pairs`)
+    into ``feature``, ``value``, ``closed``, each label's pairs sorted by
+    ``max(value, closed)`` descending: counts, per label, of every feature code on the
     label's rows (``x_*`` is the features' CSR), then the dense kernel's closed form.
     ``slot_count``, ``mark``, ``touched`` are zeroed scratch (left zeroed)."""
     n = xl.size - 1
-    sizes = np.zeros(r1 - r0, dtype=np.int64)
-    feature = np.empty(capacity, dtype=np.int32)
-    value = np.empty(capacity)
-    closed = np.empty(capacity)
-    out = 0
-    for label in range(r0, r1):
+    for label in range(indptr.size - 1):
+        out = indptr[label]
         c = count[label]
         nt = 0
         for t in range(y_indptr[label], y_indptr[label + 1]):
@@ -112,5 +130,3 @@ def label_pairs(r0, r1, capacity, y_indptr, y_rows, x_indptr, x_cols, x_codes, o
             feature[start:out] = feature[order]
             value[start:out] = value[order]
             closed[start:out] = closed[order]
-        sizes[label - r0] = out - start
-    return sizes, feature[:out].copy(), value[:out].copy(), closed[:out].copy()

@@ -165,7 +165,11 @@ class Problem:
         n_select = self.params.k if n_select is None else n_select
         # Columns that can never be picked play no part in g or D: leave them out entirely
         # (on text data most columns are constant, so this more than halves every step).
-        problem = self if self.selectable.all() else self.subproblem(np.flatnonzero(self.selectable))
+        # The sparse relevance's subproblem copies every co-occurring pair: worth it only when
+        # most columns go (the greedy's selectable mask gives the same selection).
+        keep_all = self.selectable.all() or (
+            isinstance(self.relevance, SparseRelevance) and self.selectable.mean() > 0.5)
+        problem = self if keep_all else self.subproblem(np.flatnonzero(self.selectable))
         result = greedy(problem.features, problem.relevance, problem.params, n_select,
                         alternate=alternate, column_ids=problem.column_ids,
                         selectable=problem.selectable, backend=backend, callback=callback)

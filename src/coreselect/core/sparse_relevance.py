@@ -210,35 +210,27 @@ class SparseRelevance:
         return indptr, pf, pv, pc
 
     def _all_pairs_compiled(self):
-        from coreselect.core._numba_sparse import label_pairs
+        from coreselect.core._numba_sparse import count_pairs, label_pairs
 
         feats, labels = self.features, self.labels
         rm = feats.row_major
         ycodes = labels.codes
-        row_nnz = np.diff(rm.indptr).astype(np.float64)
-        cells = np.repeat(np.arange(labels.n_columns), np.diff(ycodes.indptr))
-        work = np.bincount(cells, weights=row_nnz[ycodes.indices], minlength=labels.n_columns)
-        del cells
-        nmi = self.kind == "nmi"
-        inv_x, inv_l = _inverse_sqrt(self.h_x), _inverse_sqrt(self.h_l)
-        slot_count = np.zeros(int(feats.offsets[-1]), dtype=np.int64)
         mark = np.zeros(feats.n_columns, dtype=np.int8)
         touched = np.zeros(feats.n_columns, dtype=np.int64)
+        # Counted first, so the pairs are written once into arrays of their exact size.
+        sizes = count_pairs(ycodes.indptr, ycodes.indices, rm.indptr, rm.indices, mark, touched)
+        indptr = np.zeros(labels.n_columns + 1, dtype=np.int64)
+        np.cumsum(sizes, out=indptr[1:])
+        total = int(indptr[-1])
+        feature = np.empty(total, dtype=np.int32)
+        value, closed = np.empty(total), np.empty(total)
         log2n = float(np.log2(self.n)) if self.n else 0.0
-        sizes, out_f, out_v, out_c = [], [], [], []
-        for r0, r1 in self._blocks(work):
-            capacity = int(min(work[r0:r1].sum(), (r1 - r0) * feats.n_columns))
-            size, f, v, c = label_pairs(
-                r0, r1, capacity, ycodes.indptr, ycodes.indices, rm.indptr, rm.indices,
-                rm.data, feats.offsets, feats.code_counts, self.nnz, self.base, self.h_x,
-                inv_x, self.count, self.base_l, self.h_l, inv_l, self.xl, log2n, nmi,
-                slot_count, mark, touched)
-            sizes.append(size)
-            out_f.append(f)
-            out_v.append(v)
-            out_c.append(c)
-        counts = np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)
-        return self._assemble(counts, out_f, out_v, out_c)
+        label_pairs(indptr, feature, value, closed, ycodes.indptr, ycodes.indices, rm.indptr,
+                    rm.indices, rm.data, feats.offsets, feats.code_counts, self.nnz, self.base,
+                    self.h_x, _inverse_sqrt(self.h_x), self.count, self.base_l, self.h_l,
+                    _inverse_sqrt(self.h_l), self.xl, log2n, self.kind == "nmi",
+                    np.zeros(int(feats.offsets[-1]), dtype=np.int64), mark, touched)
+        return indptr, feature, value, closed
 
     def _all_pairs_sparse(self):
         feats, labels = self.features, self.labels
