@@ -50,11 +50,14 @@ def child(payload: dict) -> dict:
     elif backend == "dense":
         sparse_relevance.DENSE_RELEVANCE_MAX_BYTES = float("inf")
     stamps, callback = _common.steps_timer()
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     start = time.perf_counter()
     res = select(ds.X, ds.Y, k=payload["k"], progress=lambda stage, i, n: callback(i, n))
     seconds = time.perf_counter() - start
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     signal = np.asarray(ds.meta["signal"])
-    return {"seconds": seconds, "generate_s": gen,
+    return {"seconds": seconds, "cpu_s": cpu, "generate_s": gen,
             "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "data_mib": data_mib, "shape": list(ds.X.shape) + [ds.Y.shape[1]],
             "x_nnz": int(ds.X.nnz), "y_nnz": int(ds.Y.nnz),
@@ -87,7 +90,7 @@ def main() -> None:
             name = f"{shape}/{backend}"
             if backend == "dense" and 8 * d * L > args.dense_max_gib * 2**30:
                 rows.append([name, f"skipped: dense matrix {8 * d * L / 2**30:.1f} GiB",
-                             "", "", "", "", "", "", "", ""])
+                             "", "", "", "", "", "", "", "", ""])
                 continue
             load = os.getloadavg()[0]
             res = _common.run_case(__file__, {"shape": shape, "backend": backend, "k": k,
@@ -95,19 +98,19 @@ def main() -> None:
             results[name] = res
             if "error" in res:
                 rows.append([name, "error: " + res["error"][:70], "", "", "", "", "", "", "",
-                             ""])
+                             "", ""])
                 continue
             st = res["stages"]
             others = [v for key, v in results.items()
                       if key.startswith(shape + "/") and v is not res and "selected" in v]
             same = ("yes" if all(o["selected"] == res["selected"] for o in others) else "NO") \
                 if others else ""
-            rows.append([name, res["used"], _common.fmt(res["seconds"]),
+            rows.append([name, res["used"], _common.fmt(res["seconds"]), _common.fmt(res["cpu_s"]),
                          _common.fmt(st.get("relevance")), _common.fmt(st.get("select")),
                          _common.fmt(res["step_ms"]), f"{res['peak_mib']:.0f}",
                          f"{res['x_nnz']:,} / {res['y_nnz']:,}", same, f"{load:.1f}"])
     title = f"extreme multi-label: make_extreme_multilabel shapes, k={k}, centralized AltGreedy"
-    table = _common.md_table(["case", "used", "select s", "relevance s", "greedy s",
+    table = _common.md_table(["case", "used", "select s", "CPU s", "relevance s", "greedy s",
                               "ms/step", "peak RSS MiB", "nnz X / Y", "same selection",
                               "load avg"], rows)
     _common.emit(title, table + "\n\n```json\n" + json.dumps(
