@@ -36,7 +36,9 @@ O(co-occurring pairs + features + labels x p + keys), never features x labels.
 
 Only binary label columns qualify (``n_codes <= 2``; empty and all-ones labels are constant
 columns with count 0 and are handled by the same closed form); many-valued labels keep the
-dense path (:func:`choose_backend`).
+dense path (:func:`choose_backend`). Used by every mode built on :class:`Problem`
+(centralized, distributed parts through :meth:`SparseRelevance.take`, streaming, stores);
+the row-sharded mode still sums dense count tables.
 """
 
 from __future__ import annotations
