@@ -40,7 +40,8 @@ def child(payload: dict) -> dict:
 
     warm_up()
     start = time.perf_counter()
-    extra = QUICK if payload["quick"] else {}
+    extra = QUICK if payload["quick"] else {
+        key: payload[key] for key in ("n_samples", "n_features") if payload.get(key)}
     ds = make_extreme_multilabel(shape=payload["shape"], random_state=0, **extra)
     gen = time.perf_counter() - start
     data_mib = _common.peak_rss_mib()
@@ -77,6 +78,8 @@ def main() -> None:
     p.add_argument("--backends", nargs="+", default=["auto", "sparse", "dense"])
     p.add_argument("--k", type=int, default=200)
     p.add_argument("--dense-max-gib", type=float, default=2.0)
+    p.add_argument("--n-samples", type=int, default=None, help="override the shapes' samples")
+    p.add_argument("--n-features", type=int, default=None, help="override the shapes' features")
     args = p.parse_args()
     from coreselect.datasets.synthetic import EXTREME_SHAPES
 
@@ -86,6 +89,7 @@ def main() -> None:
         n, d, L = EXTREME_SHAPES[shape][:3]
         if args.quick:
             n, d, L = QUICK["n_samples"], QUICK["n_features"], QUICK["n_labels"]
+        n, d = args.n_samples or n, args.n_features or d
         for backend in args.backends:
             name = f"{shape}/{backend}"
             if backend == "dense" and 8 * d * L > args.dense_max_gib * 2**30:
@@ -94,7 +98,8 @@ def main() -> None:
                 continue
             load = os.getloadavg()[0]
             res = _common.run_case(__file__, {"shape": shape, "backend": backend, "k": k,
-                                              "quick": args.quick})
+                                              "quick": args.quick, "n_samples": args.n_samples,
+                                              "n_features": args.n_features})
             results[name] = res
             if "error" in res:
                 rows.append([name, "error: " + res["error"][:70], "", "", "", "", "", "", "",

@@ -286,11 +286,15 @@ class SparseRelevance:
     # -- dense access for a few features ----------------------------------------------------
     def __getitem__(self, positions) -> np.ndarray:
         positions = np.atleast_1d(np.asarray(positions, dtype=np.int64))
-        uniq, where = np.unique(positions, return_inverse=True)
-        out = self.closed(uniq[:, None], self.group_label[None, :])[:, self.label_group]
+        uniq, first, where = np.unique(positions, return_index=True, return_inverse=True)
+        rows = positions if uniq.size == positions.size else uniq
+        # One (rows x labels) array, in the caller's order when there are no repeats (with a
+        # million labels each such row is 8 MB).
+        out = self.closed(rows[:, None], self.group_label[None, :])[:, self.label_group]
         lab, f, v = self.pairs_of(uniq)
-        out[np.searchsorted(uniq, f), lab] = v
-        return out[where.reshape(-1)]
+        at = np.searchsorted(uniq, f)
+        out[first[at] if rows is positions else at, lab] = v
+        return out if rows is positions else out[where.reshape(-1)]
 
     def row(self, u: int) -> np.ndarray:
         return self[np.array([u])][0]
