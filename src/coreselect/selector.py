@@ -229,7 +229,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
 
         from coreselect.sources import check_sparse_structure
 
-        if sp.issparse(X) and X.format in ("csr", "csc"):
+        if sp.issparse(X):
             check_sparse_structure(X)  # before scikit-learn's validation reads the arrays
         try:
             X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype="numeric",

@@ -109,40 +109,65 @@ class Source(abc.ABC):
 
 # -- in memory ---------------------------------------------------------------------------------
 def check_sparse_structure(X: sp.spmatrix, what: str = "the features") -> None:
-    """Raise a typed error unless the compressed arrays of a CSR/CSC matrix describe a valid
-    matrix: 1-D integer ``indptr`` of ``n_major + 1`` entries starting at 0, monotone, ending
-    at most at ``len(indices)``; every index in ``0 .. n_minor - 1``. Scipy checks none of this
-    when a matrix is made from arrays, and its C++ conversions (and the kernels) read past the
-    end of an array or write to it on such input (issue 17: segmentation faults). Vectorised,
-    O(nnz + n_major); also checks that the declared minor dimension is backed by data
-    (:func:`~coreselect.io.dataset.width_allowed`) before anything allocates per column."""
+    """Raise a typed error unless the arrays of a sparse matrix describe a valid matrix.
+
+    CSR/CSC/BSR: 1-D integer ``indptr`` of ``n_major + 1`` entries starting at 0, monotone,
+    ending at most at ``len(indices)``; every index in ``0 .. n_minor - 1``. COO: every row
+    and column index in range. Scipy checks none of this for arrays changed after the matrix
+    was made (nor, in CSR/CSC, the index ranges), and its C++ conversions and the kernels read
+    or write past the end of an array on such input (issue 17: segmentation faults).
+    Vectorised, O(nnz + n_major). Also refuses (:class:`~coreselect.errors.LimitError`) a
+    declared width that the values present cannot fill
+    (:func:`~coreselect.io.dataset.width_allowed`), before anything allocates per column.
+    Unsorted or repeated indices are valid (scipy sums repeats)."""
     from coreselect.errors import InputTypeError, LimitError
     from coreselect.io.dataset import width_allowed
 
-    csr = X.format == "csr"
-    n_major, n_minor = (X.shape if csr else X.shape[::-1])
-    minor = "column" if csr else "row"
-    indptr, indices, data = X.indptr, X.indices, X.data
-    for name, arr in (("indptr", indptr), ("indices", indices)):
-        if not isinstance(arr, np.ndarray) or arr.ndim != 1 or arr.dtype.kind not in "iu":
-            raise InputTypeError(f"{what}: the {X.format.upper()} {name} array must be 1-D "
-                                 f"integers, got {getattr(arr, 'dtype', type(arr).__name__)}")
-    if not isinstance(data, np.ndarray) or data.ndim != 1:
-        raise InputTypeError(f"{what}: the {X.format.upper()} data array must be 1-D")
-    if indptr.size != n_major + 1:
-        raise InputError(f"{what}: indptr has {indptr.size} entries for {n_major} "
-                         f"{'rows' if csr else 'columns'} (a malformed {X.format.upper()} matrix)")
-    nnz = int(indptr[-1])
-    if indptr[0] != 0 or nnz > indices.size or nnz > data.size:
-        raise InputError(f"{what}: indptr runs {int(indptr[0])}..{nnz} but there are "
-                         f"{indices.size} indices and {data.size} values (a malformed "
-                         f"{X.format.upper()} matrix)")
-    if n_major and np.diff(indptr).min() < 0:
-        raise InputError(f"{what}: indptr decreases (a malformed {X.format.upper()} matrix)")
-    used = indices[:nnz]
-    if nnz and (used.min() < 0 or used.max() >= n_minor):
-        raise InputError(f"{what}: a {minor} index is outside 0..{n_minor - 1} "
-                         f"(a malformed {X.format.upper()} matrix)")
+    fmt = X.format
+    name = fmt.upper()
+    malformed = f"(a malformed {name} matrix)"
+    if len(X.shape) != 2:
+        raise InputError(f"{what} must be a 2-D matrix, got shape {X.shape}")
+    if fmt == "coo":
+        arrays = (("row", X.row, X.shape[0]), ("col", X.col, X.shape[1]))
+        nnz = X.data.size if isinstance(X.data, np.ndarray) else -1
+        for label, arr, bound in arrays:
+            if not isinstance(arr, np.ndarray) or arr.ndim != 1 or arr.dtype.kind not in "iu":
+                raise InputTypeError(f"{what}: the COO {label} array must be 1-D integers")
+            if arr.size != nnz:
+                raise InputError(f"{what}: the COO {label} array has {arr.size} entries for "
+                                 f"{nnz} values {malformed}")
+            if arr.size and (arr.min() < 0 or arr.max() >= bound):
+                raise InputError(f"{what}: a COO {label} index is outside 0..{bound - 1} {malformed}")
+        n_minor, minor = X.shape[1], "column"
+    elif fmt in ("csr", "csc", "bsr"):
+        block = X.blocksize if fmt == "bsr" else (1, 1)
+        rows, cols = X.shape[0] // block[0], X.shape[1] // block[1]
+        n_major, n_minor = (rows, cols) if fmt != "csc" else (cols, rows)
+        minor = "row" if fmt == "csc" else "column"
+        indptr, indices, data = X.indptr, X.indices, X.data
+        for label, arr in (("indptr", indptr), ("indices", indices)):
+            if not isinstance(arr, np.ndarray) or arr.ndim != 1 or arr.dtype.kind not in "iu":
+                raise InputTypeError(f"{what}: the {name} {label} array must be 1-D integers, "
+                                     f"got {getattr(arr, 'dtype', type(arr).__name__)}")
+        if not isinstance(data, np.ndarray):
+            raise InputTypeError(f"{what}: the {name} data must be an array")
+        if indptr.size != n_major + 1:
+            raise InputError(f"{what}: indptr has {indptr.size} entries for {n_major} "
+                             f"{'columns' if fmt == 'csc' else 'rows'} {malformed}")
+        nnz = int(indptr[-1])
+        if indptr[0] != 0 or nnz > indices.size or nnz > data.shape[0]:
+            raise InputError(f"{what}: indptr runs {int(indptr[0])}..{nnz} but there are "
+                             f"{indices.size} indices and {data.shape[0]} values {malformed}")
+        if n_major and np.diff(indptr).min() < 0:
+            raise InputError(f"{what}: indptr decreases {malformed}")
+        used = indices[:nnz]
+        if nnz and (used.min() < 0 or used.max() >= n_minor):
+            raise InputError(f"{what}: a {minor} index is outside 0..{n_minor - 1} {malformed}")
+        n_minor *= block[1] if fmt != "csc" else block[0]
+        nnz *= block[0] * block[1]
+    else:
+        return  # lil, dok, dia: Python-level structures that scipy converts safely
     if not width_allowed(n_minor, nnz):
         raise LimitError(f"{what}: a sparse matrix that declares {n_minor} {minor}s but holds "
                          f"{nnz} value(s); refusing before allocating for every {minor}")
@@ -169,11 +194,12 @@ def check_features(X) -> np.ndarray | sp.spmatrix:
         _refuse_complex(X.dtype, "the features")
         if X.dtype.kind not in "biuf":
             raise InputTypeError(f"the features must be numeric, got a sparse {X.dtype} matrix")
+        check_sparse_structure(X)
         if X.format not in ("csr", "csc"):
             X = X.tocsr()
-        if X.ndim != 2:
-            raise InputError(f"the features must be a 2-D matrix, got shape {X.shape}")
-        check_sparse_structure(X)
+        nnz = int(X.indptr[-1])
+        if X.indices.size != nnz or X.data.size != nnz:  # arrays longer than indptr says
+            X = type(X)((X.data[:nnz], X.indices[:nnz], X.indptr.copy()), shape=X.shape)
         if not X.has_canonical_format:
             # Unsorted or repeated indices: scipy's meaning is the sum of the repeats.
             X = X.copy()
@@ -183,11 +209,14 @@ def check_features(X) -> np.ndarray | sp.spmatrix:
             raise InputTypeError(f"the features must be a numeric matrix, not {type(X).__name__}")
         try:
             X = np.asarray(X)
-            _refuse_complex(X.dtype, "the features")
-            if X.dtype.kind not in "biuf":
-                X = X.astype(np.float64)
         except (TypeError, ValueError):
             raise InputError("the features must be numeric") from None
+        _refuse_complex(X.dtype, "the features")
+        if X.dtype.kind not in "biuf":
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError):
+                raise InputError("the features must be numeric") from None
     if X.ndim != 2:
         raise InputError(f"the features must be a 2-D matrix, got shape {X.shape}")
     if X.shape[0] < 2:
@@ -254,8 +283,7 @@ def _label_matrix(Y, n_samples: int):
         _refuse_complex(Y.dtype, "the labels")
         if Y.dtype.kind not in "biuf":
             raise InputTypeError(f"the labels must be numeric 0/1, got a sparse {Y.dtype} matrix")
-        if Y.format in ("csr", "csc"):
-            check_sparse_structure(Y, "the labels")
+        check_sparse_structure(Y, "the labels")
         Y = sp.csc_matrix(Y)
         Y.sum_duplicates()
     elif _label_sets(Y):
