@@ -239,6 +239,10 @@ def test_label_sets_select_what_the_binary_matrix_selects(case):
     assert got.label_names == [str(tag(j)) for j in occurs]  # sorted labels, as the columns
     fitted = coreselect.GDSSelector(k=k, min_bin_count=1, keep_constant=True).fit(X, sets)
     np.testing.assert_array_equal(fitted.selected_, got.selected)
+    import pandas as pd
+
+    as_series = coreselect.select(X, pd.Series(sets), k=k, min_bin_count=1, keep_constant=True)
+    np.testing.assert_array_equal(as_series.selected, got.selected)
 
 
 def test_label_sets_match_multilabel_binarizer():

@@ -266,8 +266,12 @@ def as_label_matrix(Y, n_samples: int):
 
 
 def _label_sets(Y) -> bool:
-    return (isinstance(Y, (list, tuple)) and len(Y) > 0
-            and all(_is_label_set(y) for y in Y))
+    """Whether ``Y`` is a non-empty sequence of sets: a list or tuple, or a 1-D object array
+    or Series."""
+    if not isinstance(Y, (list, tuple)):
+        if getattr(Y, "dtype", None) != object or getattr(Y, "ndim", 0) != 1:
+            return False
+    return len(Y) > 0 and all(_is_label_set(y) for y in Y)
 
 
 def _label_matrix(Y, n_samples: int):
@@ -287,7 +291,7 @@ def _label_matrix(Y, n_samples: int):
         Y = sp.csc_matrix(Y)
         Y.sum_duplicates()
     elif _label_sets(Y):
-        Y, classes = label_sets_to_matrix(Y)
+        Y, classes = label_sets_to_matrix(list(Y))
         if Y.shape[1] == 0:
             raise InputError("the label sets are all empty: there are no labels")
     else:
