@@ -28,6 +28,10 @@ EXIT_BAD_INPUT = 2
 #: One label-spec convention for every format (coreselect.io.labels).
 LABELS_HELP = ("Labels: N = the last N columns, -N = the first N, names a,b,c, a name prefix, "
                "or a Mulan XML file (every format).")
+#: -q/--quiet and -v/--verbose mean the same in every command.
+QUIET_HELP = "No progress bar and no notes on stderr (results and errors only)."
+VERBOSE_HELP = ("Log each stage with its time on stderr, and print the traceback of an "
+                "internal error.")
 EXIT_BUG = 1
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
@@ -179,6 +183,30 @@ def handle_errors(func: Callable) -> Callable:
                     signal.signal(signal.SIGTERM, previous)
 
     return wrapper
+
+
+def quiet_option(func: Callable) -> Callable:
+    """The ``-q/--quiet`` flag (argument ``quiet``)."""
+    return click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)(func)
+
+
+def verbose_option(func: Callable) -> Callable:
+    """The ``-v/--verbose`` flag (argument ``verbose``; :func:`handle_errors` reads it for
+    tracebacks, and :func:`log_to_stderr` starts the stage log)."""
+    return click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)(func)
+
+
+def log_to_stderr() -> None:
+    """What ``-v`` turns on: coreselect's stage log (INFO) on stderr."""
+    import logging
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(name)s: %(message)s")
+    # -v is about our stages: Dask's scheduler and workers log their internals at INFO. Dask
+    # reads this when it is imported (also in worker processes, which inherit it).
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
+    for name in ("distributed", "tornado", "bokeh"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def progress_bar(total: int, desc: str, enabled: bool = True):
