@@ -301,8 +301,8 @@ UNUSED: tuple[Unused, ...] = (
            "--labels)", sources=("store",)),
     Unused(("export",), "a column store holds discretized codes, not the data; export from "
            "the data file", sources=("store",)),
-    Unused(("random_state",), "a column store's partition is fixed by the seed it was built "
-           "with (store build --seed)", sources=("store",), api=False),
+    # random_state on a store in --mode distributed/streaming is checked by the store: its
+    # build seed is accepted (it is the partition), any other is refused (StoreSource).
     Unused(("row_shards",), "a column store's row shards are its row blocks (store build "
            "--row-block-size)", sources=("store",), modes=("rows",), api=False),
     Unused(("n_workers",), "the local engine visits the row shards one after another in this "
@@ -350,6 +350,34 @@ def _is_default(name: str, value: Any) -> bool:
         return False
 
 
+
+
+# -- the option matrix of `coreselect evaluate` ---------------------------------------------
+def is_gds_method(name: str) -> bool:
+    """Whether an ``evaluate`` method is a GDS selection (``--lam``, ``--relevance`` apply)."""
+    return name in ("gds", "cgds", "dgds") or name.startswith("gds-")
+
+
+#: ``evaluate`` options that some runs ignore: option -> ((condition, why), ...), with the
+#: conditions ``"no_gds"`` (no GDS method in --methods) and ``"sweep"`` (--lam-sweep given).
+EVALUATE_UNUSED: dict[str, tuple[tuple[str, str], ...]] = {
+    "lam": (("no_gds", "only the GDS methods (gds, gds-CALIBRATION, cgds, dgds) weigh "
+                       "diversity, and --methods has none"),
+            ("sweep", "--lam-sweep sets lambda itself")),
+    "relevance": (("no_gds", "only the GDS methods (gds, gds-CALIBRATION, cgds, dgds) have a "
+                             "relevance term, and --methods has none"),),
+}
+
+
+def evaluate_unused_reason(option: str, methods: Any, sweep: bool) -> str | None:
+    """Why ``coreselect evaluate`` with these methods (and a sweep or not) ignores ``option``."""
+    holds = {"no_gds": not any(is_gds_method(m) for m in methods), "sweep": bool(sweep)}
+    for condition, why in EVALUATE_UNUSED.get(option, ()):
+        if holds[condition]:
+            return why
+    return None
+
+
 OBJECTIVE_PARAMETERS = tuple(f.name for f in fields(Objective))
 BINNING_PARAMETERS = tuple(f.name for f in fields(Binning))
 RUN_PARAMETERS = ("mode", "partitions", "coreset_size", "row_shards", "engine", "n_workers", "client",
@@ -358,4 +386,5 @@ RUN_PARAMETERS = ("mode", "partitions", "coreset_size", "row_shards", "engine", 
 __all__ = ["Objective", "Binning", "Constraint", "CONSTRAINTS", "MODES", "BACKENDS", "ENGINES",
            "Progress", "check", "default", "OBJECTIVE_PARAMETERS", "BINNING_PARAMETERS",
            "RUN_PARAMETERS", "SOURCES", "ENGINE_MODES", "SELECT_OPTIONS", "Unused",
-           "UNUSED", "unused_reason", "check_used", "max_workers"]
+           "UNUSED", "unused_reason", "check_used", "max_workers", "EVALUATE_UNUSED",
+           "evaluate_unused_reason", "is_gds_method"]

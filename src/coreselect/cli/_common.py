@@ -29,7 +29,7 @@ EXIT_BAD_INPUT = 2
 LABELS_HELP = ("Labels: N = the last N columns, -N = the first N, names a,b,c, a name prefix, "
                "or a Mulan XML file (every format).")
 #: -q/--quiet and -v/--verbose mean the same in every command.
-QUIET_HELP = "No progress bar and no notes on stderr (results and errors only)."
+QUIET_HELP = "No progress bar and no progress notes on stderr (results, warnings and errors only)."
 VERBOSE_HELP = ("Log each stage with its time on stderr, and print the traceback of an "
                 "internal error.")
 EXIT_BUG = 1
@@ -200,8 +200,16 @@ def log_to_stderr() -> None:
     """What ``-v`` turns on: coreselect's stage log (INFO) on stderr."""
     import logging
 
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s: %(message)s")
+    # A handler on coreselect's own logger, on the stderr of this command (not a global
+    # basicConfig, which a second command in the same process, or pytest, would not see).
+    logger = logging.getLogger("coreselect")
+    for old in [h for h in logger.handlers if getattr(h, "_coreselect_cli", False)]:
+        logger.removeHandler(old)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
+    handler._coreselect_cli = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
     # -v is about our stages: Dask's scheduler and workers log their internals at INFO. Dask
     # reads this when it is imported (also in worker processes, which inherit it).
     os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")

@@ -138,8 +138,9 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     dataset = None
     try:
         if store is not None:
-            # A store's partition is its build seed (--seed is refused above).
-            result = select(store, **params)
+            # A store's partition is its build seed: --seed only when given (and then checked).
+            result = select(store, random_state=random_state if "random_state" in given
+                            else None, **params)
         else:
             dataset = _load(data, labels)
             result = select(dataset, n_bins=n_bins, strategy=strategy,
