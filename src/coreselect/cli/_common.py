@@ -178,6 +178,7 @@ def handle_errors(func: Callable) -> Callable:
             report_exception(exc)
         finally:
             VERBOSE = was_verbose
+            _stop_logging()
             if previous is not None:
                 with _suppress():
                     signal.signal(signal.SIGTERM, previous)
@@ -203,8 +204,7 @@ def log_to_stderr() -> None:
     # A handler on coreselect's own logger, on the stderr of this command (not a global
     # basicConfig, which a second command in the same process, or pytest, would not see).
     logger = logging.getLogger("coreselect")
-    for old in [h for h in logger.handlers if getattr(h, "_coreselect_cli", False)]:
-        logger.removeHandler(old)
+    _stop_logging()
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
     handler._coreselect_cli = True  # type: ignore[attr-defined]
@@ -215,6 +215,19 @@ def log_to_stderr() -> None:
     os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
     for name in ("distributed", "tornado", "bokeh"):
         logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _stop_logging() -> None:
+    """Undo :func:`log_to_stderr` (at the end of a command: a later command in the same
+    process, such as a test, starts without it)."""
+    import logging
+
+    logger = logging.getLogger("coreselect")
+    ours = [h for h in logger.handlers if getattr(h, "_coreselect_cli", False)]
+    for handler in ours:
+        logger.removeHandler(handler)
+    if ours:
+        logger.setLevel(logging.NOTSET)
 
 
 def progress_bar(total: int, desc: str, enabled: bool = True):
