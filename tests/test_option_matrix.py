@@ -418,3 +418,22 @@ def test_every_calibration_is_described_in_help(capsys):
     assert code == 0
     for name in CALIBRATIONS:
         assert f"{name}:" in text, name
+
+
+@pytest.mark.parametrize("d", [1, 2, 7])
+def test_p_beyond_the_candidates_counts_them_all(d):
+    """RelevanceGains keeps at most d values per label: any p >= d selects as p = d + 1 and
+    g is the sum of every selected feature's relevances (the reference formula)."""
+    from coreselect.core.objective import relevance_of
+    from coreselect.selection import select
+
+    rng = np.random.default_rng(d)
+    X = rng.integers(0, 3, size=(40, d))
+    Y = (rng.random((40, 3)) < 0.5).astype(int)
+    k = min(d, 3)
+    small = select(X, Y, k=k, p=d + 1, min_bin_count=1, keep_constant=True)
+    huge = select(X, Y, k=k, p=2**31 - 1, min_bin_count=1, keep_constant=True)
+    assert huge.selected.tolist() == small.selected.tolist()
+    assert huge.relevance == pytest.approx(small.relevance)
+    assert huge.relevance == pytest.approx(
+        relevance_of(huge.label_relevance, np.arange(k), 2**31 - 1))
