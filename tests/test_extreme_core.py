@@ -189,3 +189,16 @@ def test_backend_choice():
         assert choose_backend(discretize(np.eye(4)), many, "auto") == "dense"
     finally:
         sr.DENSE_RELEVANCE_MAX_BYTES = old
+
+
+def test_p_larger_than_the_features_allocates_nothing_more():
+    # S holds at most d features: p = 10**18 must neither allocate p columns per label nor
+    # change the selection (every selected relevance counts).
+    rng = np.random.default_rng(4)
+    X = sp.csr_matrix(rng.exponential(size=(40, 6)) * (rng.random((40, 6)) < 0.3))
+    Y = (rng.random((40, 30)) < 0.1).astype(int)
+    dense, sparse = _problems(X, Y, k=4, lam=0.5, p=10**18, relevance="mi", min_bin_count=3)
+    a, b = dense.run(4, alternate=True), sparse.run(4, alternate=True)
+    np.testing.assert_array_equal(b.selected, a.selected)
+    assert b.relevance == pytest.approx(a.relevance, rel=1e-12)
+    assert b.relevance == pytest.approx(dense.relevance[a.local].sum(), rel=1e-12)

@@ -341,7 +341,8 @@ class SparseRelevanceGains:
 
             self._lower = lower_pairs
         d, L = rel.shape
-        self.top = np.zeros((L, self.p))
+        # As RelevanceGains: S holds at most d features, so d columns suffice when p > d.
+        self.top = np.zeros((L, min(self.p, max(d, 1))))
         keys = np.stack([rel.nnz, rel.base.view(np.int64)], axis=1)
         _, self.key_feature, self.key_of = np.unique(keys, axis=0, return_index=True,
                                                     return_inverse=True)
@@ -384,7 +385,7 @@ class SparseRelevanceGains:
             return
         merged = np.concatenate([self.top[enters], vals[enters, None]], axis=1)
         merged = -np.sort(-merged, axis=1)
-        self.top[enters] = merged[:, : self.p]
+        self.top[enters] = merged[:, : self.top.shape[1]]
         new = self.top[:, -1]
         raised = enters[new[enters] > old[enters]]
         if raised.size == 0:
