@@ -258,7 +258,7 @@ def report() -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=describe(__doc__))
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub = ap.add_subparsers(dest="cmd", required=True, help="what to do")
     r = sub.add_parser("run", help="cross-validate every method on every dataset (hours); "
                        "one CSV per dataset in docs/results/scoreboard/")
     r.add_argument("--datasets", default=",".join(FILES), help="comma-separated datasets of $COREDATA")

@@ -67,11 +67,11 @@ def bench_cmd(name, quick, list_, help_, extra):
     if name not in names:
         fail(f"unknown benchmark {name!r}; choose one of {', '.join(names)}")
     cmd = [sys.executable, str(folder / f"{name}.py")]
-    if help_:
-        cmd.append("--help")
     if quick:
         cmd.append("--quick")
     cmd += list(extra)
+    if help_:  # after the extras: `bench NAME SUBCOMMAND --help` is the subcommand's help
+        cmd.append("--help")
     code = subprocess.call(cmd)
     if code != 0:
         sys.exit(code)
