@@ -33,12 +33,21 @@ BEGIN = re.compile(r"^<!-- generated: (?P<path>\S+) -->\s*$")
 END = "<!-- end generated -->"
 RECORDED = re.compile(r"^<!-- recorded: (?P<what>.+?) -->\s*$")
 
-#: docs written whole by a script (path -> the command that writes it)
+#: docs written whole by a script (path or glob pattern -> the command that writes it)
 WHOLE_FILES = {
     "docs/results/scoreboard.md": "python benchmarks/scoreboard.py report",
     "docs/mutation.md": "python benchmarks/mutation.py --jobs 2 --workers 1 --timeout 400 "
                         "--out docs/mutation.md",
+    "docs/results/*/summary.md": "coreselect evaluate DATA ... --out docs/results/FOLDER "
+                                 "(beside its results.csv)",
 }
+
+
+def written_whole(rel: str) -> str | None:
+    """The command that writes the doc ``rel`` (repository-relative) whole, or None."""
+    from fnmatch import fnmatch
+
+    return next((cmd for pattern, cmd in WHOLE_FILES.items() if fnmatch(rel, pattern)), None)
 
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -147,8 +156,10 @@ def main(argv=None) -> int:
                 m = RECORDED.match(line) if n - 1 not in code else None
                 if m:
                     print(f"recorded   {rel}:{n}  {m['what']}")
-        for path, cmd in WHOLE_FILES.items():
-            print(f"whole file {path}  <- {cmd}")
+        for doc in doc_files():
+            cmd = written_whole(str(doc.relative_to(ROOT)))
+            if cmd:
+                print(f"whole file {doc.relative_to(ROOT)}  <- {cmd}")
         return 0
     if a.check:
         problems = stale()
