@@ -126,14 +126,17 @@ def stale(root: Path = ROOT) -> list[str]:
     """One line per generated region whose text differs from its file (or whose file is gone)."""
     problems = []
     for doc in doc_files(root):
-        for r in regions(doc):
-            src = root / r.source
-            if not src.is_file():
-                problems.append(f"{doc.relative_to(root)}:{r.line}: {r.source} does not exist")
-            elif splice(doc.read_text(), root) != doc.read_text():
-                problems.append(f"{doc.relative_to(root)}:{r.line}: not the current text of "
-                                f"{r.source} (run: python benchmarks/_docs.py)")
-                break
+        rel = doc.relative_to(root)
+        found = regions(doc)
+        missing = [r for r in found if not (root / r.source).is_file()]
+        problems += [f"{rel}:{r.line}: {r.source} does not exist" for r in missing]
+        if missing or not found:
+            continue
+        for r in found:  # name each region whose text differs
+            new_body = (root / r.source).read_text()
+            if r.text != (new_body if new_body.endswith("\n") else new_body + "\n"):
+                problems.append(f"{rel}:{r.line}: not the current text of {r.source} "
+                                "(run: python benchmarks/_docs.py)")
     return problems
 
 

@@ -236,8 +236,16 @@ def run_block(block: Block, cwd: Path, env: dict) -> None:
                     f"--- stdout (end) ---\n{proc.stdout[-1500:]}", pytrace=False)
 
 
+def _may_run(doc: Path) -> bool:
+    """Whether ``doc`` has a runnable fence or a marker (parsed in the test, so that a broken
+    doc fails its own test instead of the collection of this module)."""
+    text = doc.read_text()
+    return "docs-test:" in text or any(
+        (m := FENCE.match(line)) and m["info"].lower() in LANGS for line in text.splitlines())
+
+
 DOCS = _docs.doc_files(REPO_ROOT)
-RUNNABLE = [d for d in DOCS if blocks(d)]
+RUNNABLE = [d for d in DOCS if _may_run(d)]
 
 
 @pytest.mark.parametrize("doc", RUNNABLE, ids=[str(d.relative_to(REPO_ROOT)) for d in RUNNABLE])
@@ -360,3 +368,34 @@ def test_the_docs_test_is_documented():
     text = (REPO_ROOT / "docs" / "README.md").read_text()
     for word in ("docs-test: reduce", "docs-test: needs", "generated:", "recorded:"):
         assert word in text, f"docs/README.md does not document {word!r}"
+
+
+def test_splice_and_stale_on_a_probe_clone(tmp_path):
+    """A region is replaced by its file; a changed file, a missing file or a missing end
+    marker are reported; a marker shown inside a code block is an example, not a region."""
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    src = tmp_path / "docs" / "results" / "t.md"
+    src.write_text("*Written by `coreselect bench x` on 2026-01-01 00:00 UTC. Machine: m.*\n\n| a |\n")
+    doc = tmp_path / "README.md"
+    example = "```markdown\n<!-- generated: docs/results/none.md -->\n<!-- end generated -->\n```\n"
+    doc.write_text(f"# t\n\n<!-- generated: docs/results/t.md -->\nold\n<!-- end generated -->\n\n{example}")
+    assert [r.source for r in _docs.regions(doc)] == ["docs/results/t.md"]
+    assert _docs.stale(tmp_path) == ["README.md:3: not the current text of docs/results/t.md "
+                                     "(run: python benchmarks/_docs.py)"]
+    doc.write_text(_docs.splice(doc.read_text(), tmp_path))
+    assert _docs.stale(tmp_path) == [] and example in doc.read_text()
+    assert src.read_text() in doc.read_text()
+    src.write_text(src.read_text() + "| b |\n")
+    assert len(_docs.stale(tmp_path)) == 1
+    src.unlink()
+    assert "does not exist" in _docs.stale(tmp_path)[0]
+    doc.write_text("<!-- generated: docs/results/t.md -->\nno end\n")
+    with pytest.raises(ValueError, match="has no"):
+        _docs.regions(doc)
+
+
+def test_needs_then_reduce(tmp_path):
+    b = Block(tmp_path / "x.md", 1, "shell", "bash", "coreselect datasets fetch yeast\n",
+              "needs network; reduce coreselect datasets fetch => env X=1 coreselect datasets fetch")
+    assert apply_marker(b) == "env X=1 coreselect datasets fetch yeast\n"
+    assert b.notes[0] == "needs network"
