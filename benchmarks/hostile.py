@@ -8,7 +8,7 @@ Escaped: anything else (a hang past the deadline, a crash or signal death, exit 
 report", several lines, a modified input, a partial output, a silently ignored option, a
 MemoryError where a bomb should be refused before allocating).
 
-    python benchmarks/hostile.py                    # default: ~4 attempts per class, < 10 min
+    python benchmarks/hostile.py                    # default: 4 attempts per class (~64), < 10 min
     python benchmarks/hostile.py --quick            # 1-2 attempts per class, < 90 s
     python benchmarks/hostile.py --classes bombs,downloads -n 6 --out hostile.json
 
@@ -416,7 +416,7 @@ def gen_workers_huge(n, tmp, rng):
                 ["evaluate", "d.csv", "--labels", "3", *_EVAL, "--out", "ev", "--jobs", "1000000"],
                 ["select", "d.csv", "--labels", "3", "-k", "2", "-q", "--mode", "rows", "--workers", "100000"]]
     return [Attempt("workers_huge", " ".join(v[v.index("--workers") if "--workers" in v else -2:]), argv=v, cwd=w,
-                    inputs=[w / "d.csv"], deadline=60, check=lambda r: None) for v in
+                    inputs=[w / "d.csv"], deadline=30, check=lambda r: None) for v in
             (variants[i % len(variants)] for i in range(n))]
 
 
@@ -494,15 +494,16 @@ def gen_forged_store(n, tmp, rng):
                 except (TypeError, ZeroDivisionError):
                     pass
             what = f"{f} {h}"
+        noop = {k: v for k, v in m.items() if k != "checksum"} == {k: v for k, v in meta.items() if k != "checksum"}
         m["checksum"] = meta_checksum(m)
         (dst / "store.json").write_text(json.dumps(m))
         mode = ["centralized", "rows", "distributed", "verify"][i % 4]
         argv = (["store", "verify", str(dst)] if mode == "verify" else
                 ["select", str(dst), "-k", "4", "-q", "--json", "--mode", mode])
 
-        def check(r, mode=mode, reference=reference, what=what):
-            if mode == "verify":
-                return None if what.startswith(("seed",)) else f"verify passed a forged {what}"
+        def check(r, mode=mode, reference=reference, what=what, noop=noop):
+            if mode == "verify":  # the seed is only recorded (order.npy holds the shuffle)
+                return None if noop or what.startswith("seed") else f"verify passed a forged {what}"
             try:
                 sel = json.loads(r.stdout)["selected"]
             except (ValueError, KeyError):
@@ -595,7 +596,8 @@ def gen_typed_errors(n, tmp, rng):
             out.append(Attempt("typed_errors", a, code=_api(a), ok_allowed=False, cwd=w))
         else:
             v = cli[(i // 2) % len(cli)]
-            out.append(Attempt("typed_errors", " ".join(v[:2] + v[-2:]), argv=v, cwd=w, ok_allowed=False,
+            # --jobs beyond the machine may be capped (success) or refused; never an internal error
+            out.append(Attempt("typed_errors", " ".join(v[:2] + v[-2:]), argv=v, cwd=w, ok_allowed="--jobs" in v,
                                inputs=[w / "d.csv"]))
     return out
 
@@ -736,7 +738,7 @@ def run_attempt(a: Attempt) -> tuple[bool, str, float]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="1-2 attempts per class (< 90 s for two classes)")
-    ap.add_argument("-n", type=int, default=None, help="attempts per class (default 4; --quick 1)")
+    ap.add_argument("-n", type=int, default=None, help="attempts per class (default 4, fewer for the slow classes; --quick 1)")
     ap.add_argument("--classes", default=None, help="comma-separated subset of: " + ", ".join(CLASSES))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None, help="also write the attempts as JSON")
@@ -754,7 +756,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="hostile-") as root:
         for cls in names:
-            n = per if args.n is not None or args.quick else min(per * 2, EXPENSIVE.get(cls, per * 2))
+            n = per if args.n is not None or args.quick else min(per, EXPENSIVE.get(cls, per))
             if args.quick:
                 n = min(n, 2)
             tmp = Path(root) / cls

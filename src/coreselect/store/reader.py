@@ -283,13 +283,17 @@ class ColumnStore:
             r = int(np.flatnonzero(implausible)[0])
             raise bad(f"row block {r}", f"store.json declares {int(rows[r])} rows for {int(nnz_rows[r])} "
                       f"stored codes; n_samples={self.n_samples} is not what the tiles hold")
+        n_codes = self._array("n_codes.npy", "n_codes")
+        if int((np.asarray(n_codes) <= 1).sum()) != int(self.meta["n_constant"]):
+            raise store_error(f"column store {where}: store.json's n_constant does not match n_codes.npy "
+                              "(a forged or damaged store.json)", block=META_FILE)
         disc = self.meta.get("discretization")
         if isinstance(disc, dict) and disc.get("strategy") not in (None, "none"):
             n_bins = disc.get("n_bins")
             if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 2:
                 raise store_error(f"column store {where}: store.json's discretization is malformed",
                                   block=META_FILE)
-            top = int(self._array("n_codes.npy", "n_codes").max(initial=1))
+            top = int(n_codes.max(initial=1))
             if top > n_bins:
                 raise bad("n_codes", f"a column declares {top} codes, more than the {n_bins} bins "
                           "it was discretized into")
