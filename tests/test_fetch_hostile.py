@@ -198,13 +198,13 @@ def test_sigterm_during_a_download_leaves_nothing(cache, hostile, tmp_path):
                              "emotions", "-q"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     folder = cache / "mulan" / "emotions"
-    for _ in range(100):
+    for _ in range(300):  # up to 30 s: the child's imports are slow on a loaded machine
         if folder.exists() and any(p.suffix == ".part" for p in folder.iterdir()):
             break
         time.sleep(0.1)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=20)
-    assert proc.returncode == 143 and err.strip() == "coreselect: terminated"
+    assert proc.returncode == 143 and err.strip() == "coreselect: terminated", (proc.returncode, err[-500:])
     assert _files(cache) == []
 
 
