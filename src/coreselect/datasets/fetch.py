@@ -315,13 +315,6 @@ def _download(
     url = file_url(f)
     cap = f.size if (f.size is not None and verify) else max_bytes
     budget = _default_deadline(f, timeout) if deadline is None else float(deadline)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)  # mkdir honours the umask
-        # Partial files of killed downloads (ours carry the pid; older ones only an age).
-        clean_stale(target.parent, (f".{glob.escape(target.name)}.*.part",))
-        fd, tmp = tempfile.mkstemp(prefix=temp_name_prefix(target.name), suffix=".part", dir=target.parent)
-    except OSError as exc:
-        raise FetchError(f"cannot write into the dataset cache {target.parent}: {exc.strerror or exc}") from exc
     h = hashlib.sha256()
     started = time.monotonic()
     dog = _Watchdog(budget)
@@ -336,6 +329,15 @@ def _download(
         return _opener(dog).open(url, timeout=min(timeout, budget))
 
     got = 0
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)  # mkdir honours the umask
+        # Partial files of killed downloads (ours carry the pid; older ones only an age).
+        clean_stale(target.parent, (f".{glob.escape(target.name)}.*.part",))
+        fd, tmp = tempfile.mkstemp(prefix=temp_name_prefix(target.name), suffix=".part", dir=target.parent)
+    except OSError as exc:
+        dog.cancel()
+        raise FetchError(f"cannot write into the dataset cache {target.parent}: {exc.strerror or exc}") from exc
+    # nothing between mkstemp and this try: a signal there would leave the .part file
     try:
         try:
             with os.fdopen(fd, "wb") as out, opened() as resp:
