@@ -737,11 +737,11 @@ def run_attempt(a: Attempt) -> tuple[bool, str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="1 attempt per class (-n to change), deadlines capped at 30 s")
-    ap.add_argument("-n", type=int, default=None, help="attempts per class (default 4, fewer for the slow classes; --quick 1)")
-    ap.add_argument("--classes", default=None, help="comma-separated subset of: " + ", ".join(CLASSES))
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=None, help="also write the attempts as JSON")
+    ap.add_argument("--quick", action="store_true", help="One attempt per class (-n to change), deadlines capped at 30 s.")
+    ap.add_argument("-n", type=int, default=None, help="Attempts per class (default 4, fewer for the slow classes; --quick: 1).")
+    ap.add_argument("--classes", default=None, help="Comma-separated subset of the classes: " + ", ".join(CLASSES) + ".")
+    ap.add_argument("--seed", type=int, default=0, help="Seed of the random choices of the generators.")
+    ap.add_argument("--out", default=None, help="Also write the table and every attempt as JSON to this file.")
     args = ap.parse_args(argv)
     names = list(CLASSES) if not args.classes else [c.strip() for c in args.classes.split(",") if c.strip()]
     unknown = [c for c in names if c not in CLASSES]
