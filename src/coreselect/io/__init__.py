@@ -75,6 +75,12 @@ def read(path: str | os.PathLike, labels: Any = None, **options: Any) -> Dataset
     fmt = format_of(path)
     if not Path(path).exists():
         raise DatasetError("no such file", path=str(path))
+    if fmt != "arff" and "missing" in options:
+        # ARFF's '?' is the only missing-value marker with a choice; elsewhere a missing
+        # value is always an error, so only that default is accepted.
+        if options.pop("missing") not in (None, "error"):
+            raise DatasetError(f"missing='bin' (--missing bin) applies to ARFF files only; this is a {fmt} "
+                               "file, whose missing values are always an error", path=str(path))
     if fmt == "arff":
         from coreselect.io.arff import read_arff
 
