@@ -64,6 +64,8 @@ def conditional_mi(f_indptr, f_rows, f_codes, f_ncodes, y_indptr, y_cols, z, z_r
             for c in range(a):
                 m_sum += M[v, c]
                 s_f += xl[M[v, c]]
+            if m_sum == 0:
+                continue  # f is constant (code 0) on this stratum: it adds nothing
             s_f += xl[nv - m_sum]
             for lab in range(n_lab):
                 cl = z_label[v, lab]
@@ -125,3 +127,100 @@ def partition_joint_entropy(f_indptr, f_rows, f_codes, f_ncodes, group, group_si
             s += xl[group_size[g] - nz] - xl[group_size[g]]
         h = log2n - s / n if n > 0 else 0.0
         out[f] = h if h > 1e-12 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def label_pair_aggregates(f_indptr, f_rows, f_codes, f_ncodes, y_indptr, y_cols, label_count,
+                          co, rel, xl, sum_cond, sum_supp, max_cond):  # pragma: no cover
+    """Aggregates over ordered label pairs ``i != j`` of ``C = I(f; l_i | l_j)`` for every
+    feature, without the (d, L, L) array: ``sum_cond[f] = sum C``, ``sum_supp[f] = sum
+    max(0, C - rel[f, i])``, ``max_cond[f, i] = max_j C`` (``-inf`` with one label).
+
+    Per feature, the counts ``P[c, i, j]`` of rows with code ``c``, ``l_i = 1`` and ``l_j = 1``
+    are gathered once (``P[c, i, i]`` holds ``(c, l_i = 1)``); the strata ``l_j = 1`` and
+    ``l_j = 0`` of every pair follow from them and the marginals (``co``: label
+    co-occurrences, ``label_count``: ``co``'s diagonal). Cost per feature: its rows' label
+    pairs, plus ``codes x L x L``.
+    """
+    d = f_indptr.size - 1
+    n_lab = label_count.size
+    n = xl.size - 1
+    max_a = 1
+    for f in range(d):
+        if f_ncodes[f] - 1 > max_a:
+            max_a = f_ncodes[f] - 1
+    P = np.zeros((max_a, n_lab, n_lab), dtype=np.int64)
+    M = np.zeros(max_a, dtype=np.int64)
+    for f in range(d):
+        a = f_ncodes[f] - 1
+        if a < 0:
+            a = 0
+        for t in range(f_indptr[f], f_indptr[f + 1]):
+            r = f_rows[t]
+            c = f_codes[t] - 1
+            M[c] += 1
+            for e in range(y_indptr[r], y_indptr[r + 1]):
+                i = y_cols[e]
+                for e2 in range(y_indptr[r], y_indptr[r + 1]):
+                    P[c, i, y_cols[e2]] += 1
+        m_all = 0
+        for c in range(a):
+            m_all += M[c]
+        sc = 0.0
+        ss = 0.0
+        for j in range(n_lab):
+            n1 = label_count[j]
+            n0 = n - n1
+            m1 = 0
+            sf1 = 0.0
+            sf0 = 0.0
+            for c in range(a):
+                x = P[c, j, j]
+                m1 += x
+                sf1 += xl[x]
+                sf0 += xl[M[c] - x]
+            m0 = m_all - m1
+            sf1 += xl[n1 - m1]
+            sf0 += xl[n0 - m0]
+            for i in range(n_lab):
+                if i == j:
+                    continue
+                total = 0.0
+                if m1 > 0:  # stratum l_j = 1 (f constant there: adds nothing)
+                    cl = co[i, j]
+                    s = 0.0
+                    ns = 0
+                    for c in range(a):
+                        x = P[c, i, j]
+                        s += xl[x] + xl[P[c, j, j] - x]
+                        ns += x
+                    s += xl[cl - ns] + xl[n1 - m1 - cl + ns]
+                    total += xl[n1] - xl[cl] - xl[n1 - cl] - sf1 + s
+                if m0 > 0:  # stratum l_j = 0
+                    cl = label_count[i] - co[i, j]
+                    s = 0.0
+                    ns = 0
+                    for c in range(a):
+                        x = P[c, i, i] - P[c, i, j]
+                        s += xl[x] + xl[M[c] - P[c, j, j] - x]
+                        ns += x
+                    s += xl[cl - ns] + xl[n0 - m0 - cl + ns]
+                    total += xl[n0] - xl[cl] - xl[n0 - cl] - sf0 + s
+                val = total / n
+                sc += val
+                gain = val - rel[f, i]
+                if gain > 0.0:
+                    ss += gain
+                if val > max_cond[f, i]:
+                    max_cond[f, i] = val
+        sum_cond[f] = sc
+        sum_supp[f] = ss
+        # reset only what this feature touched
+        for t in range(f_indptr[f], f_indptr[f + 1]):
+            r = f_rows[t]
+            c = f_codes[t] - 1
+            M[c] = 0
+            for e in range(y_indptr[r], y_indptr[r + 1]):
+                i = y_cols[e]
+                for e2 in range(y_indptr[r], y_indptr[r + 1]):
+                    P[c, i, y_cols[e2]] = 0

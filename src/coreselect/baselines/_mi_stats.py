@@ -137,19 +137,17 @@ class MIStatistics:
         * ``"sum_supp"`` (d,): ``sum_{i != j} max(0, C - I(f; l_i))``;
         * ``"max_cond"`` (d, L): ``max_{j != i} C`` (``-inf`` with one label).
         """
-        rel = self.relevance
+        from coreselect.baselines._mi_kernels import label_pair_aggregates
+
+        codes = self.features.codes
+        co = self.label_cooccurrence
         sum_cond = np.zeros(self.d)
         sum_supp = np.zeros(self.d)
         max_cond = np.full((self.d, self.n_labels), -np.inf)
-        for j in range(self.n_labels):
-            c = self.given_label(j)
-            c[:, j] = 0.0
-            sum_cond += c.sum(axis=1)
-            gain = np.maximum(c - rel, 0.0)
-            gain[:, j] = 0.0
-            sum_supp += gain.sum(axis=1)
-            c[:, j] = -np.inf
-            np.maximum(max_cond, c, out=max_cond)
+        label_pair_aggregates(codes.indptr, codes.indices, codes.data, self.features.n_codes,
+                              self.label_rows.indptr, self.label_rows.indices,
+                              np.ascontiguousarray(np.diag(co)), co, self.relevance, self.xl,
+                              sum_cond, sum_supp, max_cond)
         return {"sum_cond": sum_cond, "sum_supp": sum_supp, "max_cond": max_cond}
 
     # -- label powerset ------------------------------------------------------------------
