@@ -36,6 +36,16 @@ class _MISelector(SelectorMixin, BaseEstimator):
         Number of features to select.
     n_bins, strategy :
         Discretization of numeric features, as in :class:`coreselect.GDSSelector`.
+
+    Attributes
+    ----------
+    selected_ : ndarray of shape (k,)
+        The selection, in selection order.
+    ranking_ : ndarray of shape (n_features,)
+        ``selected_``, then the other features by their criterion at step ``k + 1``.
+    scores_ : ndarray of shape (n_features,)
+        ``n_features - position in ranking_`` (a greedy criterion changes with every step,
+        so the rank is the only score all features share).
     """
 
     #: the selection for k is the prefix of the selection for any larger k
@@ -55,13 +65,21 @@ class _MISelector(SelectorMixin, BaseEstimator):
         if self.k > X.shape[1]:
             raise InputError(f"k={self.k} exceeds the number of features ({X.shape[1]})")
         stats = MIStatistics(X, Y, n_bins=self.n_bins, strategy=self.strategy)
-        self.selected_ = np.asarray(self._select(stats, int(self.k)), dtype=np.int64)
-        self.ranking_ = self.selected_
+        chosen, after = self._select(stats, int(self.k))
+        self.selected_ = np.asarray(chosen, dtype=np.int64)
+        rest = np.ones(X.shape[1], dtype=bool)
+        rest[self.selected_] = False
+        order = np.flatnonzero(rest)
+        order = order[np.argsort(-np.asarray(after)[order], kind="stable")]
+        self.ranking_ = np.concatenate([self.selected_, order])
+        self.scores_ = np.empty(X.shape[1])
+        self.scores_[self.ranking_] = np.arange(X.shape[1], 0, -1, dtype=np.float64)
         self.n_features_in_ = X.shape[1]
         return self
 
-    def _select(self, st: MIStatistics, k: int) -> list[int]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _select(self, st: MIStatistics, k: int) -> tuple[list[int], np.ndarray]:
+        """The ``k`` chosen features in order, and every feature's criterion at step k + 1."""
+        raise NotImplementedError  # pragma: no cover - abstract
 
     def _get_support_mask(self) -> np.ndarray:
         check_is_fitted(self, "selected_")
@@ -78,13 +96,12 @@ class _Greedy(_MISelector):
         taken = np.zeros(st.d, dtype=bool)
         acc = self._start(st)
         chosen: list[int] = []
-        for step in range(k):
+        for _ in range(k):
             s = pick_best(self._criterion(st, acc, len(chosen)), taken)
             chosen.append(s)
             taken[s] = True
-            if step + 1 < k:
-                self._add(st, acc, s)
-        return chosen
+            self._add(st, acc, s)
+        return chosen, self._criterion(st, acc, len(chosen))
 
     def _start(self, st) -> dict:
         return {"rel": st.relevance.sum(axis=1), "mi": np.zeros(st.d)}
@@ -285,7 +302,7 @@ class IGMF(_MISelector):
             s = pick_best(su, taken)
             out.append(s)
             taken[s] = True
-        return out
+        return out, su
 
 
 class PPTMI(_MISelector):
@@ -363,6 +380,10 @@ class PPTMI(_MISelector):
             s = pick_best(single, ~near | taken)
             out.append(s)
             taken[s] = True
-            if step + 1 < k:
-                g, gc = refine(g, s), refine(gc, s)
-        return out
+            g, gc = refine(g, s), refine(gc, s)
+        # the rest: by I(S + {f}; C), then I(f; C) (a lexicographic key in one float order)
+        last = joint(g) + h_c - joint(gc)
+        rank = np.lexsort((-single, -np.round(last, 9)))
+        after = np.empty(st.d)
+        after[rank] = np.arange(st.d, 0, -1, dtype=np.float64)
+        return out, after
