@@ -150,6 +150,7 @@ def label_pair_aggregates(f_indptr, f_rows, f_codes, f_ncodes, y_indptr, y_cols,
         if f_ncodes[f] - 1 > max_a:
             max_a = f_ncodes[f] - 1
     P = np.zeros((max_a, n_lab, n_lab), dtype=np.int64)
+    D = np.zeros((max_a, n_lab), dtype=np.int64)  # P[c, i, i], contiguous
     M = np.zeros(max_a, dtype=np.int64)
     for f in range(d):
         a = f_ncodes[f] - 1
@@ -161,6 +162,7 @@ def label_pair_aggregates(f_indptr, f_rows, f_codes, f_ncodes, y_indptr, y_cols,
             M[c] += 1
             for e in range(y_indptr[r], y_indptr[r + 1]):
                 i = y_cols[e]
+                D[c, i] += 1
                 for e2 in range(y_indptr[r], y_indptr[r + 1]):
                     P[c, i, y_cols[e2]] += 1
         m_all = 0
@@ -168,6 +170,7 @@ def label_pair_aggregates(f_indptr, f_rows, f_codes, f_ncodes, y_indptr, y_cols,
             m_all += M[c]
         sc = 0.0
         ss = 0.0
+        # P is symmetric in (i, j): the inner loop runs over i along P[c, j, :], co[j, :]
         for j in range(n_lab):
             n1 = label_count[j]
             n0 = n - n1
@@ -175,7 +178,7 @@ def label_pair_aggregates(f_indptr, f_rows, f_codes, f_ncodes, y_indptr, y_cols,
             sf1 = 0.0
             sf0 = 0.0
             for c in range(a):
-                x = P[c, j, j]
+                x = D[c, j]
                 m1 += x
                 sf1 += xl[x]
                 sf0 += xl[M[c] - x]
@@ -187,22 +190,22 @@ def label_pair_aggregates(f_indptr, f_rows, f_codes, f_ncodes, y_indptr, y_cols,
                     continue
                 total = 0.0
                 if m1 > 0:  # stratum l_j = 1 (f constant there: adds nothing)
-                    cl = co[i, j]
+                    cl = co[j, i]
                     s = 0.0
                     ns = 0
                     for c in range(a):
-                        x = P[c, i, j]
-                        s += xl[x] + xl[P[c, j, j] - x]
+                        x = P[c, j, i]
+                        s += xl[x] + xl[D[c, j] - x]
                         ns += x
                     s += xl[cl - ns] + xl[n1 - m1 - cl + ns]
                     total += xl[n1] - xl[cl] - xl[n1 - cl] - sf1 + s
                 if m0 > 0:  # stratum l_j = 0
-                    cl = label_count[i] - co[i, j]
+                    cl = label_count[i] - co[j, i]
                     s = 0.0
                     ns = 0
                     for c in range(a):
-                        x = P[c, i, i] - P[c, i, j]
-                        s += xl[x] + xl[M[c] - P[c, j, j] - x]
+                        x = D[c, i] - P[c, j, i]
+                        s += xl[x] + xl[M[c] - D[c, j] - x]
                         ns += x
                     s += xl[cl - ns] + xl[n0 - m0 - cl + ns]
                     total += xl[n0] - xl[cl] - xl[n0 - cl] - sf0 + s
@@ -222,5 +225,6 @@ def label_pair_aggregates(f_indptr, f_rows, f_codes, f_ncodes, y_indptr, y_cols,
             M[c] = 0
             for e in range(y_indptr[r], y_indptr[r + 1]):
                 i = y_cols[e]
+                D[c, i] = 0
                 for e2 in range(y_indptr[r], y_indptr[r + 1]):
                     P[c, i, y_cols[e2]] = 0
