@@ -122,3 +122,16 @@ def test_bad_k(name):
         BASELINES[name](k=4).fit(X, Y)
     with pytest.raises(InputError):
         BASELINES[name](k=0).fit(X, Y)
+
+
+def test_evaluate_runs_every_published_method():
+    """`coreselect evaluate --methods pmu,...` goes through run_protocol: names accepted,
+    one fit per fold (rankers), a selection per k."""
+    from coreselect.evaluation.protocol import method_factories, run_protocol
+
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 3, size=(40, 6))
+    Y = (rng.random((40, 3)) < 0.4).astype(int)
+    df = run_protocol(X, Y, method_factories(list(PUBLISHED_MI)), [1, 3], n_folds=2)
+    assert set(df.method) == set(PUBLISHED_MI)
+    assert set(df.k) == {1, 3}
