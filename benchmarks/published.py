@@ -123,6 +123,9 @@ def report() -> None:
             f"{d} {int(r.rows_used)} of {int(r.rows_total)} rows" for d, r in cut.iterrows()) + ".", ""]
     absent = {d: [m for m in METHODS if m not in set(df[df.dataset == d].method)] for d in datasets}
     absent = {d: m for d, m in absent.items() if m}
+    missing = [d for d in ORDER if d not in datasets]
+    if missing:
+        lines += [f"Datasets not run (time on the shared machine): {', '.join(missing)}.", ""]
     if absent:
         lines += ["Methods not run (time): " + "; ".join(f"{d}: {', '.join(m)}"
                                                           for d, m in absent.items()) + ".", ""]
