@@ -453,15 +453,30 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
         yield tmp
 
 
+_last_committed = False  # a command's last output set is in place (see output_set(last=True))
+
+
+def last_outputs_committed(reset: bool = False) -> bool:
+    """Whether an ``output_set(..., last=True)`` committed since the last reset: the run
+    finished its outputs, so the CLI lets a signal that comes now end it with its code (0)
+    rather than as an interrupted run (which must leave nothing new)."""
+    global _last_committed
+    was = _last_committed
+    if reset:
+        _last_committed = False
+    return was
+
+
 @contextlib.contextmanager
-def output_set(paths: Sequence[PathLike | None]) -> Iterator[list[Path | None]]:
+def output_set(paths: Sequence[PathLike | None], last: bool = False) -> Iterator[list[Path | None]]:
     """All-or-nothing writing of several outputs of one command.
 
     Yields one temporary path per entry of ``paths`` (None stays None). When the block
     succeeds every output is put in place; if the block or any commit fails, no output is
     left changed (outputs already renamed are rolled back to their previous content).
     The outputs must be distinct files (:func:`check_outputs`). Special files and ``-``
-    are written last, as they cannot be rolled back.
+    are written last, as they cannot be rolled back. ``last=True``: these are the command's
+    final outputs (:func:`last_outputs_committed`).
     """
     check_outputs((), [p for p in paths])
     pending: list[_Pending | None] = []
@@ -474,6 +489,10 @@ def output_set(paths: Sequence[PathLike | None]) -> Iterator[list[Path | None]]:
                 q.sync()
         checkpoint("commit")
         _commit_all([q for q in pending if q is not None])
+        if last:
+            global _last_committed
+            _last_committed = True
+            checkpoint("committed")
     except OSError as exc:
         live = [q for q in pending if q is not None and q.tmp is not None]
         for q in live:
@@ -541,8 +560,17 @@ def checkpoint(stage: str) -> None:
             fh.write(str(os.getpid()))
         os.replace(marker + ".tmp", marker)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not _DEFERRED:
+    seen = _SIGNALS_NOTED[0]
+    while time.monotonic() < deadline and not _DEFERRED and _SIGNALS_NOTED[0] == seen:
         time.sleep(0.01)
+
+
+_SIGNALS_NOTED = [0]
+
+
+def note_signal() -> None:
+    """A signal handler that does not raise (a finished run) tells :func:`checkpoint` to stop waiting."""
+    _SIGNALS_NOTED[0] += 1
 
 
 def _commit_all(items: list[_Pending]) -> None:

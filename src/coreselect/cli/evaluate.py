@@ -132,6 +132,6 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
                      f"seed {seed}.")
     finally:
         bar.close()
-    paths = write_report(df, out_dir, dataset=ds.name, notes=notes, evaluator=evaluator)
+    paths = write_report(df, out_dir, dataset=ds.name, notes=notes, evaluator=evaluator, last=True)
     if not quiet:
         click.echo(f"wrote {len(paths)} files to {out_dir}", err=True)

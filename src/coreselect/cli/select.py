@@ -171,8 +171,8 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
         from coreselect.io import export_columns, format_of
 
         # One command, all outputs or none: they are renamed into place only when all wrote.
-        with output_set([out, export, xml, coverage_png]) as (out_tmp, export_tmp, xml_tmp,
-                                                              png_tmp):
+        with output_set([out, export, xml, coverage_png], last=True) as (out_tmp, export_tmp, xml_tmp,
+                                                                         png_tmp):
             if png_tmp is not None:
                 from coreselect.explain import plot_coverage
 
