@@ -87,6 +87,15 @@ def _make_special(folder: Path, kind: str, name: str) -> tuple[Path, object]:
     return p, None
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _no_long_wait_for_fifo_readers():
+    import coreselect.files as files
+
+    before, files.FIFO_READER_WAIT = files.FIFO_READER_WAIT, 0.05
+    yield
+    files.FIFO_READER_WAIT = before
+
+
 def _hidden(folder: Path) -> list[str]:
     return [p.name for p in folder.rglob(".*")]
 

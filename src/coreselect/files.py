@@ -251,14 +251,25 @@ def _open_special(path: PathLike) -> int | None:
         raise OSError(_errno.ENXIO, "is a socket, not a file", str(path))
     if not stat.S_ISFIFO(mode):
         return None
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno == _errno.ENXIO:
-            raise OSError(_errno.ENXIO, "is a FIFO with no reader", str(path)) from None
-        raise
+    deadline = time.monotonic() + FIFO_READER_WAIT
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as exc:
+            if exc.errno != _errno.ENXIO:
+                raise
+            if time.monotonic() >= deadline:
+                raise OSError(_errno.ENXIO, f"is a FIFO with no reader (waited {FIFO_READER_WAIT:g} s)",
+                              str(path)) from None
+            time.sleep(0.02)
     os.set_blocking(fd, True)
     return fd
+
+
+#: Seconds a FIFO output may wait for its reader to open it (a reader started just after the
+#: run, as in `coreselect ... --out fifo & cat fifo`), before it is refused rather than hung on.
+FIFO_READER_WAIT = 5.0
 
 
 def _check_regular_target(path: PathLike) -> None:
