@@ -478,6 +478,20 @@ def last_outputs_committed(reset: bool = False) -> bool:
     return was
 
 
+_final_scope = [False]
+
+
+@contextlib.contextmanager
+def final_outputs() -> Iterator[None]:
+    """Every output set committed inside this block counts as the command's last
+    (``output_set(..., last=True)``): for writers that do not take the flag themselves."""
+    before, _final_scope[0] = _final_scope[0], True
+    try:
+        yield
+    finally:
+        _final_scope[0] = before
+
+
 @contextlib.contextmanager
 def output_set(paths: Sequence[PathLike | None], last: bool = False) -> Iterator[list[Path | None]]:
     """All-or-nothing writing of several outputs of one command.
@@ -500,7 +514,7 @@ def output_set(paths: Sequence[PathLike | None], last: bool = False) -> Iterator
                 q.sync()
         checkpoint("commit")
         _commit_all([q for q in pending if q is not None])
-        if last:
+        if last or _final_scope[0]:
             global _last_committed
             _last_committed = True
             checkpoint("committed")

@@ -152,6 +152,9 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
                      f"seed {seed}; {jobs} job(s).")
     finally:
         bar.close()
-    paths = write_report(df, out_dir, dataset=ds.name, notes=notes, evaluator=evaluator, last=True)
+    from coreselect.files import final_outputs
+
+    with final_outputs():  # its last act: a signal after the report is in place finds a finished run
+        paths = write_report(df, out_dir, dataset=ds.name, notes=notes, evaluator=evaluator)
     if not quiet:
         click.echo(f"wrote {len(paths)} files to {out_dir}", err=True)

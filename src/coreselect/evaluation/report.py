@@ -203,15 +203,14 @@ def report_paths(out_dir: str | Path, sweep: bool, measures: Sequence[str] | Non
 
 
 def write_report(df: pd.DataFrame, out_dir: str | Path, dataset: str = "", notes: str = "",
-                 evaluator: str = "brknn", last: bool = False) -> list[Path]:
+                 evaluator: str = "brknn") -> list[Path]:
     """Write results.csv, summary.md and the plots (per-measure PNGs or lambda_sweep.png),
-    all or none: they are renamed into place together, only when every one was written.
-    ``last=True``: these are the command's final outputs (see :func:`coreselect.files.output_set`)."""
+    all or none: they are renamed into place together, only when every one was written."""
     out = Path(out_dir)
     sweep = "lam" in df.columns
     paths = report_paths(out, sweep, _measures_in(df))
     title = f"{dataset}: " if dataset else ""
-    with output_set(paths, last=last) as tmps:
+    with output_set(paths) as tmps:
         with open(tmps[0], "w", newline="") as fh:
             df.to_csv(fh, index=False, float_format="%.6g")
         if sweep:
