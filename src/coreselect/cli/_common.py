@@ -186,6 +186,18 @@ def install_process_signals() -> None:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup / `&` in a script
                     signal.signal(sig, _on_signal)
+        # Registered first, so it runs after every other exit handler: from there on Python
+        # tears itself down and puts back the default handlers, where a signal would kill the
+        # finished run (-15, its outputs in place); its exit code stands instead.
+        import atexit
+
+        atexit.register(_ignore_signals_at_exit)
+
+
+def _ignore_signals_at_exit() -> None:
+    with _suppress():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
 
 
 def finished(code: int) -> None:
