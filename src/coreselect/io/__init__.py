@@ -21,6 +21,7 @@ declared widths the data cannot fill are refused before allocation
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -72,6 +73,15 @@ def read(path: str | os.PathLike, labels: Any = None, **options: Any) -> Dataset
     DatasetError
         On a missing or malformed file, naming the file and line.
     """
+    ds = _read(path, labels, **options)
+    m = ds.metadata
+    # Every file read is an input the CLI must never overwrite (DatasetMeta.files_read).
+    read_ = [*m.files_read, str(path), *([m.label_file] if m.label_file else [])]
+    ds.metadata = dataclasses.replace(m, files_read=tuple(read_))
+    return ds
+
+
+def _read(path: str | os.PathLike, labels: Any = None, **options: Any) -> Dataset:
     fmt = format_of(path)
     if not Path(path).exists():
         raise DatasetError("no such file", path=str(path))
