@@ -230,6 +230,9 @@ RELEVANCE_BLOCK_CELLS = 1 << 18
 #: A step gathering fewer cells than this runs on one thread (starting threads costs more).
 THREADED_MIN_CELLS = 1 << 16
 
+#: The row-major slot copy is built by column blocks of at least this many cells each.
+SLOT_ROWS_PART_CELLS = 1 << 20
+
 
 class _Marginals:
     """What the closed-form fill needs about the matrix ``B`` whose columns are compared with
@@ -313,7 +316,7 @@ class SlotRows:
         self.slots = np.empty(nnz, dtype=np.int32 if n_slots < 2**31 else np.int64)
         self.indptr = np.zeros(n + 1, dtype=np.int64)
         threads = n_threads() if threads is None else threads
-        parts = min(max(threads, 1), max(nnz >> 20, 1))  # a thread per million cells at most
+        parts = min(max(threads, 1), max(nnz // SLOT_ROWS_PART_CELLS, 1))
         bounds = column_blocks(codes.indptr, max(1, -(-(nnz + a.n_columns) // parts)))
         # Cells of each row in each column block; block j of row r starts after blocks < j.
         cursors = np.zeros((bounds.size - 1, n), dtype=np.int64)
