@@ -237,3 +237,18 @@ def test_threads_run_every_block_once_and_serially_inside_a_pool_thread():
 
     with pytest.raises(ValueError, match="block 5"):
         _threads.run_blocks(fails, 8, threads=2)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_runs_blocks_on_its_own_threads():
+    _threads.run_blocks(lambda b: None, 4, threads=2)  # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit code
+        seen = []
+        try:
+            _threads.run_blocks(seen.append, 6, threads=2)
+            os._exit(0 if sorted(seen) == list(range(6)) else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -19,6 +19,17 @@ _pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
 _inside = threading.local()
 
 
+def _after_fork_in_child() -> None:
+    # The parent's pool threads do not exist here, and its lock may have been held by one.
+    global _lock
+    _lock = threading.Lock()
+    _pools.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def n_threads() -> int:
     """Threads the kernels may use: numba's setting (``NUMBA_NUM_THREADS``, or
     ``numba.set_num_threads`` in this thread), without starting numba's threading layer when
@@ -34,7 +45,7 @@ def n_threads() -> int:
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
-    key = (os.getpid(), threads)  # a forked child starts its own pool
+    key = (os.getpid(), threads)
     with _lock:
         pool = _pools.get(key)
         if pool is None:
