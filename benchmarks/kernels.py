@@ -427,11 +427,16 @@ def limits_part(quick: bool, against: str | None, rounds: int) -> list[str]:
 
 def main(argv=None) -> str:
     ap = C.parser(__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("all", "datasets", "limits"), default="all")
+    ap.add_argument("--part", choices=("all", "datasets", "limits"), default="all",
+                    help="datasets: the kernels vs sklearn and the reference; limits: the "
+                    "26 M-non-zero fit and its kernels beside the machine's floors; all: both")
     ap.add_argument("--against", default=None,
                     help="another checkout's src folder, measured beside this one")
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--datasets", default=None)
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="rounds of the limits part, alternating between the checkouts")
+    ap.add_argument("--datasets", default=None,
+                    help="comma-separated datasets of the first part (default: scene with "
+                    "--quick, else scene,corel5k,rcv1subset1,rcv1-binary)")
     ap.add_argument("--sklearn-labels", type=int, default=None,
                     help="labels for the sklearn loop (default: as many as keep it to about "
                     "40,000 feature-label pairs, at least 1)")
