@@ -28,7 +28,8 @@ def _load(data: str, labels: str | None):
 @click.option("--methods", default=_DEFAULT_METHODS, show_default=True,
               help="Comma-separated: gds (the library's default calibration), cgds / dgds (the paper's "
                    "objective, centralized / distributed), gds-CALIBRATION, br-ig, lp-ig, br-rf, lp-rf, "
-                   "br-chi2, random.")
+                   "br-chi2, random; the published MI selectors pmu, mdmr, d2f, scls, lrfs, lsmfs, mlsmfs, "
+                   "ppt-mi, igmf.")
 @click.option("--k", "k_spec", default=None,
               help=f"Numbers of features: a list '10,20,50' or a range 'start:stop:step' (stop included). "
                    f"[default: {_DEFAULT_K}, capped at the number of features]")
