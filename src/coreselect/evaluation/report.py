@@ -13,7 +13,12 @@ import numpy as np
 import pandas as pd
 
 from coreselect.files import atomic_path
-from coreselect.evaluation.measures import MEASURE_LABELS, MEASURES
+from coreselect.evaluation.measures import MEASURE_LABELS as _CLASSIC_LABELS
+from coreselect.evaluation.ranking import RANKING_LABELS
+
+#: every measure a run may report (the paper's five, then the ranking ones), in file order
+MEASURE_LABELS = {**_CLASSIC_LABELS, **RANKING_LABELS}
+MEASURES = tuple(MEASURE_LABELS)
 
 __all__ = ["summarize", "write_results", "write_summary", "plot_measures", "plot_lambda_sweep", "write_report"]
 
@@ -35,7 +40,8 @@ def write_results(df: pd.DataFrame, path: str | Path) -> None:
         df.to_csv(tmp, index=False, float_format="%.6g")
 
 
-EVALUATOR_LABELS = {"brknn": "BRkNN-b, 5 neighbours", "linear": "BR logistic regression"}
+EVALUATOR_LABELS = {"brknn": "BRkNN-b, 5 neighbours", "linear": "BR logistic regression",
+                    "sparse-knn": "sparse cosine kNN, 10 neighbours"}
 
 
 def _table(summary: pd.DataFrame, row: str, col: str, measure: str, best_in: str = "row") -> str:
