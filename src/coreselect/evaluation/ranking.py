@@ -20,7 +20,8 @@ Conventions (the slow reference in tests/test_evaluation_ranking.py follows them
 * **Propensity** of label l: ``p_l = 1 / (1 + C·exp(−A·log(N_l + B)))``,
   ``C = (log N − 1)·(B + 1)^A`` (natural logarithms), with ``N`` the rows and ``N_l`` the
   rows with label l *of the training labels* (A=0.55, B=1.5 by default, the XMC repository's
-  general setting; Wikipedia uses 0.5, 0.4 and Amazon 0.6, 2.6).
+  general setting; Wikipedia uses 0.5, 0.4 and Amazon 0.6, 2.6). With fewer than 3 training
+  rows (log N < 1) C is clamped at 0: every propensity is then 1.
 * **Normalisation of the propensity-scored measures**: by their maximum achievable value over
   the whole data set (the XMC repository's Matlab tools and pyxclib's ``psprecision``):
   ``PSP@k = Σ_i Σ_{r≤k} y_{iπ(r)}/p_{π(r)} / Σ_i max_{S ⊆ true_i, |S|≤k} Σ_{l∈S} 1/p_l`` and
@@ -106,7 +107,9 @@ def inverse_propensity(Y_train, A: float = 0.55, B: float = 1.5) -> np.ndarray:
     Y = _csr_true(Y_train)
     n = Y.shape[0]
     counts = np.bincount(Y.indices, minlength=Y.shape[1]).astype(np.float64)
-    C = (np.log(max(n, 1)) - 1.0) * (B + 1.0) ** A
+    # below e training rows the formula's C turns negative (propensities above 1, or weights
+    # that change sign): clamp it at 0, i.e. every propensity 1
+    C = max(np.log(max(n, 1)) - 1.0, 0.0) * (B + 1.0) ** A
     return 1.0 + C * np.exp(-A * np.log(counts + B))
 
 
