@@ -5,8 +5,12 @@ For every fold, every method and every number of features ``k``:
 1. the selector is fit on the **training fold only** (no test row is ever seen);
 2. the evaluator is fit on the training fold reduced to the selected features: BRkNN-b
    (:class:`~coreselect.evaluation.brknn.BRkNNb`, 5 neighbours; the paper's) or binary-relevance
-   logistic regression (:class:`~coreselect.evaluation.linear.BRLogistic`);
-3. the five measures are computed on the test fold.
+   logistic regression (:class:`~coreselect.evaluation.linear.BRLogistic`) or the sparse
+   cosine kNN scorer (:class:`~coreselect.evaluation.sparse_knn.SparseKNN`, 10⁵ labels);
+3. the measures are computed on the test fold: by default the paper's five (on 0/1
+   predictions); on request the ranking measures P@k, nDCG@k, PSP@k, PSnDCG@k (on the
+   evaluator's scores: BRkNN-b's confidences, the logistic models' probabilities, SparseKNN's
+   weighted votes; propensities from the training fold's labels).
 
 Several evaluators can score the same selections in one run (one selection per cell).
 
