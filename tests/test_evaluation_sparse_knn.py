@@ -27,7 +27,7 @@ def ref_scores(Xtr, Ytr, Xq, m, n_prior=10) -> np.ndarray:
             a, b = Xq[q], Xtr[i]
             na, nb = math.sqrt(sum(v * v for v in a)), math.sqrt(sum(v * v for v in b))
             sims.append(sum(x * y for x, y in zip(a, b)) / (na * nb) if na > 0 and nb > 0 else 0.0)
-        nbrs = sorted(range(n_train), key=lambda i: (-sims[i], i))[: min(m, n_train)]
+        nbrs = sorted(range(n_train), key=lambda i: (-round(sims[i], 12), i))[: min(m, n_train)]
         w = {i: max(sims[i], 0.0) for i in nbrs}
         total = sum(w.values())
         if total > 0:
@@ -73,6 +73,16 @@ def test_scores_agree_with_the_loop(problem, sparse_input):
     est.set_params(top=2)
     top = est.predict(conv(Xq)).toarray()
     assert (top.sum(axis=1) == min(2, Ytr.shape[1])).all()
+
+
+def test_equal_similarities_tie_by_index():
+    X = np.array([[3.0, 3.0], [1.0, 1.0], [2.0, 2.0], [1.0, 0.0], [7.0, 7.0]])
+    Y = np.eye(5)
+    est = SparseKNN(n_neighbors=4).fit(sp.csr_matrix(X), Y)
+    idx, sim = est.kneighbors(np.array([[5.0, 5.0], [0.0, 0.0]]))
+    assert idx[0].tolist() == [0, 1, 2, 4] and np.allclose(sim[0], 1.0)
+    # a zero query: no similar row; the prior (most frequent labels, ties by index) scores it
+    assert est.predict_scores(np.array([[0.0, 0.0]])).nonzero()[1].tolist() == [0, 1, 2, 3, 4]
 
 
 def test_neighbours_match_sklearn_without_ties():

@@ -9,8 +9,9 @@ row + training nnz), never samples × labels or queries × training rows.
 
 Why not ``sklearn.neighbors.NearestNeighbors(metric="cosine", algorithm="brute")``: it also
 works in chunks, but its order among equally distant neighbours is unspecified; here ties go
-to the smaller training index (through :func:`coreselect.evaluation.ranking.top_k`), so the
-scores are reproducible and testable against a loop.
+to the smaller training index (through :func:`coreselect.evaluation.ranking.top_k`; the
+similarities are rounded to 12 decimals first so that equal ones in exact arithmetic tie), so
+the scores are reproducible and testable against a loop.
 
 A query with no training row of positive similarity (e.g. no selected feature present) gets
 the training frequencies of the ``n_prior`` most frequent labels, scaled to [0, 1].
@@ -94,6 +95,9 @@ class SparseKNN(ClassifierMixin, BaseEstimator):
         sim = np.empty((Q.shape[0], m))
         for s in range(0, Q.shape[0], block):
             S = (Q[s:s + block] @ self.Xt_).toarray()  # block x n_train, bounded
+            # 12 decimals: similarities equal in exact arithmetic (x and 2x) tie exactly, so
+            # the tie rule, not rounding noise, orders them
+            np.round(S, 12, out=S)
             nb = top_k(S, m)
             idx[s:s + block] = nb
             sim[s:s + block] = np.take_along_axis(S, nb, axis=1)
