@@ -201,10 +201,12 @@ def _plot_lambda_sweep_to(df: pd.DataFrame, path: Path, dataset: str, evaluator:
 
 def report_paths(out_dir: str | Path, sweep: bool, measures: Sequence[str] | None = None) -> list[Path]:
     """The files :func:`write_report` writes in ``out_dir``: results.csv, summary.md, and
-    ``lambda_sweep.png`` (a lambda sweep) or one ``<measure>.png`` per measure (default: all).
+    ``lambda_sweep.png`` (a lambda sweep) or one ``<measure>.png`` per measure (default: the
+    paper's five, the default measures of a run).
     Known before the run, so that the CLI checks them against its inputs before any work."""
     out = Path(out_dir)
-    pngs = ["lambda_sweep.png"] if sweep else [f"{m}.png" for m in (MEASURES if measures is None else measures)]
+    default = tuple(_CLASSIC_LABELS)  # what a run without a choice of measures reports
+    pngs = ["lambda_sweep.png"] if sweep else [f"{m}.png" for m in (default if measures is None else measures)]
     return [out / "results.csv", out / "summary.md", *(out / n for n in pngs)]
 
 
