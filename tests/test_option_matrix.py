@@ -263,7 +263,8 @@ EVAL_CONTEXTS = {"gds": ["--methods", "cgds"], "baselines": ["--methods", "br-ch
                  "sweep": ["--methods", "cgds", "--lam-sweep", "0,1"]}
 EVAL_VALUES = {"lam": ["--lam", "0.9"], "relevance": ["--relevance", "nmi"],
                "seed": ["--seed", "3"], "folds": ["--folds", "3"], "k_spec": ["--k", "2,3"],
-               "evaluator": ["--evaluator", "brknn"], "labels": ["--labels", "y0,y1,y2"],
+               "evaluator": ["--evaluator", "brknn"], "measures": ["--measures", "p@1,psndcg@3"],
+               "labels": ["--labels", "y0,y1,y2"],
                "jobs": ["--jobs", "2"], "quiet": ["--quiet"], "verbose": ["--verbose"]}
 
 

@@ -33,9 +33,15 @@ def _load(data: str, labels: str | None):
 @click.option("--k", "k_spec", default=None,
               help=f"Numbers of features: a list '10,20,50' or a range 'start:stop:step' (stop included). "
                    f"[default: {_DEFAULT_K}, capped at the number of features]")
-@click.option("--evaluator", type=click.Choice(["brknn", "linear"]), default="brknn", show_default=True,
-              help="Classifier trained on the selected features: BRkNN-b (the paper's) or "
-                   "binary-relevance logistic regression.")
+@click.option("--evaluator", type=click.Choice(["brknn", "linear", "sparse-knn"]), default="brknn",
+              show_default=True,
+              help="Classifier trained on the selected features: BRkNN-b (the paper's), "
+                   "binary-relevance logistic regression, or sparse-knn (cosine 10-nearest-neighbour "
+                   "scorer, sparse throughout: for 10^4-10^5 labels).")
+@click.option("--measures", default="classic", show_default=True,
+              help="Comma-separated: 'classic' (the paper's five), subset_accuracy, example_accuracy, "
+                   "example_f1, micro_f1, macro_f1, and the ranking measures on scores p@K, ndcg@K, "
+                   "psp@K, psndcg@K (K in 1..5; 'p@1..5' for a range; 'ranking' for all 20).")
 @click.option("--folds", default=10, show_default=True, type=int, help="Cross-validation folds.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1),
               help="Seed of the fold split and the selectors.")
@@ -54,7 +60,7 @@ def _load(data: str, labels: str | None):
 @quiet_option
 @verbose_option
 @handle_errors
-def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, lam, lam_sweep, relevance,
+def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_dir, jobs, lam, lam_sweep, relevance,
                  labels, quiet, verbose):
     """Cross-validate feature selectors on DATA (a file or a built-in name).
 
@@ -74,6 +80,8 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
         run_lambda_sweep,
         run_protocol,
     )
+    from coreselect.evaluation.measures import MEASURES
+    from coreselect.evaluation.ranking import parse_measures
     from coreselect.evaluation.report import write_report
 
     if verbose:
@@ -92,6 +100,7 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
             if why is not None:
                 fail(f"{flag} does not apply to this evaluate run: {why}")
     ks = parse_k(k_spec if k_spec is not None else _DEFAULT_K)
+    measure_names = parse_measures(measures, tuple(MEASURES))
     if not 1 <= jobs <= max_workers():
         raise InputError(f"--jobs must be an integer in [1, {max_workers()}] (at most the worker "
                          f"processes this machine can run), got {jobs}")
@@ -109,7 +118,7 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
     from coreselect.evaluation.report import report_paths
     from coreselect.files import check_writable, checkpoint
 
-    planned = report_paths(out_dir, sweep=lams is not None)
+    planned = report_paths(out_dir, sweep=lams is not None, measures=measure_names)
     outputs = {str(p): p for p in planned}
     check_run_outputs(data, labels, outputs)
     check_writable(planned)
@@ -137,20 +146,21 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
     try:
         if lams is None:
             df = run_protocol(ds.X, ds.Y, factories, ks, n_folds=folds, seed=seed, jobs=jobs,
-                              progress=progress, evaluator=evaluator)
+                              progress=progress, evaluator=evaluator, measures=measure_names)
             notes = (f"Data `{ds.name}` ({ds.n_samples} instances, {ds.n_features} features, "
                      f"{ds.n_labels} labels); methods {', '.join(names)}; GDS methods with lambda={lam}, "
                      f"relevance={relevance} (gds: calibration {DEFAULT_CALIBRATION!r}; cgds/dgds: "
-                     f"the paper's eq. 2); evaluator {evaluator}; seed {seed}; {jobs} job(s).")
+                     f"the paper's eq. 2); evaluator {evaluator}; measures {', '.join(measure_names)}; "
+                     f"seed {seed}; {jobs} job(s).")
         else:
             parts = []
             for name in (n for n in names if n in GREEDY_METHODS):
                 parts.append(run_lambda_sweep(ds.X, ds.Y, lams, ks, method=name, relevance=relevance,
                                               n_folds=folds, seed=seed, jobs=jobs, progress=progress,
-                                              evaluator=evaluator))
+                                              evaluator=evaluator, measures=measure_names))
             df = pd.concat(parts, ignore_index=True)
             notes = (f"Data `{ds.name}`; lambda in {lams}; relevance={relevance}; evaluator {evaluator}; "
-                     f"seed {seed}; {jobs} job(s).")
+                     f"measures {', '.join(measure_names)}; seed {seed}; {jobs} job(s).")
     finally:
         bar.close()
     from coreselect.files import final_outputs

@@ -5,8 +5,12 @@ For every fold, every method and every number of features ``k``:
 1. the selector is fit on the **training fold only** (no test row is ever seen);
 2. the evaluator is fit on the training fold reduced to the selected features: BRkNN-b
    (:class:`~coreselect.evaluation.brknn.BRkNNb`, 5 neighbours; the paper's) or binary-relevance
-   logistic regression (:class:`~coreselect.evaluation.linear.BRLogistic`);
-3. the five measures are computed on the test fold.
+   logistic regression (:class:`~coreselect.evaluation.linear.BRLogistic`) or the sparse
+   cosine kNN scorer (:class:`~coreselect.evaluation.sparse_knn.SparseKNN`, 10⁵ labels);
+3. the measures are computed on the test fold: by default the paper's five (on 0/1
+   predictions); on request the ranking measures P@k, nDCG@k, PSP@k, PSnDCG@k (on the
+   evaluator's scores: BRkNN-b's confidences, the logistic models' probabilities, SparseKNN's
+   weighted votes; propensities from the training fold's labels).
 
 Several evaluators can score the same selections in one run (one selection per cell).
 
@@ -35,6 +39,7 @@ from sklearn.model_selection import KFold
 from coreselect.errors import InputError
 from coreselect.evaluation.brknn import BRkNNb
 from coreselect.evaluation.measures import MEASURES
+from coreselect.evaluation.ranking import RANKING_MEASURES, is_ranking_measure, ranking_measures
 
 __all__ = [
     "METHOD_NAMES",
@@ -48,6 +53,8 @@ __all__ = [
     "run_lambda_sweep",
     "EVALUATORS",
     "make_evaluator",
+    "ALL_MEASURES",
+    "check_measures",
 ]
 
 #: a method factory: (k, seed) -> unfitted selector with fit(X, Y) and selected_
@@ -59,7 +66,9 @@ GREEDY_METHODS = ("gds", "cgds", "dgds")
 METHOD_NAMES = ("gds", "cgds", "dgds", "br-ig", "lp-ig", "br-rf", "lp-rf", "br-chi2", "random",
                 "pmu", "mdmr", "d2f", "scls", "lrfs", "lsmfs", "mlsmfs", "ppt-mi", "igmf")
 RESULT_COLUMNS = ["method", "k", "fold", "measure", "value", "select_seconds"]
-EVALUATORS = ("brknn", "linear")
+EVALUATORS = ("brknn", "linear", "sparse-knn")
+#: every measure the protocol can report, in the order of files and plots
+ALL_MEASURES = tuple(MEASURES) + RANKING_MEASURES
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
@@ -195,34 +204,79 @@ def make_folds(n_samples: int, n_folds: int, seed: int) -> list[tuple[np.ndarray
 
 
 def _rows(X, Y):
-    return (X.tocsr() if sp.issparse(X) else np.asarray(X)), (Y.toarray() if sp.issparse(Y) else np.asarray(Y))
+    # Sparse labels stay sparse (10⁵ labels); the evaluators that need them dense convert a fold.
+    return (X.tocsr() if sp.issparse(X) else np.asarray(X)), (Y.tocsr() if sp.issparse(Y) else np.asarray(Y))
 
 
 def make_evaluator(name: str):
-    """An unfitted multi-label classifier: ``"brknn"`` (BRkNN-b, 5 neighbours) or
-    ``"linear"`` (binary-relevance logistic regression)."""
+    """An unfitted multi-label classifier: ``"brknn"`` (BRkNN-b, 5 neighbours),
+    ``"linear"`` (binary-relevance logistic regression) or ``"sparse-knn"`` (cosine
+    10-nearest-neighbour scorer, sparse throughout: 10⁵ labels)."""
     if name == "brknn":
         return BRkNNb(n_neighbors=5)
     if name == "linear":
         from coreselect.evaluation.linear import BRLogistic
 
         return BRLogistic()
+    if name == "sparse-knn":
+        from coreselect.evaluation.sparse_knn import SparseKNN
+
+        return SparseKNN(n_neighbors=10)
     raise InputError(f"unknown evaluator {name!r}; choose from {', '.join(EVALUATORS)}")
 
 
-def _score(Xtr, Ytr, Xte, Yte, selected: np.ndarray, evaluator: str = "brknn") -> dict[str, float]:
+def check_measures(measures: Sequence[str] | None) -> tuple[str, ...]:
+    """The measures to report (default: the five of the paper), validated."""
+    if measures is None:
+        return tuple(MEASURES)
+    names = tuple(dict.fromkeys(measures))
+    if not names:
+        raise InputError("no measures given")
+    for m in names:
+        if m not in ALL_MEASURES:
+            raise InputError(f"unknown measure {m!r}; choose from {', '.join(ALL_MEASURES)}")
+    return names
+
+
+def _label_scores(clf, X):
+    """Per-label scores of a fitted evaluator, for the ranking measures."""
+    if hasattr(clf, "predict_scores"):
+        return clf.predict_scores(X)
+    if hasattr(clf, "predict_proba"):
+        return clf.predict_proba(X)
+    # BRLogistic: P(label) per binary model; a label constant in training scores its constant
+    Xs = clf.scaler_.transform(X)
+    out = np.zeros((Xs.shape[0], len(clf.models_)))
+    for j, m in enumerate(clf.models_):
+        out[:, j] = float(m) if isinstance(m, int) else m.predict_proba(Xs)[:, 1]
+    return out
+
+
+def _score(Xtr, Ytr, Xte, Yte, selected: np.ndarray, evaluator: str = "brknn",
+           measures: Sequence[str] | None = None) -> dict[str, float]:
     sel = np.asarray(selected, dtype=np.int64)
+    names = check_measures(measures)
+    if evaluator != "sparse-knn" and sp.issparse(Ytr):
+        Ytr = Ytr.toarray()  # brknn / linear work on dense labels
     clf = make_evaluator(evaluator).fit(Xtr[:, sel], Ytr)
-    pred = clf.predict(Xte[:, sel])
-    return {name: fn(Yte, pred) for name, fn in MEASURES.items()}
+    out: dict[str, float] = {}
+    classic = [m for m in names if not is_ranking_measure(m)]
+    if classic:
+        pred = clf.predict(Xte[:, sel])
+        for m in classic:
+            out[m] = MEASURES[m](Yte, pred)
+    ranking = [m for m in names if is_ranking_measure(m)]
+    if ranking:
+        out.update(ranking_measures(Yte, _label_scores(clf, Xte[:, sel]), ranking, Y_train=Ytr))
+    return {m: out[m] for m in names}
 
 
 # worker-side state, set once per process so the data is not pickled for every task
 _STATE: dict[str, Any] = {}
 
 
-def _init_state(X, Y, folds, methods, evaluators=("brknn",)) -> None:
-    _STATE.update(X=X, Y=Y, folds=folds, methods=methods, evaluators=evaluators)
+def _init_state(X, Y, folds, methods, evaluators=("brknn",), measures=None) -> None:
+    _STATE.update(X=X, Y=Y, folds=folds, methods=methods, evaluators=evaluators, measures=measures)
 
 
 def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[dict]:
@@ -241,7 +295,8 @@ def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[di
         else:
             selected = np.asarray(est.selected_)
         for ev in _STATE["evaluators"]:
-            for measure, value in _score(Xtr, Ytr, Xte, Yte, selected, ev).items():
+            for measure, value in _score(Xtr, Ytr, Xte, Yte, selected, ev,
+                                         _STATE.get("measures")).items():
                 rows.append(dict(method=method, evaluator=ev, k=k, fold=fold, measure=measure,
                                  value=value, select_seconds=seconds))
     return rows
@@ -261,6 +316,7 @@ def run_protocol(
     jobs: int = 1,
     progress: Progress | None = None,
     evaluator: str | Sequence[str] = "brknn",
+    measures: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Cross-validate every method at every ``k``.
 
@@ -284,7 +340,12 @@ def run_protocol(
         ``(method, k, fold)`` triples.
     evaluator : str or sequence of str, default="brknn"
         ``"brknn"`` (BRkNN-b), ``"linear"`` (:class:`~coreselect.evaluation.linear.BRLogistic`),
+        ``"sparse-knn"`` (:class:`~coreselect.evaluation.sparse_knn.SparseKNN`, for 10⁵ labels),
         or several: each selection is then scored by every one of them.
+    measures : sequence of str, optional
+        Names from :data:`ALL_MEASURES`: the five measures of the paper (on 0/1 predictions;
+        the default) and/or the ranking measures ``p@k, ndcg@k, psp@k, psndcg@k`` (k = 1..5,
+        on the evaluator's scores; propensities from the training fold's labels).
 
     Returns
     -------
@@ -298,6 +359,7 @@ def run_protocol(
         raise InputError("no evaluator given")
     for ev in evaluators:
         make_evaluator(ev)  # validates the name
+    measures = check_measures(measures)
     X, Y = _rows(X, Y)
     if X.shape[0] != Y.shape[0]:
         raise InputError("X and Y have different numbers of rows")
@@ -320,7 +382,7 @@ def run_protocol(
     if progress:
         progress(0, total)
     if jobs <= 1:
-        _init_state(X, Y, folds, methods, evaluators)
+        _init_state(X, Y, folds, methods, evaluators, measures)
         try:
             for t in tasks:
                 rows.extend(_run_task(*t))
@@ -333,7 +395,7 @@ def run_protocol(
         # "spawn": forking a parent that already runs BLAS / numba threads can deadlock.
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(
-            max_workers=jobs, mp_context=ctx, initializer=_init_state, initargs=(X, Y, folds, methods, evaluators)
+            max_workers=jobs, mp_context=ctx, initializer=_init_state, initargs=(X, Y, folds, methods, evaluators, measures)
         ) as ex:
             futures = {ex.submit(_run_task, *t): t for t in tasks}
             for fut in as_completed(futures):
@@ -346,7 +408,7 @@ def run_protocol(
     df = pd.DataFrame(rows, columns=columns)
     order = {m: i for i, m in enumerate(methods)}
     df["_o"] = df["method"].map(order)
-    df["_m"] = df["measure"].map({m: i for i, m in enumerate(MEASURES)})
+    df["_m"] = df["measure"].map({m: i for i, m in enumerate(ALL_MEASURES)})
     keys = ["_o", "evaluator", "k", "fold", "_m"] if multi else ["_o", "k", "fold", "_m"]
     return df.sort_values(keys).drop(columns=["_o", "_m"]).reset_index(drop=True)
 
@@ -363,6 +425,7 @@ def run_lambda_sweep(
     jobs: int = 1,
     progress: Progress | None = None,
     evaluator: str | Sequence[str] = "brknn",
+    measures: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """The paper's Figure 4 experiment: cross-validate a GDS method for every ``lam`` and ``k``.
 
@@ -377,7 +440,7 @@ def run_lambda_sweep(
     methods = {f"{method}@{lam!r}": method_factories([method], lam=lam, relevance=relevance)[method]
                for lam in lams}
     df = run_protocol(X, Y, methods, ks, n_folds=n_folds, seed=seed, jobs=jobs, progress=progress,
-                      evaluator=evaluator)
+                      evaluator=evaluator, measures=measures)
     lam_col = df["method"].str.split("@").str[1].astype(float)
     df["method"] = method
     df.insert(1, "lam", lam_col)

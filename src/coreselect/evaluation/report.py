@@ -15,7 +15,12 @@ import numpy as np
 import pandas as pd
 
 from coreselect.files import atomic_path, output_set
-from coreselect.evaluation.measures import MEASURE_LABELS, MEASURES
+from coreselect.evaluation.measures import MEASURE_LABELS as _CLASSIC_LABELS
+from coreselect.evaluation.ranking import RANKING_LABELS
+
+#: every measure a run may report (the paper's five, then the ranking ones), in file order
+MEASURE_LABELS = {**_CLASSIC_LABELS, **RANKING_LABELS}
+MEASURES = tuple(MEASURE_LABELS)
 
 __all__ = ["summarize", "write_results", "write_summary", "plot_measures", "plot_lambda_sweep", "write_report",
            "report_paths"]
@@ -38,7 +43,8 @@ def write_results(df: pd.DataFrame, path: str | Path) -> None:
         df.to_csv(tmp, index=False, float_format="%.6g")
 
 
-EVALUATOR_LABELS = {"brknn": "BRkNN-b, 5 neighbours", "linear": "BR logistic regression"}
+EVALUATOR_LABELS = {"brknn": "BRkNN-b, 5 neighbours", "linear": "BR logistic regression",
+                    "sparse-knn": "sparse cosine kNN, 10 neighbours"}
 
 
 def _table(summary: pd.DataFrame, row: str, col: str, measure: str, best_in: str = "row") -> str:
@@ -195,10 +201,12 @@ def _plot_lambda_sweep_to(df: pd.DataFrame, path: Path, dataset: str, evaluator:
 
 def report_paths(out_dir: str | Path, sweep: bool, measures: Sequence[str] | None = None) -> list[Path]:
     """The files :func:`write_report` writes in ``out_dir``: results.csv, summary.md, and
-    ``lambda_sweep.png`` (a lambda sweep) or one ``<measure>.png`` per measure (default: all).
+    ``lambda_sweep.png`` (a lambda sweep) or one ``<measure>.png`` per measure (default: the
+    paper's five, the default measures of a run).
     Known before the run, so that the CLI checks them against its inputs before any work."""
     out = Path(out_dir)
-    pngs = ["lambda_sweep.png"] if sweep else [f"{m}.png" for m in (MEASURES if measures is None else measures)]
+    default = tuple(_CLASSIC_LABELS)  # what a run without a choice of measures reports
+    pngs = ["lambda_sweep.png"] if sweep else [f"{m}.png" for m in (default if measures is None else measures)]
     return [out / "results.csv", out / "summary.md", *(out / n for n in pngs)]
 
 
