@@ -212,8 +212,8 @@ MUTANTS: list[Mutant] = [
       "a store of a file with ID columns reports store ids, not file columns"),
     M("strategies.py", "        result.selected = source.data_columns(result.selected)\n", "",
       "Strategy.run does not map the selection through data_columns"),
-    M("cli/select.py", "result = select(store, random_state=seed if \"seed\" in given else None, **params)",
-      "result = select(store, random_state=seed if \"seed\" in given else None, "
+    M("cli/select.py", "if \"random_state\" in given\n                            else None, **params)",
+      "if \"random_state\" in given\n                            else None, "
       "**{**params, 'relevance': 'mi'})",
       "select STORE ignores --relevance"),
     # -- evaluation ------------------------------------------------------------------------------

@@ -66,7 +66,9 @@ def cli_run(path: Path, k: int, relevance: str, mode: str) -> dict:
     exe = Path(sys.executable).with_name("coreselect")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "coreselect"]
     cmd += ["select", str(path), "-k", str(k), "--relevance", relevance, "--keep-constant",
-            "--calibration", "paper", "--mode", mode, "--seed", "0", "--json", "--quiet"]
+            "--calibration", "paper", "--mode", mode, "--json", "--quiet"]
+    if mode in ("distributed", "streaming"):  # --seed is refused where there is no partition
+        cmd += ["--seed", "0"]
     wall, peak, out, cpu = C.run_command(cmd)
     report = json.loads(out)
     return {"wall": wall, "cpu": cpu, "peak": peak, "sel": report["seconds"],

@@ -122,7 +122,9 @@ def test_cli_store_equals_library_on_the_same_columns(genbase, genbase_store, re
 def test_cli_store_selects_like_the_file(genbase, genbase_store, mode):
     """The store holds the file's candidates (not the ID column) and reports file columns."""
     path, ds = genbase
-    params = dict(k=K, mode=mode, partitions=3 if mode == "distributed" else None, seed=1)
+    distributed = mode == "distributed"  # --partitions, --seed with centralized: refused
+    params = dict(k=K, mode=mode, partitions=3 if distributed else None,
+                  seed=1 if distributed else None)
     from_file = paths.run_cli_json(path, **params)
     from_store = paths.run_cli_json(genbase_store, **params)
     assert_same_selection(from_store, from_file)

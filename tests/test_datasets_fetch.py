@@ -251,7 +251,8 @@ def test_suggested_names_are_listed_names():
     suggested = str(info.value).split("did you mean ")[1].split("?")[0].split(", ")
     assert suggested and set(suggested) <= listed
     r = CliRunner().invoke(cli, ["datasets", "list", "--json"])
-    assert {row["name"] for row in __import__("json").loads(r.stdout)} == listed
+    # JSON Lines: one object per dataset, one per line
+    assert {__import__("json").loads(line)["name"] for line in r.stdout.splitlines()} == listed
 
 
 def test_fetch_errors_are_dataset_and_os_errors(env, monkeypatch):

@@ -198,8 +198,9 @@ def test_selection_is_the_same_on_a_tiled_store(tmp_path):
     tiled = build_store(X, Y, tmp_path / "tiled", block_size=16, row_block_size=48, seed=4)
     assert (one.n_row_blocks, tiled.n_row_blocks) == (1, 5)
     for mode in ("distributed", "centralized"):
-        a = select(one, k=5, partitions=3, mode=mode)
-        b = select(tiled, k=5, partitions=3, mode=mode)
+        parts = {"partitions": 3} if mode != "centralized" else {}  # else refused: unused
+        a = select(one, k=5, mode=mode, **parts)
+        b = select(tiled, k=5, mode=mode, **parts)
         assert np.array_equal(a.selected, b.selected)
 
 
@@ -220,8 +221,9 @@ def test_column_ids_number_selections_as_the_source(tmp_path):
     assert np.array_equal(st.column_ids, keep) and st.verify()["files"] > 0
     memory = InMemorySource(X, Y, Binning(), columns=keep, feature_names=names)
     for mode in ("distributed", "centralized"):
-        a = select(st, k=4, partitions=2, mode=mode, random_state=3)
-        b = select(memory, k=4, partitions=2, mode=mode, random_state=3)
+        parts = {"partitions": 2} if mode != "centralized" else {}  # else refused: unused
+        a = select(st, k=4, mode=mode, random_state=3, **parts)
+        b = select(memory, k=4, mode=mode, random_state=3, **parts)
         assert a.selected.tolist() == b.selected.tolist()
         assert set(a.selected.tolist()) <= set(keep.tolist())
         assert a.names == b.names == [names[j] for j in a.selected]

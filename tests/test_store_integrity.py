@@ -214,7 +214,7 @@ def test_a_damaged_block_stops_the_selection(st):
 
     _flip_bit(st, _tile(st, 2, 1))
     with pytest.raises(StoreError, match="block 2, row block 1"):
-        select(open_store(st), k=3, partitions=3)
+        select(open_store(st), k=3, mode="distributed", partitions=3)
     with pytest.raises(StoreError, match="block 2, row block 1"):
         select(open_store(st), k=3, mode="centralized")
 

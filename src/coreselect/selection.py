@@ -16,7 +16,7 @@ from typing import Any
 from coreselect.errors import InputError
 from coreselect.io.dataset import Dataset
 from coreselect.sources import InMemorySource, Source, StoreSource
-from coreselect.spec import Binning, Objective, Progress, check, default
+from coreselect.spec import Binning, Objective, Progress, check, check_used, default
 from coreselect.store import ColumnStore, open_store
 from coreselect.strategies import (
     AltGreedy, DistributedGreedy, RowSharded, SelectionResult, Strategy,
@@ -139,6 +139,13 @@ def select(
     check("backend", backend)
     source = as_source(data, Y, n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
                        keep_constant=keep_constant)
+    # An option this run would ignore is refused (the option matrix, coreselect.spec.UNUSED).
+    check_used(dict(partitions=partitions, coreset_size=coreset_size, row_shards=row_shards,
+                    engine=engine, n_workers=n_workers, client=client, scheduler=scheduler,
+                    random_state=random_state, n_bins=n_bins, strategy=strategy,
+                    min_bin_count=min_bin_count),
+               mode=mode, source="store" if isinstance(source, StoreSource) else "file",
+               engine=engine)
     return runner.run(objective, source, backend=backend, progress=progress)
 
 

@@ -16,6 +16,7 @@ so the command line starts fast), and the defaults of the public signatures.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, fields
 from numbers import Integral, Real
 from typing import Any, Callable, get_args
@@ -53,6 +54,7 @@ class Constraint:
     high: float | None = None
     options: tuple[str, ...] | Callable[[], tuple[str, ...]] = ()
     none: bool = False
+    why: str = ""  # appended to the refusal: where a bound comes from
 
     def choices(self) -> tuple[str, ...]:
         return tuple(self.options() if callable(self.options) else self.options)
@@ -89,7 +91,7 @@ class Constraint:
         opts = ", ".join(repr(o) for o in self.choices())
         if self.kind == "int":
             rng = (f"an integer >= {self.low:g}" if self.high is None
-                   else f"an integer in [{self.low:g}, {self.high:g}]")
+                   else f"an integer in [{self.low:g}, {int(self.high)}]")
             words.append(f"{opts} or {rng}" if opts else rng)
         elif self.kind == "real":
             words.append(f"a number in [{self.low:g}, {self.high:g}]")
@@ -107,7 +109,28 @@ class Constraint:
             words.append("anything")
         if self.none and self.kind not in ("random_state", "any"):
             words.append("or None")
+        if self.why:
+            words.append(f"({self.why})")
         return " ".join(words)
+
+
+#: Worker processes per core, and in all, that a run may ask for (``n_workers``, ``--workers``,
+#: ``evaluate --jobs``): more cannot run at once, and a million processes would exhaust the
+#: machine (BlockingIOError) or hang before the first task.
+WORKERS_PER_CORE = 4
+HARD_MAX_WORKERS = 256
+
+
+def max_workers() -> int:
+    """The most worker processes a run may start here: ``WORKERS_PER_CORE`` per core, at most
+    ``HARD_MAX_WORKERS``."""
+    return max(1, min(HARD_MAX_WORKERS, WORKERS_PER_CORE * (os.cpu_count() or 1)))
+
+
+_WORKERS_WHY = (f"at most {WORKERS_PER_CORE} per core of this machine and "
+                f"{HARD_MAX_WORKERS} in all")
+#: ``p`` above this is refused (a count of features per label; S holds at most k of them).
+MAX_P = 2**31 - 1
 
 
 def _calibrations() -> tuple[str, ...]:
@@ -119,7 +142,9 @@ CONSTRAINTS: dict[str, Constraint] = {
     # the objective
     "k": Constraint("int", 10, low=1),
     "lam": Constraint("real", 0.5, low=0, high=1),
-    "p": Constraint("int", 10, low=1),
+    # p larger than the candidates counts every selected feature (RelevanceGains keeps at most
+    # d values per label); MAX_P keeps it a machine integer everywhere.
+    "p": Constraint("int", 10, low=1, high=MAX_P),
     "relevance": Constraint("choice", "mi", options=RELEVANCES),
     # None: coreselect.core.objective.DEFAULT_CALIBRATION when the Objective is made
     "calibration": Constraint("choice", None, options=_calibrations, none=True),
@@ -135,7 +160,7 @@ CONSTRAINTS: dict[str, Constraint] = {
     # mode "rows": shards of the samples ("auto": a store's row blocks, else one per worker)
     "row_shards": Constraint("int", "auto", low=1, options=("auto",)),
     "engine": Constraint("choice", "local", options=ENGINES),
-    "n_workers": Constraint("int", None, low=1, none=True),
+    "n_workers": Constraint("int", None, low=1, high=max_workers(), none=True, why=_WORKERS_WHY),
     "client": Constraint("any", None),
     "scheduler": Constraint("str", None, none=True),  # a Dask scheduler address
     "random_state": Constraint("random_state", None),
@@ -207,6 +232,152 @@ class Binning:
                 == (other.n_bins, other.strategy, other.min_bin_count))
 
 
+
+
+# -- the option matrix: which runs use which option -----------------------------------------
+#: Where the data of a run comes from: a data file (or in-memory arrays), or a column store.
+SOURCES = ("file", "store")
+#: The modes whose work runs on an engine (``engine``); the others run in this process.
+ENGINE_MODES = ("distributed", "rows")
+
+#: The run options of ``coreselect select`` and :func:`coreselect.select`: parameter name ->
+#: command-line flag (``None``: API only). Output options of the command are listed too.
+SELECT_OPTIONS: dict[str, str | None] = {
+    "k": "-k", "lam": "--lam", "p": "--p", "relevance": "--relevance",
+    "calibration": "--calibration", "n_bins": "--bins", "strategy": "--strategy",
+    "min_bin_count": "--min-bin-count", "keep_constant": "--keep-constant", "mode": "--mode",
+    "partitions": "--partitions", "coreset_size": "--coreset-size",
+    "row_shards": "--row-shards", "engine": "--engine", "n_workers": "--workers",
+    "scheduler": "--scheduler", "client": None, "random_state": "--seed",
+    "labels": "--labels", "backend": "--backend", "progress": None,
+    "as_json": "--json", "out": "--out", "export": "--export", "explain": "--explain",
+    "coverage_png": "--coverage", "quiet": "--quiet", "verbose": "--verbose",
+}
+
+
+@dataclass(frozen=True)
+class Unused:
+    """A rule of the option matrix: a run with ``mode`` in ``modes``, its data from one of
+    ``sources`` and (for :data:`ENGINE_MODES`) its work on one of ``engines`` ignores
+    ``options`` (``together``: only when that option is given too), for the reason ``why``.
+    ``api=False``: the command line refuses it, the library checks the value instead (the
+    store's own seed and row blocks are accepted; every scikit-learn estimator takes a
+    ``random_state``, and scikit-learn's checks set one)."""
+
+    options: tuple[str, ...]
+    why: str
+    modes: tuple[str, ...] = MODES
+    sources: tuple[str, ...] = SOURCES
+    engines: tuple[str, ...] = ENGINES
+    together: str | None = None
+    api: bool = True
+
+    def applies(self, option: str, mode: str, source: str, engine: str,
+                given: Any = ()) -> bool:
+        return (option in self.options and mode in self.modes and source in self.sources
+                and (mode not in ENGINE_MODES or engine in self.engines)
+                and (self.together is None or self.together in given))
+
+
+_IN_PROCESS = "runs in this process"
+#: The option matrix, as data: every rule names options a run would ignore. Everything not
+#: named here is used by every mode, source and engine. ``coreselect select`` refuses an
+#: option given explicitly that a rule names (one line, exit 2), :func:`check_used` does the
+#: same for the library, and tests/test_option_matrix.py walks every cell.
+UNUSED: tuple[Unused, ...] = (
+    Unused(("partitions", "coreset_size"), "only --mode distributed and streaming cut the "
+           "columns into parts", modes=("centralized", "rows")),
+    Unused(("engine", "n_workers", "scheduler", "client"),
+           f"--mode centralized {_IN_PROCESS}", modes=("centralized",)),
+    Unused(("engine", "n_workers", "scheduler", "client"),
+           f"--mode streaming {_IN_PROCESS}, one part after another", modes=("streaming",)),
+    Unused(("row_shards",), "only --mode rows cuts the samples into shards",
+           modes=("centralized", "distributed", "streaming")),
+    Unused(("random_state",), "it seeds the random partition of --mode distributed and "
+           "streaming; this selection has none", modes=("centralized", "rows"), api=False),
+    Unused(("n_bins", "strategy", "min_bin_count"), "a column store's codes were binned when "
+           "it was built (store build --bins, --strategy, --min-bin-count)", sources=("store",)),
+    Unused(("labels",), "a column store holds the labels it was built with (store build "
+           "--labels)", sources=("store",)),
+    Unused(("export",), "a column store holds discretized codes, not the data; export from "
+           "the data file", sources=("store",)),
+    # random_state on a store in --mode distributed/streaming is checked by the store: its
+    # build seed is accepted (it is the partition), any other is refused (StoreSource).
+    Unused(("row_shards",), "a column store's row shards are its row blocks (store build "
+           "--row-block-size)", sources=("store",), modes=("rows",), api=False),
+    Unused(("n_workers",), "the local engine visits the row shards one after another in this "
+           "process (--engine dask spreads them over --workers)", modes=("rows",),
+           engines=("local",)),
+    Unused(("scheduler", "client"), "a Dask scheduler needs --engine dask",
+           engines=("local",), modes=ENGINE_MODES),
+    Unused(("n_workers",), "the scheduler at --scheduler has its own workers",
+           together="scheduler"),
+    Unused(("n_workers",), "the Dask client has its own workers", together="client"),
+)
+
+
+def unused_reason(option: str, mode: str, source: str, engine: str,
+                  given: Any = (), *, api: bool = False) -> str | None:
+    """Why a run (``mode``, ``source``, ``engine``, the options ``given``) would ignore
+    ``option``, or None when it uses it. ``api=True``: only the rules the library enforces."""
+    for rule in UNUSED:
+        if (not api or rule.api) and rule.applies(option, mode, source, engine, given):
+            return rule.why
+    return None
+
+
+def check_used(params: dict[str, Any], *, mode: str, source: str, engine: str) -> None:
+    """Raise :class:`InputError` when a parameter of ``params`` passed with a value other than
+    None and its default would be ignored by this run (see :data:`UNUSED`)."""
+    given = {name: value for name, value in params.items()
+             if value is not None and not _is_default(name, value)}
+    for name in given:
+        why = unused_reason(name, mode, source, engine, given, api=True)
+        if why is not None:
+            where = f"mode={mode!r}" + ("" if mode not in ENGINE_MODES
+                                        else f", engine={engine!r}")
+            raise InputError(f"{name}={given[name]!r} does not apply here ({where}, a "
+                             f"{'column store' if source == 'store' else 'data'} source): "
+                             f"{why}")
+
+
+def _is_default(name: str, value: Any) -> bool:
+    if name not in CONSTRAINTS or isinstance(value, np.random.RandomState):
+        return False
+    try:
+        return bool(value == default(name))
+    except Exception:  # noqa: BLE001 - an object that does not compare is not the default
+        return False
+
+
+
+
+# -- the option matrix of `coreselect evaluate` ---------------------------------------------
+def is_gds_method(name: str) -> bool:
+    """Whether an ``evaluate`` method is a GDS selection (``--lam``, ``--relevance`` apply)."""
+    return name in ("gds", "cgds", "dgds") or name.startswith("gds-")
+
+
+#: ``evaluate`` options that some runs ignore: option -> ((condition, why), ...), with the
+#: conditions ``"no_gds"`` (no GDS method in --methods) and ``"sweep"`` (--lam-sweep given).
+EVALUATE_UNUSED: dict[str, tuple[tuple[str, str], ...]] = {
+    "lam": (("no_gds", "only the GDS methods (gds, gds-CALIBRATION, cgds, dgds) weigh "
+                       "diversity, and --methods has none"),
+            ("sweep", "--lam-sweep sets lambda itself")),
+    "relevance": (("no_gds", "only the GDS methods (gds, gds-CALIBRATION, cgds, dgds) have a "
+                             "relevance term, and --methods has none"),),
+}
+
+
+def evaluate_unused_reason(option: str, methods: Any, sweep: bool) -> str | None:
+    """Why ``coreselect evaluate`` with these methods (and a sweep or not) ignores ``option``."""
+    holds = {"no_gds": not any(is_gds_method(m) for m in methods), "sweep": bool(sweep)}
+    for condition, why in EVALUATE_UNUSED.get(option, ()):
+        if holds[condition]:
+            return why
+    return None
+
+
 OBJECTIVE_PARAMETERS = tuple(f.name for f in fields(Objective))
 BINNING_PARAMETERS = tuple(f.name for f in fields(Binning))
 RUN_PARAMETERS = ("mode", "partitions", "coreset_size", "row_shards", "engine", "n_workers", "client",
@@ -214,4 +385,6 @@ RUN_PARAMETERS = ("mode", "partitions", "coreset_size", "row_shards", "engine", 
 
 __all__ = ["Objective", "Binning", "Constraint", "CONSTRAINTS", "MODES", "BACKENDS", "ENGINES",
            "Progress", "check", "default", "OBJECTIVE_PARAMETERS", "BINNING_PARAMETERS",
-           "RUN_PARAMETERS"]
+           "RUN_PARAMETERS", "SOURCES", "ENGINE_MODES", "SELECT_OPTIONS", "Unused",
+           "UNUSED", "unused_reason", "check_used", "max_workers", "EVALUATE_UNUSED",
+           "evaluate_unused_reason", "is_gds_method"]

@@ -39,7 +39,7 @@ from coreselect.distributed import (
 )
 from coreselect.engines import make_engine
 from coreselect.errors import InputError
-from coreselect.sources import Source
+from coreselect.sources import Source, StoreSource
 from coreselect.spec import Objective, Progress, check
 
 log = logging.getLogger(__name__)
@@ -381,7 +381,8 @@ class RowSharded(Strategy):
     ----------
     row_shards : "auto" or int, default="auto"
         Shards of the rows of an in-memory source (``"auto"``: one, or one per Dask worker);
-        a column store's shards are its row blocks.
+        a column store's shards are its row blocks (``"auto"``, on any engine and any number
+        of workers: the blocks are spread over the workers).
     engine : {"local", "dask"}, default="local"
         ``"local"`` visits the shards one after another in this process (a store's tiles are
         read one at a time: out of core); ``"dask"`` keeps the tiles on the workers and runs
@@ -417,7 +418,10 @@ class RowSharded(Strategy):
             cluster = DaskEngine(client=self.client, scheduler=self.scheduler,
                                  n_workers=self.n_workers)
             timings["engine_start"] = time.perf_counter() - t0
-            if n_shards == "auto":
+            if n_shards == "auto" and not isinstance(source, StoreSource):
+                # In memory, 'auto' is one shard per worker; a store's shards are its row
+                # blocks, whatever the workers (DaskRows spreads them: 1 block on 2 workers
+                # and 4 blocks on 2 workers both run).
                 n_shards = max(1, len(cluster.client.scheduler_info()["workers"]))
         try:
             shards, ids = source.row_shards(n_shards)

@@ -28,6 +28,10 @@ EXIT_BAD_INPUT = 2
 #: One label-spec convention for every format (coreselect.io.labels).
 LABELS_HELP = ("Labels: N = the last N columns, -N = the first N, names a,b,c, a name prefix, "
                "or a Mulan XML file (every format).")
+#: -q/--quiet and -v/--verbose mean the same in every command.
+QUIET_HELP = "No progress bar and no progress notes on stderr (results, warnings and errors only)."
+VERBOSE_HELP = ("Log each stage with its time on stderr, and print the traceback of an "
+                "internal error.")
 EXIT_BUG = 1
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
@@ -174,11 +178,56 @@ def handle_errors(func: Callable) -> Callable:
             report_exception(exc)
         finally:
             VERBOSE = was_verbose
+            _stop_logging()
             if previous is not None:
                 with _suppress():
                     signal.signal(signal.SIGTERM, previous)
 
     return wrapper
+
+
+def quiet_option(func: Callable) -> Callable:
+    """The ``-q/--quiet`` flag (argument ``quiet``)."""
+    return click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)(func)
+
+
+def verbose_option(func: Callable) -> Callable:
+    """The ``-v/--verbose`` flag (argument ``verbose``; :func:`handle_errors` reads it for
+    tracebacks, and :func:`log_to_stderr` starts the stage log)."""
+    return click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)(func)
+
+
+def log_to_stderr() -> None:
+    """What ``-v`` turns on: coreselect's stage log (INFO) on stderr."""
+    import logging
+
+    # A handler on coreselect's own logger, on the stderr of this command (not a global
+    # basicConfig, which a second command in the same process, or pytest, would not see).
+    logger = logging.getLogger("coreselect")
+    _stop_logging()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s"))
+    handler._coreselect_cli = True  # type: ignore[attr-defined]
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    # -v is about our stages: Dask's scheduler and workers log their internals at INFO. Dask
+    # reads this when it is imported (also in worker processes, which inherit it).
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
+    for name in ("distributed", "tornado", "bokeh"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _stop_logging() -> None:
+    """Undo :func:`log_to_stderr` (at the end of a command: a later command in the same
+    process, such as a test, starts without it)."""
+    import logging
+
+    logger = logging.getLogger("coreselect")
+    ours = [h for h in logger.handlers if getattr(h, "_coreselect_cli", False)]
+    for handler in ours:
+        logger.removeHandler(handler)
+    if ours:
+        logger.setLevel(logging.NOTSET)
 
 
 def progress_bar(total: int, desc: str, enabled: bool = True):

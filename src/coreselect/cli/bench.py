@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from coreselect.cli._common import fail, handle_errors
+from coreselect.cli._common import fail, handle_errors, quiet_option, verbose_option
 
 
 def find_benchmarks() -> Path | None:
@@ -45,9 +45,11 @@ def available(folder: Path) -> list[str]:
 @click.option("--list", "list_", is_flag=True, help="List the benchmarks and exit.")
 @click.option("-h", "--help", "help_", is_flag=True,
               help="This help; with NAME, the script's own options.")
+@quiet_option
+@verbose_option
 @click.argument("extra", nargs=-1, type=click.UNPROCESSED)
 @handle_errors
-def bench_cmd(name, quick, list_, help_, extra):
+def bench_cmd(name, quick, list_, help_, quiet, verbose, extra):
     """Run benchmark NAME (benchmarks/NAME.py of the source checkout); it prints a Markdown
     table. Extra arguments go to the script (e.g. --png plot.png, --out table.md);
     `coreselect bench NAME --help` lists the script's own options."""
@@ -72,6 +74,17 @@ def bench_cmd(name, quick, list_, help_, extra):
     if quick:
         cmd.append("--quick")
     cmd += list(extra)
-    code = subprocess.call(cmd)
+    env = dict(os.environ)
+    if verbose:  # the script's internal errors print their traceback (coreselect's -v)
+        env["CORESELECT_DEBUG"] = "1"
+    if quiet:
+        # Results and errors only: the script's stderr (progress, notes) is shown only when
+        # it fails.
+        proc = subprocess.run(cmd, env=env, stderr=subprocess.PIPE, text=True)
+        if proc.returncode != 0:
+            sys.stderr.write(proc.stderr)
+        code = proc.returncode
+    else:
+        code = subprocess.call(cmd, env=env)
     if code != 0:
         sys.exit(code)

@@ -6,7 +6,9 @@ import json
 
 import click
 
-from coreselect.cli._common import LABELS_HELP, handle_errors, progress_bar
+from coreselect.cli._common import (
+    LABELS_HELP, handle_errors, log_to_stderr, progress_bar, quiet_option, verbose_option,
+)
 
 
 _WHERE = """
@@ -26,9 +28,12 @@ def datasets_cmd() -> None:
 
 
 @datasets_cmd.command("list")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per dataset.")
+@click.option("--json", "as_json", is_flag=True,
+              help="JSON Lines: one JSON object per dataset, one per line.")
+@quiet_option
+@verbose_option
 @handle_errors
-def list_cmd(as_json: bool) -> None:
+def list_cmd(as_json: bool, quiet: bool, verbose: bool) -> None:
     """Show the standard benchmarks that `fetch`, `select NAME` and `load` know.
 
     Flags: local (every file is in $COREDATA), cached (in the cache), no-sha (no checksum
@@ -36,6 +41,8 @@ def list_cmd(as_json: bool) -> None:
     from coreselect.datasets.fetch import is_cached, is_local
     from coreselect.datasets.registry import REGISTRY
 
+    if verbose:
+        log_to_stderr()
     rows = []
     for info in REGISTRY.values():
         rows.append(
@@ -54,7 +61,8 @@ def list_cmd(as_json: bool) -> None:
             }
         )
     if as_json:
-        click.echo(json.dumps(rows, indent=1))
+        for r in rows:
+            click.echo(json.dumps(r))
         return
     head = f"{'name':<13} {'features':>8} {'instances':>9} {'labels':>6} {'card.':>7} {'size':<19} {'':<6} source"
     click.echo(head)
@@ -97,11 +105,15 @@ are downloaded into the cache, checked by SHA-256, with a deadline and a size ca
               help="Seconds to wait for a connection or for each piece of data.")
 @click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds one file may take in all [default: 60 + 20 per MB].")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar (there is none when stderr is not a terminal).")
+@quiet_option
+@verbose_option
 @handle_errors
-def fetch_cmd(name: str, no_verify: bool, force: bool, timeout: float, deadline: float | None, quiet: bool) -> None:
+def fetch_cmd(name: str, no_verify: bool, force: bool, timeout: float, deadline: float | None, quiet: bool,
+              verbose: bool) -> None:
     from coreselect.datasets.fetch import fetch
 
+    if verbose:
+        log_to_stderr()
     paths = fetch(name, verify=not no_verify, progress=_Bar(not quiet), force=force, timeout=timeout,
                   deadline=deadline)
     for p in paths:
@@ -114,12 +126,17 @@ def fetch_cmd(name: str, no_verify: bool, force: bool, timeout: float, deadline:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--missing", type=click.Choice(["error", "bin"]), default=None,
               help="ARFF '?': an error (default) or its own category.")
+@quiet_option
+@verbose_option
 @handle_errors
-def info_cmd(data: str, labels: str | None, as_json: bool, missing: str | None) -> None:
+def info_cmd(data: str, labels: str | None, as_json: bool, missing: str | None, quiet: bool,
+             verbose: bool) -> None:
     """Print statistics of DATA (a file, a path under $COREDATA, a registry name or 'synthesized')."""
     from coreselect.datasets.info import dataset_info, format_info
     from coreselect.datasets.load import load
 
+    if verbose:
+        log_to_stderr()
     options = {"missing": missing} if missing else {}
     ds = load(data, labels=labels, **options)
     info = dataset_info(ds)

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import click
 
-from coreselect.cli._common import LABELS_HELP, handle_errors, progress_bar
+from click.core import ParameterSource
+
+from coreselect.cli._common import (
+    LABELS_HELP, fail, handle_errors, log_to_stderr, progress_bar, quiet_option, verbose_option,
+)
+from coreselect.spec import evaluate_unused_reason, max_workers
 
 _DEFAULT_METHODS = "gds,cgds,dgds,br-ig,br-rf,lp-ig,lp-rf,br-chi2"
 _DEFAULT_K = "10:100:10"
@@ -31,21 +36,25 @@ def _load(data: str, labels: str | None):
               help="Classifier trained on the selected features: BRkNN-b (the paper's) or "
                    "binary-relevance logistic regression.")
 @click.option("--folds", default=10, show_default=True, type=int, help="Cross-validation folds.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the fold split and the selectors.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1),
+              help="Seed of the fold split and the selectors.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
               help="Output folder (results.csv, summary.md, PNGs).")
-@click.option("--jobs", default=1, show_default=True, type=int, help="Worker processes.")
-@click.option("--lam", default=0.5, show_default=True, type=float, help="lambda of cgds/dgds.")
+@click.option("--jobs", default=1, show_default=True, type=int,
+              help=f"Worker processes (at most {max_workers()} here).")
+@click.option("--lam", default=0.5, show_default=True, type=float,
+              help="lambda (weight of diversity) of the GDS methods: gds, gds-CALIBRATION, cgds, dgds.")
 @click.option("--lam-sweep", default=None,
               help="Instead of the comparison, sweep lambda for the GDS method(s) at the --k values: "
                    "'0,0.1,...,1', '0:1:0.1' or a list (the paper's Figure 4).")
 @click.option("--relevance", type=click.Choice(["mi", "nmi"]), default="mi", show_default=True,
-              help="Relevance term of cgds/dgds.")
+              help="Relevance term of the GDS methods: gds, gds-CALIBRATION, cgds, dgds.")
 @click.option("--labels", default=None, help=LABELS_HELP)
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@quiet_option
+@verbose_option
 @handle_errors
 def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, lam, lam_sweep, relevance,
-                 labels, quiet):
+                 labels, quiet, verbose):
     """Cross-validate feature selectors on DATA (a file or a built-in name).
 
     Selection is fit on each training fold only; the evaluator (BRkNN-b with 5 neighbours,
@@ -66,14 +75,25 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
     )
     from coreselect.evaluation.report import write_report
 
+    if verbose:
+        log_to_stderr()
     names = [m.strip().lower() for m in methods.split(",") if m.strip()]
     if not names:
         raise InputError("--methods is empty")
     if len(set(names)) != len(names):
         raise InputError("--methods names a method twice")
+    # The option matrix of evaluate (coreselect.spec.EVALUATE_UNUSED): one line for an option
+    # given explicitly that this run would ignore.
+    ctx = click.get_current_context()
+    for name, flag in (("lam", "--lam"), ("relevance", "--relevance")):
+        if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None):
+            why = evaluate_unused_reason(name, names, lam_sweep is not None)
+            if why is not None:
+                fail(f"{flag} does not apply to this evaluate run: {why}")
     ks = parse_k(k_spec if k_spec is not None else _DEFAULT_K)
-    if jobs < 1:
-        raise InputError("--jobs must be at least 1")
+    if not 1 <= jobs <= max_workers():
+        raise InputError(f"--jobs must be an integer in [1, {max_workers()}] (at most the worker "
+                         f"processes this machine can run), got {jobs}")
     if folds < 2:
         raise InputError("--folds must be at least 2")
     if not 0.0 <= lam <= 1.0:
@@ -81,12 +101,12 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
     factories = method_factories(names, lam=lam, relevance=relevance)  # validates the names
     lams = parse_values(lam_sweep) if lam_sweep is not None else None
     if lams is not None and not any(n in GREEDY_METHODS for n in names):
-        raise InputError("--lam-sweep needs cgds or dgds in --methods")
+        raise InputError("--lam-sweep needs gds, cgds or dgds in --methods")
     ds = _load(data, labels)
     if k_spec is None and ks[-1] > ds.n_features:
         ks = [k for k in ks if k < ds.n_features] + [ds.n_features]
         click.echo(f"{ds.name} has {ds.n_features} features: k capped at {ds.n_features} "
-                   f"(k = {','.join(map(str, ks))})", err=True)
+                   f"(k = {','.join(map(str, ks))})", err=True)  # a warning: also with -q
     if ks[-1] > ds.n_features:
         raise InputError(f"--k goes up to {ks[-1]} but {ds.name} has only {ds.n_features} features")
 
@@ -108,7 +128,7 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
             notes = (f"Data `{ds.name}` ({ds.n_samples} instances, {ds.n_features} features, "
                      f"{ds.n_labels} labels); methods {', '.join(names)}; GDS methods with lambda={lam}, "
                      f"relevance={relevance} (gds: calibration {DEFAULT_CALIBRATION!r}; cgds/dgds: "
-                     f"the paper's eq. 2); evaluator {evaluator}; seed {seed}.")
+                     f"the paper's eq. 2); evaluator {evaluator}; seed {seed}; {jobs} job(s).")
         else:
             parts = []
             for name in (n for n in names if n in GREEDY_METHODS):
@@ -117,7 +137,7 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
                                               evaluator=evaluator))
             df = pd.concat(parts, ignore_index=True)
             notes = (f"Data `{ds.name}`; lambda in {lams}; relevance={relevance}; evaluator {evaluator}; "
-                     f"seed {seed}.")
+                     f"seed {seed}; {jobs} job(s).")
     finally:
         bar.close()
     paths = write_report(df, out_dir, dataset=ds.name, notes=notes, evaluator=evaluator)

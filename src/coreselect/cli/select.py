@@ -17,46 +17,42 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from coreselect.cli._common import LABELS_HELP, fail, handle_errors, progress_bar
-from coreselect.spec import CONSTRAINTS, default, default_calibration
+from coreselect.cli import _common
+from coreselect.cli._common import (
+    LABELS_HELP, QUIET_HELP, VERBOSE_HELP, fail, handle_errors, log_to_stderr, progress_bar,
+)
+from coreselect.spec import (
+    CONSTRAINTS, ENGINE_MODES, HARD_MAX_WORKERS, SELECT_OPTIONS, WORKERS_PER_CORE, default,
+    default_calibration, max_workers, unused_reason,
+)
 
 
 def _choice(name: str) -> click.Choice:
     return click.Choice(list(CONSTRAINTS[name].choices()))
 
 
-# Options a column store cannot honour (its codes and labels were fixed when it was built),
-# and options only the distributed modes use; each is refused when given explicitly.
-_NOT_FOR_A_STORE = {
-    "n_bins": ("--bins", "its codes were binned when it was built"),
-    "strategy": ("--strategy", "its codes were binned when it was built"),
-    "min_bin_count": ("--min-bin-count", "its codes were binned when it was built"),
-    "labels": ("--labels", "it holds the labels it was built with"),
-    "export": ("--export", "it holds discretized codes, not the data; export from the data file"),
-}
-_PARTS = {"partitions": "--partitions", "coreset_size": "--coreset-size"}
-_ENGINE_ONLY = {"engine": "--engine", "n_workers": "--workers", "scheduler": "--scheduler"}
-_ROWS = {"row_shards": "--row-shards"}
-# Per mode, the options it would ignore, and why.
-_UNUSED = {
-    "centralized": ({**_PARTS, **_ENGINE_ONLY, **_ROWS},
-                    "only the distributed, streaming and rows modes use them"),
-    "streaming": ({**_ENGINE_ONLY, **_ROWS},
-                  "streaming runs the parts one after another in this process"),
-    "distributed": (_ROWS, "only --mode rows cuts the samples into shards"),
-    "rows": (_PARTS, "--mode rows selects over all columns, with the samples in shards"),
-}
+#: Suffixes --export writes (.txt is read as LIBSVM but is no format name: refused on write).
+EXPORT_SUFFIXES = (".arff", ".svm", ".libsvm", ".svmlight", ".csv", ".parquet", ".pq")
+
+
+def _calibration_help() -> str:
+    from coreselect.core.objective import CALIBRATION_HELP
+
+    return ("How relevance and diversity are weighed in each greedy step: "
+            + "; ".join(f"{name}: {CALIBRATION_HELP.get(name, '')}"
+                        for name in CONSTRAINTS["calibration"].choices())
+            + f".  [default: {default_calibration()}]")
 
 
 @click.command("select")
 @click.argument("data")
 @click.option("-k", "k", type=int, default=default("k"), show_default=True, help="Number of features to select.")
 @click.option("--lam", type=float, default=default("lam"), show_default=True, help="Weight of diversity (0..1).")
-@click.option("--p", "p", type=int, default=default("p"), show_default=True, help="Features per label counted in the relevance g.")
+@click.option("--p", "p", type=int, default=default("p"), show_default=True,
+              help="Features per label counted in the relevance g (p at least the number of candidates counts them all).")
 @click.option("--relevance", type=_choice("relevance"), default=default("relevance"), show_default=True,
               help="mi: raw I in bits (reproduces the paper's Table 2, classifies better); nmi: I/sqrt(H(x)H(l)) as in the paper's text.")
-@click.option("--calibration", type=_choice("calibration"), default=None,
-              help=f"How relevance and diversity are weighed ('paper': the paper's eq. (2)).  [default: {default_calibration()}]")
+@click.option("--calibration", type=_choice("calibration"), default=None, help=_calibration_help())
 @click.option("--bins", "n_bins", type=int, default=default("n_bins"), show_default=True, help="Bins per split column.")
 @click.option("--min-bin-count", type=int, default=default("min_bin_count"), show_default=True, help="Smallest bin of a split column.")
 @click.option("--strategy", type=_choice("strategy"), default=default("strategy"),
@@ -67,34 +63,39 @@ _UNUSED = {
 @click.option("--partitions", default=default("partitions"), show_default=True, help="Parts for distributed/streaming: 'auto' = ceil(sqrt(d/k)) or an integer.")
 @click.option("--coreset-size", type=int, default=None, help="Features kept per part (default k).")
 @click.option("--row-shards", default=default("row_shards"), show_default=True,
-              help="--mode rows: shards of the samples ('auto': a store's row blocks, else one per worker).")
+              help="--mode rows on a data file: shards of the samples ('auto': one, or one per Dask worker). "
+                   "A store's shards are its row blocks, spread over the workers.")
 @click.option("--engine", type=_choice("engine"), default=default("engine"), show_default=True,
-              help="Where the parts of --mode distributed run.")
-@click.option("--workers", "n_workers", type=int, default=None, help="Worker processes for the engine.")
-@click.option("--scheduler", default=None, help="Address of an existing Dask scheduler (--engine dask).")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the random partition (a store's partition is fixed by the seed it was built with).")
+              help="Where the parts of --mode distributed, or the row shards of --mode rows, run.")
+@click.option("--workers", "n_workers", type=int, default=None,
+              help=f"Worker processes: --mode distributed's process pool (local) or a Dask LocalCluster; "
+                   f"at most {max_workers()} here ({WORKERS_PER_CORE} per core, {HARD_MAX_WORKERS} in all).")
+@click.option("--scheduler", default=None,
+              help="Address of an existing Dask scheduler (--engine dask; it has its own workers).")
+@click.option("--seed", "random_state", type=int, default=0, show_default=True,
+              help="Seed of the random partition of --mode distributed/streaming on a data file "
+                   "(a store's partition is fixed by its build seed).")
 @click.option("--labels", "labels", default=None, help=LABELS_HELP)
 @click.option("--backend", type=_choice("backend"), default=default("backend"), show_default=True,
               help="Kernel implementation (both select the same features).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON result to this file.")
 @click.option("--export", "export", type=click.Path(dir_okay=False), default=None,
-              help="Write the dataset reduced to the selected features (.arff, .svm, .csv, .parquet).")
+              help=f"Write the dataset reduced to the selected features ({', '.join(EXPORT_SUFFIXES)}).")
 @click.option("--explain", is_flag=True,
               help="Say why each feature was picked: the labels it is among the top-p for, its share of g, its nearest selected neighbour.")
 @click.option("--coverage", "coverage_png", type=click.Path(dir_okay=False), default=None,
               help="Also draw the selected-feature x label coverage as a PNG at this path.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@click.option("--verbose", "-v", is_flag=True, help="Log each stage with its time on stderr.")
+@click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
+@click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)
 @handle_errors
 def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, strategy,
                keep_constant, mode, partitions, coreset_size, row_shards, engine, n_workers,
-               scheduler, seed, labels, backend, as_json, out, export, explain, coverage_png,
+               scheduler, random_state, labels, backend, as_json, out, export, explain, coverage_png,
                quiet, verbose):
     """Select K features of DATA (a file, a built-in dataset name, or a column store folder)."""
     if verbose:
-        _log_to_stderr()
+        log_to_stderr()
     ctx = click.get_current_context()
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
@@ -103,19 +104,17 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
         from coreselect.store import open_store
 
         store = open_store(data)  # one line when the folder holds no store
-    _refuse_ignored(given, store is not None, mode)
+    _refuse_ignored(given, "store" if store is not None else "file", mode, engine)
     # Outputs are checked before any work: never over an input or over each other, and an
     # unknown --export format is refused now rather than after the selection.
     from coreselect.files import check_outputs
 
     check_outputs({"DATA": data, "--labels": labels},
                   {"--out": out, "--export": export, "--coverage": coverage_png})
-    if export:
-        from coreselect.io import format_of
+    if export and not str(export).lower().endswith(EXPORT_SUFFIXES):
+        fail(f"--export {export}: unknown format suffix (known: {', '.join(EXPORT_SUFFIXES)})")
 
-        format_of(export)
-
-    show_progress = not quiet and sys.stderr.isatty()  # no bars in log files
+    show_progress = not quiet and _common._is_tty(sys.stderr)  # no bars in log files
     bar = {}
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -140,16 +139,19 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     try:
         if store is not None:
             # A store's partition is its build seed: --seed only when given (and then checked).
-            result = select(store, random_state=seed if "seed" in given else None, **params)
+            result = select(store, random_state=random_state if "random_state" in given
+                            else None, **params)
         else:
             dataset = _load(data, labels)
             result = select(dataset, n_bins=n_bins, strategy=strategy,
-                            min_bin_count=min_bin_count, random_state=seed, **params)
+                            min_bin_count=min_bin_count,
+                            random_state=random_state if mode in ("distributed", "streaming")
+                            else None, **params)
     finally:
         for b in bar.values():
             b.close()
     report = {"k": k, "lam": lam, "p": p, "relevance_kind": relevance,
-              "calibration": result.spec.get("calibration"), "mode": mode,
+              "calibration": result.spec.get("calibration"), "mode": mode, "backend": backend,
               **result.to_dict()}
     label_names = list(store.label_names if store is not None else dataset.label_names)
     if explain:
@@ -194,29 +196,17 @@ def _explanation(e) -> dict:
             else round(float(e.nearest_distance), 6)}
 
 
-def _log_to_stderr() -> None:
-    import logging
-    import os
-
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(name)s: %(message)s")
-    # -v is about our stages: Dask's scheduler and workers log their internals at INFO. Dask
-    # reads this when it is imported (also in worker processes, which inherit it).
-    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
-    for name in ("distributed", "tornado", "bokeh"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-
-
-def _refuse_ignored(given: set[str], is_store: bool, mode: str) -> None:
-    """One line and exit 2 for an option given explicitly that this run would ignore."""
-    if is_store:
-        for name, (option, reason) in _NOT_FOR_A_STORE.items():
-            if name in given:
-                fail(f"{option} does not apply to a column store: {reason}")
-    unused, why = _UNUSED.get(mode, ({}, ""))
-    options = [option for name, option in unused.items() if name in given]
-    if options:
-        fail(f"{', '.join(options)} with --mode {mode}: {why}")
+def _refuse_ignored(given: set[str], source: str, mode: str, engine: str) -> None:
+    """One line and exit 2 for an option given explicitly that this run would ignore (the
+    option matrix: :data:`coreselect.spec.UNUSED`)."""
+    for name in SELECT_OPTIONS:
+        if name not in given:
+            continue
+        why = unused_reason(name, mode, source, engine, given)
+        if why is not None:
+            run = f"--mode {mode}" + (f" --engine {engine}" if mode in ENGINE_MODES else "")
+            on = "a column store" if source == "store" else "a data file"
+            fail(f"{SELECT_OPTIONS[name]} does not apply to {run} on {on}: {why}")
 
 
 def _int_or_auto(value: str) -> str | int:

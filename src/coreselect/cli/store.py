@@ -6,7 +6,9 @@ import json
 
 import click
 
-from coreselect.cli._common import LABELS_HELP, handle_errors, progress_bar
+from coreselect.cli._common import (
+    LABELS_HELP, handle_errors, log_to_stderr, progress_bar, quiet_option, verbose_option,
+)
 
 
 @click.group("store")
@@ -22,7 +24,7 @@ def store_cmd() -> None:
 @click.option("--row-block-size", default=None, type=click.IntRange(min=1),
               help="Rows per row block (tile height). Default: automatic, about 16.7 M "
                    "non-zeros per tile, so small data get one row block.")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1),
               help="Seed of the column shuffle (it fixes the random partition).")
 @click.option("--labels", default=None, help=LABELS_HELP)
 @click.option("--bins", "n_bins", default=5, show_default=True, type=click.IntRange(min=2),
@@ -31,10 +33,11 @@ def store_cmd() -> None:
               default="auto", show_default=True, help="How many-valued columns are binned.")
 @click.option("--min-bin-count", default=10, show_default=True, type=click.IntRange(min=1),
               help="Smallest bin of a split column.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@quiet_option
+@verbose_option
 @handle_errors
 def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, n_bins, strategy,
-              min_bin_count, quiet):
+              min_bin_count, quiet, verbose):
     """Discretize DATA and write it as a tiled column store in STORE_DIR (a new folder).
 
     The columns are shuffled once with --seed, so contiguous blocks are random partitions;
@@ -47,6 +50,8 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, n_bins,
     from coreselect.datasets.load import load
     from coreselect.store import build_store, check_build_target
 
+    if verbose:
+        log_to_stderr()
     check_build_target(store_dir)  # before the (possibly long) read
     ds = load(data, labels=labels) if labels else load(data)
     bar = progress_bar(total=0, desc="store", enabled=not quiet)
@@ -81,14 +86,18 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, n_bins,
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--no-verify", is_flag=True,
               help="Only check that every file is present with its size (no checksums).")
+@quiet_option
+@verbose_option
 @handle_errors
-def info_cmd(store_dir, as_json, no_verify):
+def info_cmd(store_dir, as_json, no_verify, quiet, verbose):
     """Describe the store in STORE_DIR after verifying every checksum and tile.
 
     A damaged store gives one line naming the block, and exit code 2.
     """
     from coreselect.store import open_store
 
+    if verbose:
+        log_to_stderr()
     store = open_store(store_dir)
     info = store.info()
     if no_verify:
@@ -105,13 +114,17 @@ def info_cmd(store_dir, as_json, no_verify):
 
 @store_cmd.command("verify")
 @click.argument("store_dir", type=click.Path(file_okay=False))
+@quiet_option
+@verbose_option
 @handle_errors
-def verify_cmd(store_dir):
+def verify_cmd(store_dir, quiet, verbose):
     """Verify every checksum and the structure of every tile of the store in STORE_DIR.
 
     Prints "ok" and exits 0, or one line naming the damaged block and exits 2.
     """
     from coreselect.store import open_store
 
+    if verbose:
+        log_to_stderr()
     summary = open_store(store_dir).verify()
     click.echo(f"{store_dir}: ok ({summary['files']} files, {summary['bytes']} bytes)")

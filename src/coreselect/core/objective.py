@@ -41,6 +41,14 @@ TIE_RTOL = 1e-9
 #: copies (distance 0) of selected features while anything else is left.
 CALIBRATIONS = ("paper", "spread", "range", "balanced", "ratio")
 DEFAULT_CALIBRATION = "range"
+#: One line per calibration, for help texts (the command line's ``--calibration``).
+CALIBRATION_HELP = {
+    "paper": "the paper's eq. (2), (1-lam) c dg + lam dD (reproduces its Table 2)",
+    "spread": "each gain divided by its standard deviation over the candidates",
+    "range": "each gain min-max scaled to [0, 1] over the candidates",
+    "balanced": "as range, with the diversity spread at least one distance unit",
+    "ratio": "dg^(1-lam) * (dD/|S|)^lam, a product: no exchange rate between bits and distances",
+}
 
 
 @dataclass(frozen=True)
@@ -106,7 +114,9 @@ class RelevanceGains:
         self.p = int(p)
         d, n_labels = self.relevance.shape
         self.gains = self.relevance.sum(axis=1)  # g({v}) with every threshold at 0
-        self.top = np.zeros((n_labels, self.p))  # per label, the p largest values, descending
+        # Per label, the p largest values, descending. S holds at most d features, so p > d
+        # counts them all and d columns suffice (p = 10**18 must not allocate p columns).
+        self.top = np.zeros((n_labels, min(self.p, max(d, 1))))
         # Per label, the candidates whose relevance is still above the threshold: they are the
         # front ``n_active[l]`` entries of ``active[l]`` (None until the first rise: all).
         self.active: list[np.ndarray | None] = [None] * n_labels
@@ -131,7 +141,7 @@ class RelevanceGains:
             return
         merged = np.concatenate([self.top[enters], vals[enters, None]], axis=1)
         merged = -np.sort(-merged, axis=1)
-        self.top[enters] = merged[:, : self.p]
+        self.top[enters] = merged[:, : self.top.shape[1]]
         new = self.top[:, -1]
         for label in enters[new[enters] > old[enters]]:
             self._raise(int(label), old[label], new[label])
