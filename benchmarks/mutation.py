@@ -348,19 +348,22 @@ TESTS = {
 
 # Extra test files for some mutated files (added to the group's).
 EXTRA = {
-    "core/greedy.py": ["tests/test_mutants_calibration.py", "tests/test_calibration.py"],
+    "core/greedy.py": ["tests/test_props_calibration.py", "tests/test_mutants_calibration.py",
+                       "tests/test_calibration.py"],
+    "core/objective.py": ["tests/test_props_calibration.py"],
     "engines/dask.py": ["tests/test_mutants_dask.py"],
-    "engines/dask_rows.py": ["tests/test_dask_rows.py", "tests/test_mutants_dask.py",
+    "engines/dask_rows.py": ["tests/test_props_engines.py", "tests/test_dask_rows.py", "tests/test_mutants_dask.py",
                              "tests/test_strategy_rows.py"],
     "core/shards.py": ["tests/test_core_shards.py", "tests/test_rowsharded.py"],
-    "rowsharded.py": ["tests/test_rowsharded.py", "tests/test_strategy_rows.py"],
+    "rowsharded.py": ["tests/test_props_engines.py", "tests/test_rowsharded.py", "tests/test_strategy_rows.py"],
     "strategies.py": ["tests/test_mutants_store_rows.py", "tests/test_strategy_rows.py",
                       "tests/test_rowsharded.py", "tests/test_cli_e2e.py"],
     "sources.py": ["tests/test_store.py", "tests/test_cli_e2e.py"],
-    "store/": ["tests/test_mutants_store_rows.py", "tests/test_store_integrity.py",
+    "store/": ["tests/test_props_store.py", "tests/test_mutants_store_rows.py", "tests/test_store_integrity.py",
                "tests/test_store.py"],
     "spec.py": ["tests/test_spec.py"],
-    "files.py": ["tests/test_files.py"],
+    "files.py": ["tests/test_props_outputs.py", "tests/test_files.py"],
+    "baselines/": ["tests/test_props_baselines.py"],
 }
 
 
