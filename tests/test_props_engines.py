@@ -16,7 +16,7 @@ import functools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from coreselect.core.discretize import discretize, discretize_labels
@@ -115,7 +115,8 @@ def test_every_tile_counted_once(client, n_tiles, fan_in):
     np.testing.assert_array_equal(again, total)
 
 
-@settings(max_examples=20, deadline=None, derandomize=True)
+@settings(max_examples=20, deadline=None, derandomize=True,
+          phases=(Phase.explicit, Phase.generate))
 @given(n_tiles=st.integers(1, 30), fan_in=st.integers(2, 9), weight=st.integers(1, 4))
 def test_every_tile_counted_once_on_skewed_workers(client, n_tiles, fan_in, weight):
     """One worker gets ``weight`` times the tiles of the other (1 and 3, 2 and 7, ...)."""

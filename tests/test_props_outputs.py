@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from coreselect.files import output_set
@@ -185,7 +185,7 @@ def test_a_set_that_works_writes_every_output(kinds, capfd):
     _check(kinds, capfd)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
+@settings(max_examples=60, deadline=None, derandomize=True, phases=(Phase.explicit, Phase.generate),
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kinds=st.lists(st.sampled_from(GOOD + tuple(BAD)), min_size=2, max_size=5)
        .filter(lambda ks: ks.count("stdout") <= 1 and ks.count("dev-full") <= 1))
