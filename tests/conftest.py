@@ -4,6 +4,20 @@ Every test that needs real data goes through :func:`coredata` (or :func:`require
 on a developer machine without the data they skip with the reason; where skipping would hide
 a regression (``CORESELECT_REQUIRE_DATA=1``, which ``.ci/run`` exports, or ``CI=true`` as
 set by hosted CI) they fail instead.
+
+Hypothesis runs under one of two profiles (issue 16: the test command must pass every time
+from a fresh clone):
+
+* ``ci`` (the default): derandomized (the examples are a fixed function of each test), no
+  example database (nothing a past run saved is replayed), ``print_blob=True`` (a failure
+  prints the ``@reproduce_failure`` line). ``python -m pytest -n 2 --dist loadfile -q`` runs
+  the same examples on every machine and every run.
+* ``explore``: random seeds on every run, 10x the default number of examples for tests that
+  do not set their own, and a local example database (``.hypothesis/``, git-ignored) that
+  replays what failed before. Run it as
+  ``HYPOTHESIS_PROFILE=explore python -m pytest -q -m 'not slow'`` (or
+  ``--hypothesis-profile=explore``); a failure it finds is fixed and then pinned with
+  ``@example(...)`` so that ``ci`` runs it too.
 """
 
 from __future__ import annotations
@@ -12,9 +26,19 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 _TRUE = ("1", "true", "yes", "on")
+
+settings.register_profile("ci", database=None, derandomize=True, print_blob=True)
+settings.register_profile(
+    "explore", derandomize=False, print_blob=True, max_examples=1000,
+    database=DirectoryBasedExampleDatabase(str(REPO_ROOT / ".hypothesis" / "examples")),
+    suppress_health_check=[HealthCheck.too_slow])
+# --hypothesis-profile=NAME (hypothesis' pytest plugin) is applied after this and wins.
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def coredata_dir() -> Path:

@@ -8,6 +8,8 @@ overflow, hexadecimal, underscores, non-ASCII digits, stray signs and dots.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -79,45 +81,70 @@ def test_dense_arff_fast_equals_slow(rows):
         np.testing.assert_array_equal(ds.X, np.vstack(expected))
 
 
-index_tokens = st.one_of(st.integers(0, 5).map(str), st.sampled_from(["+1", "01", "1.0", "1e0", "-1", "x", "", "2 "]))
+index_tokens = st.one_of(st.integers(0, 5).map(str), st.sampled_from(["+1", "01", "1.0", "1e0", "-1", "x", "", "2 ", " 3"]))
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(index_tokens, cells), min_size=1, max_size=5))
-def test_sparse_arff_fast_equals_slow(entries):
-    n_attr = 6  # a0..a5 numeric, y last (index 6)
-    body = ",".join(f"{i} {v}" for i, v in entries)
-    text = ("@relation r\n" + "".join(f"@attribute a{j} numeric\n" for j in range(n_attr))
-            + "@attribute y {0,1}\n@data\n{" + body + ",6 1}\n")
-    # Reference: index [+-]digits in range and increasing, value a finite decimal.
-    ok = True
+def sparse_reference(entries: list[tuple[str, str]], n_attr: int) -> np.ndarray | None:
+    """The row a sparse ARFF line ``{i v,...}`` holds, from the format's definition: entries
+    are separated by commas, an entry is an index and a value separated by whitespace (any
+    amount, also before and after), the index a decimal integer in range and increasing
+    along the row, the value a number. None when the line is malformed.
+
+    The entry text is tokenized, not the generated pair: ``("", "1 2")`` is the entry
+    `` 1 2``, index 1 and value 2 (issue 16: the old check called it malformed).
+    """
     row = np.zeros(n_attr)
     last = -1
     for i, v in entries:
-        it, vt = i.strip(), v.strip()
-        import re
-
-        if (not re.fullmatch(r"[+-]?[0-9]+", it) or not 0 <= int(it) < n_attr + 1 or int(it) <= last
-                or not vt or " " in vt or "\t" in vt or "," in vt):
-            ok = False
-            break
-        last = int(it)
+        tokens = f"{i} {v}".split()
+        if len(tokens) != 2 or not re.fullmatch(r"[+-]?[0-9]+", tokens[0]):
+            return None
+        index = int(tokens[0])
+        if not last < index < n_attr:
+            return None
         try:
-            row[last] = parse_number(vt)
+            row[index] = parse_number(tokens[1])
         except (ValueError, IndexError):
-            ok = False
-            break
-        if last >= n_attr:
-            ok = False
-            break
-    if i.strip() != i or v != v.strip() or "\t" in v:
-        return  # whitespace inside an entry is the tokenizer's business, not the number parser's
-    if ok:
+            return None
+        last = index
+    return row
+
+
+def _sparse_text(entries: list[tuple[str, str]], n_attr: int) -> str:
+    body = ",".join(f"{i} {v}" for i, v in entries)
+    return ("@relation r\n" + "".join(f"@attribute a{j} numeric\n" for j in range(n_attr))
+            + "@attribute y {0,1}\n@data\n{" + body + f",{n_attr} 1}}\n")
+
+
+def _check_sparse(entries: list[tuple[str, str]], n_attr: int = 6) -> None:
+    text = _sparse_text(entries, n_attr)  # a0..a5 numeric, y last (index n_attr)
+    row = sparse_reference(entries, n_attr)
+    if row is not None:
         ds = parse_arff_text(text, "t.arff", labels=1)
         np.testing.assert_array_equal(sp.csr_matrix(ds.X).toarray().ravel(), row)
     else:
         with pytest.raises(DatasetError):
             parse_arff_text(text, "t.arff", labels=1)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(index_tokens, cells), min_size=1, max_size=5))
+def test_sparse_arff_fast_equals_slow(entries):
+    _check_sparse(entries)
+
+
+@pytest.mark.parametrize("entries, row", [
+    ([("", "1 2")], [0, 2, 0, 0, 0, 0]),        # the line "{ 1 2,6 1}" of issue 16: valid
+    ([("1", "2 "), (" 3", "4")], [0, 2, 0, 4, 0, 0]),
+    ([("1\t", "2")], [0, 2, 0, 0, 0, 0]),
+    ([("", "1 2 3")], None),                    # three tokens in one entry
+    ([("", "")], None),                         # an empty entry
+])
+def test_sparse_arff_whitespace_examples(entries, row):
+    assert (sparse_reference(entries, 6) is None) == (row is None)
+    if row is not None:
+        np.testing.assert_array_equal(sparse_reference(entries, 6), row)
+    _check_sparse(entries)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coreselect.errors import InputError
+from coreselect.errors import DatasetError, InputError
 from coreselect.spec import CONSTRAINTS, Binning, Objective, check, default
 
 
@@ -130,7 +130,8 @@ def test_select_builds_spec_strategy_and_source():
     assert src.binning == Binning(n_bins=3)
     with pytest.raises(InputError, match="source itself"):
         as_source(src, n_bins=4)
-    with pytest.raises(InputError, match="not a column store"):
+    # A path that is not a folder is read as the command line reads it (coreselect.load).
+    with pytest.raises(DatasetError, match="no such file"):
         select("some-file.arff", k=3)
 
 

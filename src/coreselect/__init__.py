@@ -12,6 +12,7 @@ The public API::
         strategies: AltGreedy(), Greedy(), DistributedGreedy(partitions=..., engine=...),
         RowSharded(row_shards=..., engine=...)
         sources:    InMemorySource(X, Y, Binning(...)), StoreSource(path)
+    coreselect.errors                             typed exceptions (InputError, ...)
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 del version, PackageNotFoundError
+
+# The README tells users to catch coreselect.errors.*: it must be there right after
+# `import coreselect`. The module is plain Python with no imports, so this costs nothing.
+from coreselect import errors  # noqa: E402
 
 # name -> module. The names are imported on first use (PEP 562), not here: `import coreselect`
 # and the CLI's --help must not pay for numpy, scipy and scikit-learn (~1-2 s) up front.
@@ -42,7 +47,7 @@ _LAZY = {
     "StoreSource": "coreselect.sources",
 }
 
-__all__ = sorted(_LAZY) + ["__version__"]
+__all__ = sorted(_LAZY) + ["__version__", "errors"]
 
 
 def __getattr__(name: str):

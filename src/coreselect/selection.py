@@ -57,6 +57,9 @@ def as_source(data: Any, Y: Any = None, *, n_bins: int | None = None,
     """The source of ``data``:
 
     * a :class:`~coreselect.sources.Source`: itself (binning parameters must be None);
+    * a file path, a path under ``$COREDATA``, ``"synthesized"`` or a registry name
+      (``"emotions"``): read with :func:`coreselect.load`, as the ``select`` command does
+      (``Y`` must be None);
     * a :class:`~coreselect.store.ColumnStore`, or the folder of one: a
       :class:`~coreselect.sources.StoreSource` (``Y`` must be None: the store holds its
       labels; binning parameters other than ``keep_constant`` must be None or the store's);
@@ -75,10 +78,17 @@ def as_source(data: Any, Y: Any = None, *, n_bins: int | None = None,
             raise InputError("pass the labels and the binning to the source itself")
         return data
     if isinstance(data, (str, os.PathLike)):
-        if not Path(data).is_dir():
-            raise InputError(f"{data} is not a column store folder; read data files with "
-                             "coreselect.load() first")
-        data = open_store(data)  # says so when the folder holds no store
+        # As the command line: a folder is a column store, anything else goes to
+        # coreselect.load (a file, a path under $COREDATA, "synthesized", a registry name).
+        if Path(data).is_dir():
+            data = open_store(data)  # says so when the folder holds no store
+        else:
+            if Y is not None:
+                raise InputError(f"{data} is read with its own labels; do not pass Y (load it "
+                                 "with coreselect.load(data, labels=...) to choose them)")
+            from coreselect.datasets.load import load
+
+            data = load(data)
     if isinstance(data, ColumnStore):
         if Y is not None:
             raise InputError("a column store holds its own labels; do not pass Y")
@@ -89,7 +99,8 @@ def as_source(data: Any, Y: Any = None, *, n_bins: int | None = None,
         if Y is not None:
             raise InputError("a Dataset holds its own labels; do not pass Y")
         return InMemorySource(data.X, data.Y, binning, columns=data.candidate_columns(),
-                              feature_names=data.feature_names, name=data.name)
+                              feature_names=data.feature_names,
+                              label_names=data.label_names, name=data.name)
     return InMemorySource(data, Y, binning)
 
 

@@ -48,11 +48,38 @@ class _Constraints:
 class GDSSelector(SelectorMixin, BaseEstimator):
     """Select ``k`` features for multi-label data by relevance plus diversity.
 
-    Maximizes ``h(S) = (1 - lam) * k(k-1)/(2 p |L|) * g(S) + lam * sum_{pairs in S} d(u, v)``
-    (Ghadiri & Schmidt 2019), where ``g(S) = sum_l top^p_{x in S} MI(x, l)`` is the
-    relevance of the ``p`` best selected features to each label and
-    ``d(u, v) = 1 - I(u, v) / H(u, v)`` the normalized variation of information. Features are
-    discretized per column first (see :mod:`coreselect.core.discretize`).
+    A greedy selection (AltGreedy, Ghadiri & Schmidt 2019) over features discretized per
+    column (see :mod:`coreselect.core.discretize`). Two quantities are traded off:
+
+    * relevance ``g(S) = sum_l top^p_{x in S} MI(x, l)``: for each label, the ``p`` selected
+      features most informative about it;
+    * diversity ``D(S) = sum_{pairs in S} d(u, v)``, with ``d(u, v) = 1 - I(u, v) / H(u, v)``
+      the normalized variation of information (1: independent, 0: copies).
+
+    Under the default calibration, ``"range"``, each greedy step takes the candidate with the
+    best ``(1 - lam) * dg' + lam * dD'``, where ``dg'`` and ``dD'`` are the candidates'
+    marginal gains in ``g`` and ``D`` min-max scaled to [0, 1] over the remaining candidates:
+    a unit-free trade-off, which classified better on the shared datasets
+    (docs/results/calibration.md). It does *not* maximize the paper's
+    ``h(S) = (1 - lam) * k(k-1)/(2 p |L|) * g(S) + lam * D(S)``; ``calibration="paper"`` does
+    (the greedy of eq. (2), with its approximation guarantee). ``objective_`` reports ``h`` of
+    the selection whichever calibration chose it.
+
+    Calibrations (``calibration=``; :data:`coreselect.core.objective.CALIBRATIONS`):
+
+    * ``"range"`` (default): each gain min-max scaled over the candidates, then
+      ``(1 - lam) * dg' + lam * dD'``;
+    * ``"paper"``: eq. (2) exactly, ``(1 - lam) * c * dg + lam * dD`` with
+      ``c = k(k-1)/(2 p |L|)``; reproduces the paper's Table 2;
+    * ``"spread"``: each gain divided by its standard deviation over the candidates;
+    * ``"balanced"``: as ``"range"``, but the diversity gains are scaled by at least one
+      distance unit, so candidates whose diversity differs by a fraction of a distance do not
+      get the full weight of the diversity term;
+    * ``"ratio"``: the product ``dg^(1-lam) * (dD/|S|)^lam`` (relevance gain times a power of
+      the mean distance to the selection; no exchange rate between bits and distances).
+
+    All but ``"paper"`` select the same features whether MI is in bits or nats, and take no
+    copy (distance 0) of a selected feature while anything else is left.
 
     Parameters
     ----------
@@ -68,10 +95,9 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         better on rcv1subset1 and emotions, a tie on scene, slightly worse on Corel5k).
         ``"nmi"``: ``I(x,l)/sqrt(H(x)H(l))``, the definition in the paper's text; on sparse
         text it favours very rare words.
-    calibration : str, optional
-        How relevance and diversity are weighed (one of
-        ``coreselect.core.objective.CALIBRATIONS``; ``"paper"`` is the paper's eq. (2)).
-        None: ``coreselect.core.objective.DEFAULT_CALIBRATION``.
+    calibration : {"range", "paper", "spread", "balanced", "ratio"} or None, default=None
+        How relevance and diversity are weighed in each greedy step (listed above). None:
+        ``coreselect.core.objective.DEFAULT_CALIBRATION`` (``"range"``).
     n_bins : int, default=5
         Bins per split column.
     strategy : {"auto", "quantile", "uniform", "none"}, default="auto"
@@ -132,7 +158,8 @@ class GDSSelector(SelectorMixin, BaseEstimator):
     explanations_ : list of coreselect.explain.FeatureExplanation
         Why each feature was picked, in selection order: the labels for which it is among
         the top-p of the selection, its share of ``g``, and its nearest selected neighbour by
-        ``d``. Label names come from ``Y``'s columns when ``Y`` is a DataFrame.
+        ``d``. Label names come from ``Y``'s columns when ``Y`` is a DataFrame (the labels
+        themselves for label sets).
     result_ : coreselect.strategies.SelectionResult
         The full result of the run (per-part selections for the distributed modes).
     seconds_ : float
@@ -191,9 +218,19 @@ class GDSSelector(SelectorMixin, BaseEstimator):
     def fit(self, X, Y):
         """Select ``k`` columns of ``X`` (dense or sparse) for the labels ``Y``.
 
-        ``Y`` is a binary (n_samples, n_labels) matrix, dense or sparse; a 1-D vector of
-        classes is one-hot encoded (one binary label per class, one label for two classes).
+        ``Y`` is a binary (n_samples, n_labels) matrix, dense or sparse (a DataFrame's columns
+        name the labels); a sequence of label sets (``[{0, 2}, {1}, set()]``, one column per
+        label that occurs, in sorted order, as scikit-learn's ``MultiLabelBinarizer``); or a
+        1-D vector of classes, one-hot encoded (one binary label per class, one label for two
+        classes). Complex values, string matrices and ragged nested lists are refused
+        (:class:`~coreselect.errors.InputTypeError`).
         """
+        import scipy.sparse as sp
+
+        from coreselect.sources import check_sparse_structure
+
+        if sp.issparse(X):
+            check_sparse_structure(X)  # before scikit-learn's validation reads the arrays
         try:
             X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype="numeric",
                               ensure_min_samples=2, ensure_all_finite=True)
@@ -216,7 +253,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
 
         self.explanations_ = explain_selection(
             result.label_relevance, self.p, result.pair_distances, feature_names=picked,
-            label_names=[str(c) for c in Y.columns] if hasattr(Y, "columns") else None)
+            label_names=result.label_names)
         self.timings_ = result.timings
         self.seconds_ = result.seconds
         self.support_ = np.zeros(X.shape[1], dtype=bool)

@@ -67,6 +67,8 @@ class Source(abc.ABC):
 
     binning: Binning
     name: str = "data"
+    #: Names of the label columns (None: unnamed); a result's explanations use them.
+    label_names: list[str] | None = None
 
     @property
     @abc.abstractmethod
@@ -106,17 +108,115 @@ class Source(abc.ABC):
 
 
 # -- in memory ---------------------------------------------------------------------------------
-def check_features(X) -> np.ndarray | sp.spmatrix:
-    """A 2-D numeric dense array or CSR/CSC matrix with at least two samples."""
-    if sp.issparse(X):
-        X = X.tocsr() if X.format not in ("csr", "csc") else X
+def check_sparse_structure(X: sp.spmatrix, what: str = "the features") -> None:
+    """Raise a typed error unless the arrays of a sparse matrix describe a valid matrix.
+
+    CSR/CSC/BSR: 1-D integer ``indptr`` of ``n_major + 1`` entries starting at 0, monotone,
+    ending at most at ``len(indices)``; every index in ``0 .. n_minor - 1``. COO: every row
+    and column index in range. Scipy checks none of this for arrays changed after the matrix
+    was made (nor, in CSR/CSC, the index ranges), and its C++ conversions and the kernels read
+    or write past the end of an array on such input (issue 17: segmentation faults).
+    Vectorised, O(nnz + n_major). Also refuses (:class:`~coreselect.errors.LimitError`) a
+    declared width that the values present cannot fill
+    (:func:`~coreselect.io.dataset.width_allowed`), before anything allocates per column.
+    Unsorted or repeated indices are valid (scipy sums repeats)."""
+    from coreselect.errors import InputTypeError, LimitError
+    from coreselect.io.dataset import width_allowed
+
+    fmt = X.format
+    name = fmt.upper()
+    malformed = f"(a malformed {name} matrix)"
+    if len(X.shape) != 2:
+        raise InputError(f"{what} must be a 2-D matrix, got shape {X.shape}")
+    if fmt == "coo":
+        arrays = (("row", X.row, X.shape[0]), ("col", X.col, X.shape[1]))
+        nnz = X.data.size if isinstance(X.data, np.ndarray) else -1
+        for label, arr, bound in arrays:
+            if not isinstance(arr, np.ndarray) or arr.ndim != 1 or arr.dtype.kind not in "iu":
+                raise InputTypeError(f"{what}: the COO {label} array must be 1-D integers")
+            if arr.size != nnz:
+                raise InputError(f"{what}: the COO {label} array has {arr.size} entries for "
+                                 f"{nnz} values {malformed}")
+            if arr.size and (arr.min() < 0 or arr.max() >= bound):
+                raise InputError(f"{what}: a COO {label} index is outside 0..{bound - 1} {malformed}")
+        n_minor, minor = X.shape[1], "column"
+    elif fmt in ("csr", "csc", "bsr"):
+        block = X.blocksize if fmt == "bsr" else (1, 1)
+        rows, cols = X.shape[0] // block[0], X.shape[1] // block[1]
+        n_major, n_minor = (rows, cols) if fmt != "csc" else (cols, rows)
+        minor = "row" if fmt == "csc" else "column"
+        indptr, indices, data = X.indptr, X.indices, X.data
+        for label, arr in (("indptr", indptr), ("indices", indices)):
+            if not isinstance(arr, np.ndarray) or arr.ndim != 1 or arr.dtype.kind not in "iu":
+                raise InputTypeError(f"{what}: the {name} {label} array must be 1-D integers, "
+                                     f"got {getattr(arr, 'dtype', type(arr).__name__)}")
+        if not isinstance(data, np.ndarray):
+            raise InputTypeError(f"{what}: the {name} data must be an array")
+        if indptr.size != n_major + 1:
+            raise InputError(f"{what}: indptr has {indptr.size} entries for {n_major} "
+                             f"{'columns' if fmt == 'csc' else 'rows'} {malformed}")
+        nnz = int(indptr[-1])
+        if indptr[0] != 0 or nnz > indices.size or nnz > data.shape[0]:
+            raise InputError(f"{what}: indptr runs {int(indptr[0])}..{nnz} but there are "
+                             f"{indices.size} indices and {data.shape[0]} values {malformed}")
+        if n_major and np.diff(indptr).min() < 0:
+            raise InputError(f"{what}: indptr decreases {malformed}")
+        used = indices[:nnz]
+        if nnz and (used.min() < 0 or used.max() >= n_minor):
+            raise InputError(f"{what}: a {minor} index is outside 0..{n_minor - 1} {malformed}")
+        n_minor *= block[1] if fmt != "csc" else block[0]
+        nnz *= block[0] * block[1]
     else:
+        return  # lil, dok, dia: Python-level structures that scipy converts safely
+    if not width_allowed(n_minor, nnz):
+        raise LimitError(f"{what}: a sparse matrix that declares {n_minor} {minor}s but holds "
+                         f"{nnz} value(s); refusing before allocating for every {minor}")
+
+
+def _refuse_complex(dtype, what: str) -> None:
+    from coreselect.errors import InputTypeError
+
+    if dtype.kind == "c":
+        raise InputTypeError(f"{what} are complex ({dtype}); coreselect needs real numbers "
+                             "(pass .real or abs() explicitly)")
+
+
+def check_features(X) -> np.ndarray | sp.spmatrix:
+    """A 2-D numeric dense array or CSR/CSC matrix with at least two samples.
+
+    Complex values are refused (:class:`~coreselect.errors.InputTypeError`) rather than cast;
+    a sparse matrix's arrays are checked (:func:`check_sparse_structure`) before any
+    conversion, and a matrix in another sparse format is converted to CSR first (scipy builds
+    those, so they are consistent)."""
+    from coreselect.errors import InputTypeError
+
+    if sp.issparse(X):
+        _refuse_complex(X.dtype, "the features")
+        if X.dtype.kind not in "biuf":
+            raise InputTypeError(f"the features must be numeric, got a sparse {X.dtype} matrix")
+        check_sparse_structure(X)
+        if X.format not in ("csr", "csc"):
+            X = X.tocsr()
+        nnz = int(X.indptr[-1])
+        if X.indices.size != nnz or X.data.size != nnz:  # arrays longer than indptr says
+            X = type(X)((X.data[:nnz], X.indices[:nnz], X.indptr.copy()), shape=X.shape)
+        if not X.has_canonical_format:
+            # Unsorted or repeated indices: scipy's meaning is the sum of the repeats.
+            X = X.copy()
+            X.sum_duplicates()
+    else:
+        if isinstance(X, (str, bytes)):
+            raise InputTypeError(f"the features must be a numeric matrix, not {type(X).__name__}")
         try:
             X = np.asarray(X)
-            if X.dtype.kind not in "biuf":
-                X = X.astype(np.float64)
         except (TypeError, ValueError):
             raise InputError("the features must be numeric") from None
+        _refuse_complex(X.dtype, "the features")
+        if X.dtype.kind not in "biuf":
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError):
+                raise InputError("the features must be numeric") from None
     if X.ndim != 2:
         raise InputError(f"the features must be a 2-D matrix, got shape {X.shape}")
     if X.shape[0] < 2:
@@ -126,30 +226,112 @@ def check_features(X) -> np.ndarray | sp.spmatrix:
     return X
 
 
+def _is_label_set(y) -> bool:
+    return isinstance(y, (set, frozenset))
+
+
+def label_sets_to_matrix(Y: Sequence) -> tuple[np.ndarray, list]:
+    """The 0/1 matrix of a sequence of label sets (``[{0, 2}, {1}, set()]``), as scikit-learn's
+    ``MultiLabelBinarizer`` makes it: one column per label that occurs, in sorted order, and
+    those labels (the column names)."""
+    from coreselect.errors import InputTypeError
+
+    present: set = set()
+    for y in Y:
+        present.update(y)
+    try:
+        classes = sorted(present)
+    except TypeError:
+        raise InputTypeError("the labels in the label sets must be all numbers or all "
+                             "strings (they are sorted into columns)") from None
+    for c in classes:
+        if isinstance(c, (complex, np.complexfloating)):
+            raise InputTypeError("a label set holds a complex number")
+    column = {c: j for j, c in enumerate(classes)}
+    rows = np.repeat(np.arange(len(Y), dtype=np.int64), [len(y) for y in Y])
+    cols = np.fromiter((column[c] for y in Y for c in y), dtype=np.int64, count=rows.size)
+    M = np.zeros((len(Y), len(classes)), dtype=np.int8)
+    M[rows, cols] = 1
+    return M, classes
+
+
 def as_label_matrix(Y, n_samples: int):
-    """A binary (n_samples, n_labels) matrix from a label matrix or a 1-D class vector
-    (one binary label per class; one label for two classes)."""
+    """A binary (n_samples, n_labels) matrix from a label matrix, a 1-D class vector (one
+    binary label per class; one label for two classes) or a sequence of label sets
+    (``[{0, 2}, {1}, ...]``, one column per label that occurs, as ``MultiLabelBinarizer``).
+
+    Refused with a typed error: complex values, a matrix of strings (2-D), a bare string,
+    ragged nested lists, and a mix of sets and other rows."""
+    return _label_matrix(Y, n_samples)[0]
+
+
+def _label_sets(Y) -> bool:
+    """Whether ``Y`` is a non-empty sequence of sets: a list or tuple, or a 1-D object array
+    or Series."""
+    if not isinstance(Y, (list, tuple)):
+        if getattr(Y, "dtype", None) != object or getattr(Y, "ndim", 0) != 1:
+            return False
+    return len(Y) > 0 and all(_is_label_set(y) for y in Y)
+
+
+def _label_matrix(Y, n_samples: int):
+    from coreselect.errors import InputTypeError
+
     if Y is None:
         raise InputError("no labels: GDSSelector requires y to be passed, but the target y is None")
+    classes = None
+    if isinstance(Y, (str, bytes)):
+        raise InputTypeError(f"the labels must be a 0/1 matrix, a class vector or label sets, "
+                             f"not a {type(Y).__name__}")
     if sp.issparse(Y):
+        _refuse_complex(Y.dtype, "the labels")
+        if Y.dtype.kind not in "biuf":
+            raise InputTypeError(f"the labels must be numeric 0/1, got a sparse {Y.dtype} matrix")
+        check_sparse_structure(Y, "the labels")
         Y = sp.csc_matrix(Y)
+        Y.sum_duplicates()
+    elif _label_sets(Y):
+        Y, classes = label_sets_to_matrix(list(Y))
+        if Y.shape[1] == 0:
+            raise InputError("the label sets are all empty: there are no labels")
     else:
-        Y = np.asarray(Y)
+        if isinstance(Y, (list, tuple)) and any(_is_label_set(y) for y in Y):
+            raise InputTypeError("label sets must be given as a list of sets "
+                                 "([{0, 2}, {1}, set()]); this list mixes sets with other rows")
+        try:
+            Y = np.asarray(Y)
+        except ValueError:  # numpy >= 1.24 refuses ragged nested sequences
+            raise InputTypeError(
+                "the labels are ragged nested lists; give a 0/1 matrix, or label sets as a "
+                "list of sets ([{0, 2}, {1}])") from None
+        _refuse_complex(Y.dtype, "the labels")
+        if Y.dtype.kind == "O" and any(isinstance(y, (list, tuple, set, frozenset, np.ndarray))
+                                       for y in Y.ravel()):
+            raise InputTypeError(
+                "the labels are ragged nested lists; give a 0/1 matrix, or label sets as a "
+                "list of sets ([{0, 2}, {1}])")
         if Y.ndim == 1:
             if Y.dtype.kind == "f" and not np.all(np.isfinite(Y)):
                 raise InputError("the labels contain NaN or infinite values")
-            classes, y = np.unique(Y, return_inverse=True)
+            try:
+                classes, y = np.unique(Y, return_inverse=True)
+            except TypeError:
+                raise InputTypeError("the classes in the label vector cannot be sorted "
+                                     "(mixed types)") from None
             if classes.size > 2:
                 Y = np.eye(classes.size, dtype=np.int8)[y]
             else:
                 Y = (y == classes.size - 1).astype(np.int8)[:, None]
+                classes = classes[-1:]
         elif Y.ndim != 2:
             raise InputError(f"labels must be a 1-D or 2-D array, got shape {Y.shape}")
+        elif Y.dtype.kind not in "biuf":
+            raise InputTypeError(f"a label matrix must be numeric 0/1, got {Y.dtype} values")
     if Y.shape[0] != n_samples:
         raise InputError(f"X has {n_samples} samples but the labels have {Y.shape[0]}")
     if Y.shape[1] == 0:
         raise InputError("there are no label columns")
-    return Y
+    return Y, classes
 
 
 class InMemorySource(Source):
@@ -164,10 +346,19 @@ class InMemorySource(Source):
 
     def __init__(self, X, Y, binning: Binning | None = None, *,
                  columns: Sequence[int] | np.ndarray | None = None,
-                 feature_names: Sequence[str] | None = None, name: str = "data"):
+                 feature_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None, name: str = "data"):
         self.binning = Binning() if binning is None else binning
         X = check_features(X)
-        self.Y = as_label_matrix(Y, X.shape[0])
+        self.Y, classes = _label_matrix(Y, X.shape[0])
+        columns_of_y = getattr(Y, "columns", None)  # a DataFrame names its labels
+        if label_names is None and columns_of_y is not None:
+            label_names = [str(c) for c in columns_of_y]
+        elif label_names is None and classes is not None:
+            label_names = [str(c) for c in classes]
+        if label_names is not None and len(label_names) != self.Y.shape[1]:
+            raise InputError(f"{len(label_names)} label names for {self.Y.shape[1]} labels")
+        self.label_names = None if label_names is None else [str(c) for c in label_names]
         self.n_samples, self.n_features = int(X.shape[0]), int(X.shape[1])
         ids = None
         if columns is not None:
@@ -266,6 +457,7 @@ class StoreSource(Source):
                 f"strategy={built.strategy!r}, min_bin_count={built.min_bin_count}; its codes "
                 "cannot be binned again (rebuild it with 'coreselect store build')")
         self.binning = binning or Binning()
+        self.label_names = [str(n) for n in self.store.label_names]
         # The name given at build time, else the folder's.
         self.name = str(self.store.meta.get("name") or Path(self.store.path).name)
 
@@ -334,7 +526,7 @@ class StoreSource(Source):
 
 
 __all__ = ["Source", "InMemorySource", "StoreSource", "ColumnParts", "check_features",
-           "as_label_matrix"]
+           "as_label_matrix", "check_sparse_structure", "label_sets_to_matrix"]
 
 
 def _store_tile(path: str, row_block: int) -> tuple[DiscreteMatrix, DiscreteMatrix]:

@@ -104,19 +104,31 @@ class SelectionResult:
     data: dict = field(default_factory=dict)
     spec: dict = field(default_factory=dict)
     label_relevance: np.ndarray | None = None  # (k, labels): relevance of each pick to each label
+    label_names: list[str] | None = None  # the source's label names (None: unnamed)
 
     def explain(self, label_names: Sequence[str] | None = None,
                 min_share: float = 0.05) -> list:
         """Why each feature was picked, in selection order: the labels for which it is among
         the top-p of the selection, its share of ``g``, and its nearest selected neighbour by
-        ``d`` (:func:`coreselect.explain.explain_selection`)."""
+        ``d`` (:func:`coreselect.explain.explain_selection`). Labels are named as in the data
+        (``label_names`` overrides)."""
         from coreselect.explain import explain_selection
 
         if self.label_relevance is None:
             raise InputError("this result holds no per-label relevances to explain")
         return explain_selection(self.label_relevance, int(self.spec.get("p", 10)),
-                                 self.pair_distances, label_names=label_names,
+                                 self.pair_distances,
+                                 label_names=self.label_names if label_names is None else label_names,
                                  feature_names=self.names, min_share=min_share)
+
+    def __repr__(self) -> str:
+        # Short: the arrays (k x k distances, k x L relevances) are attributes to look at.
+        picked = [int(i) for i in np.asarray(self.selected)[:5]]
+        more = ", ..." if len(self.selected) > 5 else ""
+        return (f"SelectionResult(k={len(self.selected)}, strategy={self.strategy!r}, "
+                f"objective={float(self.objective):.6g}, "
+                f"selected=[{', '.join(map(str, picked))}{more}], "
+                f"seconds={float(self.seconds):.3g})")
 
     @property
     def mean_distance(self) -> np.ndarray:
@@ -204,6 +216,7 @@ class Strategy(abc.ABC):
         result = self._select(objective, source, backend, progress)
         result.seconds = time.perf_counter() - start
         result.names = source.names(result.selected)
+        result.label_names = getattr(source, "label_names", None)
         result.selected = source.data_columns(result.selected)
         for part in result.parts:
             part.selected = source.data_columns(part.selected)

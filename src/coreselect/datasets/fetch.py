@@ -79,10 +79,12 @@ def coredata_dir() -> Path | None:
     value = os.environ.get("COREDATA", "").strip()
     if not value:
         return None
-    path = Path(value).expanduser()
+    # A relative value is taken against the working folder at the time it is read, and made
+    # absolute here, so that every path built from it stays right if the folder changes.
+    path = Path(os.path.abspath(Path(value).expanduser()))
     if not path.is_dir():
-        raise DatasetError(f"COREDATA={value} is not a folder; point it at a copy of the datasets "
-                           "(a folder with mulan/, meka/, rcv1v2/) or unset it")
+        raise DatasetError(f"COREDATA={value} is not a folder (from {Path.cwd()}); point it at a "
+                           "copy of the datasets (a folder with mulan/, meka/, rcv1v2/) or unset it")
     return path
 
 
@@ -93,7 +95,7 @@ def cache_dir() -> Path:
     """
     home = os.environ.get("COREDATA_HOME", "").strip()
     if home:
-        path = Path(home).expanduser()
+        path = Path(os.path.abspath(Path(home).expanduser()))  # as $COREDATA: against the cwd now
         if path.exists() and not path.is_dir():
             raise DatasetError(f"COREDATA_HOME={home} is a file, not a folder; point it at a "
                                "folder for the dataset cache")

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from coreselect.errors import DatasetError
+from coreselect.errors import DatasetError, InputTypeError
 from coreselect.io.dataset import Dataset
 
 __all__ = ["load", "stack"]
@@ -30,6 +30,17 @@ def stack(parts: list[Dataset], name: str) -> Dataset:
     metadata = replace(first.metadata, parts=tuple(p.metadata.source for p in parts))
     return Dataset(X=X, Y=Y, feature_names=list(first.feature_names), label_names=list(first.label_names),
                    name=name, metadata=metadata)
+
+
+def _is_arff(data: str | os.PathLike) -> bool:
+    """Whether ``data`` names an ARFF file or a registry dataset (all of which are ARFF)."""
+    from coreselect.io import format_of
+
+    try:
+        return format_of(data) == "arff"
+    except DatasetError:
+        # a registry name (the registry's files are ARFF); "synthesized" is generated
+        return "." not in Path(str(data)).name and str(data).lower() != "synthesized"
 
 
 def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progress=None, **options: Any) -> Dataset:
@@ -55,14 +66,26 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
     progress : callable, optional
         Download progress callback (see :func:`coreselect.datasets.fetch.fetch`).
     **options
-        Passed to the reader (or to ``make_synthesized``).
+        Passed to the reader (or to ``make_synthesized``); ARFF files and registry names
+        take ``labels_as_features=True`` to keep the declared labels that ``labels`` leaves
+        out as features (by default they are neither labels nor features).
 
     Raises
     ------
+    InputTypeError
+        ``data`` is not a string or path-like.
     DatasetError
         Unknown name (with the close matches that ``datasets list`` shows), unreadable or
         malformed file, failed download (:class:`~coreselect.errors.FetchError`).
     """
+    if isinstance(data, bytes) or not isinstance(data, (str, os.PathLike)):
+        raise InputTypeError(f"load() takes a file path or a dataset name (str or path-like), "
+                             f"not {type(data).__name__}")
+    if "labels_as_features" in options and not _is_arff(data):
+        options.pop("labels_as_features")  # checked below, once the file is known
+        raise DatasetError("labels_as_features applies to ARFF files only (the others declare "
+                           "no labels beyond the ones you choose)", path=str(data))
+
     from coreselect import io as cio
     from coreselect.datasets import registry
     from coreselect.datasets.fetch import coredata_dir, fetch_files
@@ -84,7 +107,9 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
 
     info = registry.find(text)
     if info is not None:
-        wanted = [*info.data, *([info.label_file] if info.label_file and labels is None else [])]
+        # The label file also with a label spec: it declares which columns are labels, and
+        # the ones the spec leaves out must not become features.
+        wanted = [*info.data, *([info.label_file] if info.label_file else [])]
         found = fetch_files(info, wanted, verify=verify, progress=progress)
         xml = labels if labels is not None else (found[info.label_file] if info.label_file else None)
         parts = [cio.read(found[p], labels=xml, **options) for p in info.data]
@@ -96,7 +121,7 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
     hit = registry.find_file(text)
     if hit is not None and hit[1].path != hit[0].label_file:
         info, f = hit
-        wanted = [f.path, *([info.label_file] if info.label_file and labels is None else [])]
+        wanted = [f.path, *([info.label_file] if info.label_file else [])]
         found = fetch_files(info, wanted, verify=verify, progress=progress)
         xml = labels if labels is not None else (found[info.label_file] if info.label_file else None)
         return cio.read(found[f.path], labels=xml, **options)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import logging
 import lzma
 import os
 import re
@@ -51,6 +52,8 @@ from coreselect.io.text import (
     split_values,
     stem,
 )
+
+log = logging.getLogger(__name__)
 
 __all__ = ["read_arff", "write_arff", "find_label_xml", "read_label_xml", "parse_arff_text", "ARFF_SUFFIXES",
            "open_text", "split_values"]
@@ -717,6 +720,21 @@ def _meka_c(relation: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _declared_labels(attrs: _Attrs, relation: str, arff_path: str) -> list[int]:
+    """The attributes the file declares as labels (a Mulan XML beside it, else MEKA's
+    ``-C n``), or [] when it declares none (or its declaration does not fit the file)."""
+    try:
+        xml = find_label_xml(arff_path)
+        if xml is not None:
+            return resolve_label_spec(attrs.names, xml, arff_path)[0]
+        c = _meka_c(relation)
+        if c is not None:
+            return labels_by_count(-c, len(attrs), arff_path, "the MEKA -C option")
+    except DatasetError:
+        pass  # a stale declaration: the user's spec decides alone
+    return []
+
+
 def _label_columns(attrs: _Attrs, relation: str, labels, arff_path: str) -> tuple[list[int], dict]:
     """Which attribute indices are labels, and their provenance.
 
@@ -749,6 +767,7 @@ def read_arff(
     labels: str | os.PathLike | int | Sequence[str] | None = None,
     missing: str = "error",
     name: str | None = None,
+    labels_as_features: bool = False,
 ) -> Dataset:
     """Read a Mulan or MEKA ARFF file (dense or sparse, plain, ``.gz`` or ``.bz2``).
 
@@ -764,6 +783,10 @@ def read_arff(
         What a ``?`` means: an error, or its own category (nominal) / NaN (numeric).
     name : str, optional
         Dataset name; defaults to the file stem.
+    labels_as_features : bool, default False
+        With a ``labels`` spec that names some of the labels the file declares (Mulan XML,
+        MEKA ``-C``), the other declared labels are left out of ``X``: a declared label is
+        never a feature unless asked for here (issue 16). ``True`` makes them features.
 
     Returns
     -------
@@ -783,7 +806,8 @@ def read_arff(
         raise DatasetError(f"missing must be 'error' or 'bin', not {missing!r}")
     spath = str(path)
     text = open_text(spath)
-    return parse_arff_text(text, spath, labels=labels, missing=missing, name=name)
+    return parse_arff_text(text, spath, labels=labels, missing=missing, name=name,
+                           labels_as_features=labels_as_features)
 
 
 def parse_arff_text(
@@ -792,8 +816,11 @@ def parse_arff_text(
     labels=None,
     missing: str = "error",
     name: str | None = None,
+    labels_as_features: bool = False,
 ) -> Dataset:
     """Parse ARFF text (see :func:`read_arff`); ``path`` is used in messages and to find the XML."""
+    if not isinstance(labels_as_features, (bool, np.bool_)):
+        raise DatasetError(f"labels_as_features must be True or False, not {labels_as_features!r}")
     if not text.strip():
         raise DatasetError("empty file", path, 1)
     # Usually "\n@data\n": a plain find avoids a regex scan of a 1 MB header.
@@ -821,7 +848,18 @@ def parse_arff_text(
         M = _parse_dense(rows, attrs, missing, path, string_values)
     is_label = np.zeros(len(attrs), dtype=bool)
     is_label[label_idx] = True
-    feat_idx = np.flatnonzero(~is_label)
+    not_feature = is_label.copy()
+    left_out: list[str] = []
+    if labels is not None and not labels_as_features:
+        # A label subset: the other declared labels are neither labels nor features.
+        other = [i for i in _declared_labels(attrs, relation, path) if not is_label[i]]
+        not_feature[other] = True
+        left_out = [attrs.names[i] for i in other]
+        if left_out:
+            log.info("%s: %d declared label(s) not chosen as labels are left out of the "
+                     "features (labels_as_features=True keeps them): %s", path, len(left_out),
+                     ", ".join(left_out[:10]))
+    feat_idx = np.flatnonzero(~not_feature)
     if len(feat_idx) == 0:
         raise DatasetError("every attribute is a label; no features left", path)
     Y = _labels_matrix(M, attrs, label_idx, rows, path, header)
@@ -855,6 +893,7 @@ def parse_arff_text(
         id_columns=tuple(detect_id_columns(X, id_candidates)),
         label_source=label_meta.get("label_source"),
         label_file=label_meta.get("label_file"),
+        extra={"labels_left_out": left_out} if left_out else {},
     )
     return Dataset(
         X=X,

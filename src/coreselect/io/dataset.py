@@ -76,6 +76,12 @@ WIDTH_RATIO = 64
 WIDTH_CAP = 100_000_000
 
 
+def width_allowed(declared: int, present: int) -> bool:
+    """Whether a declared width may be allocated for, given the values present (the rule of
+    :func:`check_declared_width`; also applied to sparse matrices handed to the API)."""
+    return declared <= WIDTH_FLOOR or (declared <= WIDTH_CAP and declared <= WIDTH_RATIO * (present + 1))
+
+
 def check_declared_width(what: str, declared: int, present: int, path: str | None = None,
                          line: int | None = None) -> None:
     """Refuse a declared width that the data cannot plausibly fill, before allocating for it.
@@ -88,9 +94,7 @@ def check_declared_width(what: str, declared: int, present: int, path: str | Non
     """
     from coreselect.errors import DatasetError
 
-    if declared <= WIDTH_FLOOR:
-        return
-    if declared > WIDTH_CAP or declared > WIDTH_RATIO * (present + 1):
+    if not width_allowed(declared, present):
         raise DatasetError(f"declares {declared} {what} but holds {present} value(s); refusing", path=path, line=line)
 
 
