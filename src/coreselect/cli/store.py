@@ -50,10 +50,14 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, n_bins,
     from coreselect.datasets.load import load
     from coreselect.store import build_store, check_build_target
 
+    from coreselect.datasets.inputs import check_read_outputs, check_run_outputs
+
     if verbose:
         log_to_stderr()
     check_build_target(store_dir)  # before the (possibly long) read
+    check_run_outputs(data, labels, {"STORE_DIR": store_dir})  # never over (or into) an input
     ds = load(data, labels=labels) if labels else load(data)
+    check_read_outputs(ds, {"STORE_DIR": store_dir})
     bar = progress_bar(total=0, desc="store", enabled=not quiet)
 
     def progress(stage: str, done: int, total: int) -> None:
