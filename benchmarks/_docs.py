@@ -38,6 +38,8 @@ WHOLE_FILES = {
     "docs/results/scoreboard.md": "python benchmarks/scoreboard.py report",
     "docs/mutation.md": "python benchmarks/mutation.py --jobs 2 --workers 1 --timeout 400 "
                         "--out docs/mutation.md",
+    "docs/mutation-round2.md": "python benchmarks/mutation.py --round 2 --jobs 1 --workers 1 "
+                               "--timeout 400 --out docs/mutation-round2.md",
     "docs/results/*/summary.md": "coreselect evaluate DATA ... --out docs/results/FOLDER "
                                  "(beside its results.csv)",
 }

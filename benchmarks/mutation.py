@@ -51,6 +51,7 @@ class Mutant:
     new: str
     description: str
     named: bool = False  # one of the three issue 13 names
+    round: int = 1  # 1: issue 13's list; 2: issue 16's, chosen by someone who wrote none of the tests
 
 
 M = Mutant
@@ -243,6 +244,94 @@ MUTANTS: list[Mutant] = [
 ]
 
 # Test files per group, fastest and most telling first (missing files are skipped).
+# -- round 2 (issue 16): chosen by the lead, who wrote none of the tests, in the newest code:
+# row shards on Dask, store verification, output rollback, baselines, calibration. Each is a
+# slip on a dimension the issue names: uneven work per worker (1, 3, > 8 tiles per worker),
+# a change that keeps size and mtime, a later output that is a special file, mixed signs.
+def R(file: str, old: str, new: str, description: str) -> Mutant:
+    return Mutant(file, old, new, description, round=2)
+
+
+MUTANTS += [
+    # -- engines/dask_rows.py: how tiles are grouped per worker and summed --------------------
+    R("engines/dask_rows.py", "for j in range(0, len(g), self.fan_in)]",
+      "for j in range(0, len(g) - 1, self.fan_in)]",
+      "dask rows: a worker's last group is dropped when it holds a single tile"),
+    R("engines/dask_rows.py", "self.groups = [g[j:j + self.fan_in] for g",
+      "self.groups = [g[j:j + self.fan_in - 1] for g",
+      "dask rows: every fan_in-th tile of a worker is dropped (> 8 tiles per worker)"),
+    R("engines/dask_rows.py", "        total = part if total is None else total + part\n    return total\n\n\ndef _sum",
+      "        total = part\n    return total\n\n\ndef _sum",
+      "dask rows: a group of tiles keeps only its last tile's counts"),
+    R("engines/dask_rows.py", "    for part in parts[1:]:\n", "    for part in parts[2:]:\n",
+      "dask rows: a reduce task drops its second partial sum"),
+    R("engines/dask_rows.py",
+      "parts = [g[0] if len(g) == 1 else client.submit(_sum, *g, pure=False) for g in groups]",
+      "parts = [g[0] for g in groups]",
+      "dask rows: the sum tree keeps the first partial of each fan-in group"),
+    # -- rowsharded.py --------------------------------------------------------------------------
+    R("rowsharded.py", "            total = part if total is None else total + part\n        return total\n\n    def step",
+      "            total = part\n        return total\n\n    def step",
+      "rows: the sequential map-reduce keeps only the last shard"),
+    R("rowsharded.py", "        for i in range(self.n_row_shards):\n            part = own(i, u, backend)",
+      "        for i in range(self.n_row_shards - 1):\n            part = own(i, u, backend)",
+      "rows from a store: a greedy step skips the last row block"),
+    # -- store/reader.py: verification ----------------------------------------------------------
+    R("store/reader.py", "        if force or key not in _VERIFIED:", "        if key not in _VERIFIED:",
+      "store verify trusts this process's checksum cache (a change keeping size and mtime passes)"),
+    R("store/reader.py", "key = (str(path.resolve()), st.st_size, st.st_mtime_ns)",
+      "key = (str(path.resolve()), st.st_size)",
+      "checksum cache ignores mtime (a same-size rewrite is never re-read)"),
+    R("store/reader.py", "if st.st_size != size:", "if st.st_size < size:",
+      "store check: a file that grew passes the size check"),
+    R("store/reader.py", "top[cols] = np.maximum(top[cols], np.maximum.reduceat(dat, ptr[:-1][has]))",
+      "top[cols] = np.maximum.reduceat(dat, ptr[:-1][has])",
+      "store verify: a column's largest code comes from its last row block only"),
+    R("store/reader.py", "if not 0 <= a <= z <= min(indices.size, data.size):",
+      "if not 0 <= a <= z <= max(indices.size, data.size):",
+      "tile check: indptr may point past the shorter of indices and data"),
+    # -- files.py: all-or-nothing outputs -------------------------------------------------------
+    R("files.py", "        if len(items) > 1:\n", "        if len(items) > 2:\n",
+      "output_set: with two outputs, the first replaced one has no backup to roll back to"),
+    R("files.py",
+      "        for q in regular:\n            q.commit()  # one rename: the target is either old or new, never partial\n"
+      "            done.append(q)\n        for q in special:\n            q.commit()\n",
+      "        for q in special:\n            q.commit()\n"
+      "        for q in regular:\n            q.commit()  # one rename: the target is either old or new, never partial\n"
+      "            done.append(q)\n",
+      "output_set: special files (FIFO, device) are written before the regular outputs"),
+    # -- baselines -------------------------------------------------------------------------------
+    R("baselines/chi2.py", "- np.minimum(mins, 0)", "- mins",
+      "br-chi2: every column shifted by its minimum, non-negative columns too"),
+    R("baselines/chi2.py", "if np.any(mins < 0):", "if np.all(mins < 0):",
+      "br-chi2: shifts only when every column is negative (mixed signs reach chi2 unshifted)"),
+    R("baselines/relieff.py", "rng = X.max(axis=0) - X.min(axis=0) if X.shape[0]",
+      "rng = np.abs(X).max(axis=0) if X.shape[0]",
+      "relieff: a column's range taken as its largest magnitude (wrong for mixed signs)"),
+    R("baselines/relieff.py", "        rng = maxs - mins\n", "        rng = maxs\n",
+      "relieff (sparse): the range ignores negative minima"),
+    R("baselines/relieff.py", "avail[np.arange(len(q)), own] -= 1", "avail[np.arange(len(q)), own] -= 0",
+      "relieff: the query counts among its own class's available hits"),
+    R("baselines/information_gain.py",
+      'cls = discretize(labelset_ids(Y).reshape(-1, 1), strategy="none")',
+      "cls = discretize(labelset_ids(Y).reshape(-1, 1))",
+      "lp-ig: label-set ids binned like a numeric column"),
+    R("baselines/transform.py", "_, ids = np.unique(Yd, axis=0, return_inverse=True)",
+      "_, ids = np.unique(Yd.sum(axis=1), return_inverse=True)",
+      "label powerset: label sets identified by their size only"),
+    # -- core/greedy.py: calibration ----------------------------------------------------------
+    R("core/greedy.py", "    vals = values[live]\n", "    vals = values\n",
+      "calibration: spreads over all candidates, selected ones included"),
+    R("core/greedy.py", "        if lam >= 1.0 or not np.any(relevance_gains[live] > 0):",
+      "        if lam >= 1.0:",
+      "ratio: no fallback to diversity once no candidate gains relevance"),
+    R("core/greedy.py", '+ lam * _spread_scaled(diversity_gains, live, "range", floor=1.0))',
+      '+ lam * _spread_scaled(diversity_gains, live, "range", floor=0.0))',
+      "balanced: the one-distance floor of the diversity spread is lost"),
+    R("core/greedy.py", "    spread = vals.std()\n", "    spread = values.std()\n",
+      "spread: the std over all candidates, selected ones included"),
+]
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -251,6 +340,7 @@ TESTS = {
                   "tests/test_core_properties.py", "tests/test_distributed.py",
                   "tests/test_selector.py"],
     "cli": ["tests/test_cli_e2e.py", "tests/test_cli_select.py", "tests/test_error_paths.py"],
+    "baselines": ["tests/test_baselines.py", "tests/test_baselines_chi2.py"],
     "evaluation": ["tests/test_evaluation_pinned.py", "tests/test_evaluation_measures.py",
                    "tests/test_evaluation_brknn.py", "tests/test_evaluation_protocol.py"],
 }
@@ -258,17 +348,22 @@ TESTS = {
 
 # Extra test files for some mutated files (added to the group's).
 EXTRA = {
-    "core/greedy.py": ["tests/test_mutants_calibration.py", "tests/test_calibration.py"],
+    "core/greedy.py": ["tests/test_props_calibration.py", "tests/test_mutants_calibration.py",
+                       "tests/test_calibration.py"],
+    "core/objective.py": ["tests/test_props_calibration.py"],
     "engines/dask.py": ["tests/test_mutants_dask.py"],
+    "engines/dask_rows.py": ["tests/test_props_engines.py", "tests/test_dask_rows.py", "tests/test_mutants_dask.py",
+                             "tests/test_strategy_rows.py"],
     "core/shards.py": ["tests/test_core_shards.py", "tests/test_rowsharded.py"],
-    "rowsharded.py": ["tests/test_rowsharded.py", "tests/test_strategy_rows.py"],
+    "rowsharded.py": ["tests/test_props_engines.py", "tests/test_rowsharded.py", "tests/test_strategy_rows.py"],
     "strategies.py": ["tests/test_mutants_store_rows.py", "tests/test_strategy_rows.py",
                       "tests/test_rowsharded.py", "tests/test_cli_e2e.py"],
     "sources.py": ["tests/test_store.py", "tests/test_cli_e2e.py"],
-    "store/": ["tests/test_mutants_store_rows.py", "tests/test_store_integrity.py",
+    "store/": ["tests/test_props_store.py", "tests/test_mutants_store_rows.py", "tests/test_store_integrity.py",
                "tests/test_store.py"],
     "spec.py": ["tests/test_spec.py"],
-    "files.py": ["tests/test_files.py"],
+    "files.py": ["tests/test_props_outputs.py", "tests/test_files.py"],
+    "baselines/": ["tests/test_props_baselines.py"],
 }
 
 
@@ -293,6 +388,8 @@ def group_of(file: str) -> str:
         return "cli"
     if file.startswith("evaluation/"):
         return "evaluation"
+    if file.startswith("baselines/"):
+        return "baselines"
     return "selection"
 
 
@@ -361,6 +458,8 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=1, help="pytest-xdist workers per run")
     p.add_argument("--match", default=None,
                    help="only mutants whose description contains one of these substrings (a,b)")
+    p.add_argument("--round", type=int, default=None,
+                   help="only the mutants of this round (1: issue 13's list, 2: issue 16's)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale; run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
@@ -376,6 +475,8 @@ def main() -> None:
     elif args.only:
         wanted = args.only.split(",")
         mutants = [m for m in MUTANTS if any(w in m.file for w in wanted)]
+    if args.round is not None:
+        mutants = [m for m in mutants if m.round == args.round]
     if args.match:
         mutants = [m for m in mutants if any(w in m.description for w in args.match.split(","))]
     if args.check:

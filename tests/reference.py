@@ -249,3 +249,97 @@ def distributed(codes, labels, parts, k, lam=0.5, p=10, kind="mi", keep_constant
     local, _ = greedy(codes[:, union], labels, k, lam, p, kind, True, calibration=calibration)
     chosen = [union[i] for i in local]
     return describe(codes, labels, chosen, k, lam, p, kind, parts=picked, union=union)
+
+
+# -- every calibration of a greedy step (coreselect.core.objective.CALIBRATIONS) -------------
+GAIN_RTOL = 1e-9  # a relevance gain at most this fraction of the largest g({v}) counts as 0
+
+
+def _pstd(values: list) -> float:
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+
+
+def calibrated_scores(how, dg: dict, dd: dict, n_selected, lam, coefficient=1.0,
+                      alternate=False, relevance_scale=None) -> dict:
+    """Score of every *live* candidate ``u`` (the keys of ``dg`` and ``dd``: relevance gain
+    ``g(S+u) - g(S)`` and distance sum ``sum_{x in S} d(x, u)``) in one step after the first,
+    one candidate at a time, from the definitions of the calibrations:
+
+    * paper: ``(1-lam) c dg + lam dD`` (c halved for AltGreedy);
+    * the others first count a relevance gain of at most 1e-9 times ``relevance_scale``
+      (default: the largest live gain) as 0, and take every spread over the live candidates;
+    * spread: ``(1-lam) dg / sd(dg) + lam dD / sd(dD)`` (population standard deviation; a
+      term is 0 when its sd is 0);
+    * range: ``(1-lam) (dg - min) / (max - min) + lam (dD - min) / (max - min)`` (0 when
+      max = min);
+    * balanced: as range, the diversity term divided by ``max(max - min, 1)``;
+    * ratio: ``(1-lam) log dg + lam log(dD / |S|)`` (log 0 = -inf; dD / |S| at least
+      1e-300); only the mean distance ``log(dD / |S|)`` once no live candidate gains any
+      relevance, or when lam = 1.
+    """
+    live = sorted(dg)
+    if how == "paper":
+        w = (1 - lam) * coefficient * (0.5 if alternate else 1.0)
+        return {u: w * dg[u] + lam * dd[u] for u in live}
+    scale = max(dg.values()) if relevance_scale is None else relevance_scale
+    dg = {u: dg[u] if dg[u] > GAIN_RTOL * scale else 0.0 for u in live}
+
+    def by_range(values, floor=0.0):
+        low, high = min(values.values()), max(values.values())
+        spread = max(high - low, floor)
+        return {u: (values[u] - low) / spread if spread > 0 else 0.0 for u in live}
+
+    def by_std(values):
+        sd = _pstd([values[u] for u in live])
+        return {u: values[u] / sd if sd > 0 else 0.0 for u in live}
+
+    if how in ("range", "balanced", "spread"):
+        if how == "spread":
+            a, b = by_std(dg), by_std(dd)
+        else:
+            a, b = by_range(dg), by_range(dd, 1.0 if how == "balanced" else 0.0)
+        return {u: (1 - lam) * a[u] + lam * b[u] for u in live}
+    if how == "ratio":
+        mean_d = {u: math.log(max(dd[u] / n_selected, 1e-300)) for u in live}
+        if lam >= 1 or not any(dg[u] > 0 for u in live):
+            return mean_d
+        return {u: ((1 - lam) * math.log(dg[u]) if dg[u] > 0 else -math.inf) + lam * mean_d[u]
+                for u in live}
+    raise ValueError(f"unknown calibration {how!r}")
+
+
+def greedy_calibrated(relevance_matrix, codes, k, lam, p, calibration, alternate=True,
+                      selectable=None):
+    """Greedy / AltGreedy under any calibration, from set functions recomputed at every step:
+    ``g`` is the sum over labels of the top-``p`` of ``relevance_matrix`` (rows: columns of
+    ``codes``), ``D`` the sum of pairwise :func:`distance`. The first pick is the largest
+    ``g({u})``; calibrated steps skip copies of a selected feature (distance 0) while any
+    other candidate is left; ties go to the lowest index."""
+    d = codes.shape[1]
+    n_labels = relevance_matrix.shape[1]
+    allowed = [u for u in range(d) if selectable is None or selectable[u]]
+
+    def g_of(subset):
+        return sum(sum(sorted((relevance_matrix[x, l] for x in subset), reverse=True)[:p])
+                   for l in range(n_labels))
+
+    def d_of(subset):
+        return sum(distance(codes[:, a], codes[:, b]) for a, b in itertools.combinations(subset, 2))
+
+    c = k * (k - 1) / (2 * p * n_labels)
+    singles = {u: g_of([u]) for u in allowed}
+    chosen = [_argmax_first(singles)]
+    while len(chosen) < k:
+        candidates = [u for u in allowed if u not in chosen]
+        if calibration != "paper":
+            fresh = [u for u in candidates
+                     if min(distance(codes[:, u], codes[:, x]) for x in chosen) > 1e-9]
+            candidates = fresh or candidates
+        g_now, d_now = g_of(chosen), d_of(chosen)
+        dg = {u: g_of(chosen + [u]) - g_now for u in candidates}
+        dd = {u: d_of(chosen + [u]) - d_now for u in candidates}
+        scores = calibrated_scores(calibration, dg, dd, len(chosen), lam, c, alternate,
+                                   relevance_scale=max(singles.values()))
+        chosen.append(_argmax_first(scores))
+    return chosen
