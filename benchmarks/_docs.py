@@ -40,6 +40,7 @@ WHOLE_FILES = {
                         "--out docs/mutation.md",
     "docs/mutation-round2.md": "python benchmarks/mutation.py --round 2 --jobs 1 --workers 1 "
                                "--timeout 400 --out docs/mutation-round2.md",
+    "docs/results/published/README.md": "python benchmarks/published.py report",
     "docs/results/*/summary.md": "coreselect evaluate DATA ... --out docs/results/FOLDER "
                                  "(beside its results.csv)",
 }

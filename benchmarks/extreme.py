@@ -74,10 +74,13 @@ def main() -> None:
         print(json.dumps(child(json.loads(sys.argv[2]))))
         return
     p = _common.parser(__doc__.splitlines()[0])
-    p.add_argument("--shapes", nargs="+", default=["eurlex-4k", "wiki10-31k"])
-    p.add_argument("--backends", nargs="+", default=["auto", "sparse", "dense"])
-    p.add_argument("--k", type=int, default=200)
-    p.add_argument("--dense-max-gib", type=float, default=2.0)
+    p.add_argument("--shapes", nargs="+", default=["eurlex-4k", "wiki10-31k"],
+                   help="shapes of coreselect.datasets.synthetic.EXTREME_SHAPES to run, each in its own process")
+    p.add_argument("--backends", nargs="+", default=["auto", "sparse", "dense"],
+                   help="relevance forms to run: auto (the library's choice), sparse, dense")
+    p.add_argument("--k", type=int, default=200, help="features to select")
+    p.add_argument("--dense-max-gib", type=float, default=2.0,
+                   help="skip the dense form when its features x labels table exceeds this many GiB")
     p.add_argument("--n-samples", type=int, default=None, help="override the shapes' samples")
     p.add_argument("--n-features", type=int, default=None, help="override the shapes' features")
     args = p.parse_args()

@@ -188,15 +188,15 @@ def report() -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run")
-    r.add_argument("--datasets", default=",".join(ORDER))
-    r.add_argument("--folds", type=int, default=3)
-    r.add_argument("--ks", default="10,50")
-    r.add_argument("--methods", default=",".join(METHODS))
-    r.add_argument("--max-rows", type=int, default=6000)
-    r.add_argument("--evaluators", default="brknn,linear")
-    sub.add_parser("report")
+    sub = p.add_subparsers(dest="cmd", required=True, help="run: cross-validate; report: write the tables")
+    r = sub.add_parser("run", help="cross-validate every method on the datasets, one CSV per dataset")
+    r.add_argument("--datasets", default=",".join(ORDER), help="comma-separated dataset names (smallest first)")
+    r.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    r.add_argument("--ks", default="10,50", help="comma-separated numbers of features")
+    r.add_argument("--methods", default=",".join(METHODS), help="comma-separated methods of coreselect evaluate")
+    r.add_argument("--max-rows", type=int, default=6000, help="random row subsample (seed 0) of larger datasets, for time")
+    r.add_argument("--evaluators", default="brknn,linear", help="comma-separated evaluators")
+    sub.add_parser("report", help="write docs/results/published/README.md from the CSVs")
     a = p.parse_args()
     if a.cmd == "run":
         names = [d for d in a.datasets.split(",") if d]
