@@ -80,7 +80,9 @@ def as_source(data: Any, Y: Any = None, *, n_bins: int | None = None,
     if isinstance(data, (str, os.PathLike)):
         # As the command line: a folder is a column store, anything else goes to
         # coreselect.load (a file, a path under $COREDATA, "synthesized", a registry name).
-        if Path(data).is_dir():
+        from coreselect.store.fs import scheme
+
+        if scheme(data) is not None or Path(data).is_dir():  # a URL is never a path
             data = open_store(data)  # says so when the folder holds no store
         else:
             if Y is not None:

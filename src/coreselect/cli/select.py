@@ -93,14 +93,20 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
                keep_constant, mode, partitions, coreset_size, row_shards, engine, n_workers,
                scheduler, random_state, labels, backend, as_json, out, export, explain, coverage_png,
                quiet, verbose):
-    """Select K features of DATA (a file, a built-in dataset name, or a column store folder)."""
+    """Select K features of DATA (a file, a built-in dataset name, or a column store: its
+    folder, or its URL: s3://bucket/prefix, gs://, az://, memory://, file://)."""
     if verbose:
         log_to_stderr()
     ctx = click.get_current_context()
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
     store = None
-    if Path(data).is_dir():
+    from coreselect.store.fs import refuse_url, scheme
+
+    for option, value in (("--labels", labels), ("--out", out), ("--export", export),
+                          ("--coverage", coverage_png)):
+        refuse_url(value, option)  # never a local folder named "s3:"
+    if scheme(data) is not None or Path(data).is_dir():
         from coreselect.store import open_store
 
         store = open_store(data)  # one line when the folder holds no store

@@ -101,9 +101,8 @@ class ColumnStore:
             from coreselect.io.dataset import IndexedNames
 
             return IndexedNames(self.n_features, prefix)
-        self._verified("feature_names.json", "feature names")
         try:
-            names = json.loads((self.path / "feature_names.json").read_text(encoding="utf-8"))
+            names = json.loads(self._read_text("feature_names.json", "feature names"))
         except (OSError, ValueError) as exc:
             raise store_error(f"column store {self.path}: feature names are damaged "
                              f"(feature_names.json: {exc})", block="feature names") from None
@@ -290,6 +289,9 @@ class ColumnStore:
                 _VERIFIED.add(key)
         return path
 
+    def _read_text(self, rel: str, block: str) -> str:
+        return self._verified(rel, block).read_text(encoding="utf-8")
+
     def _array(self, rel: str, block: str) -> np.ndarray:
         path = self._verified(rel, block)
         try:
@@ -471,8 +473,11 @@ def _check_meta(meta, folder: Path, meta_path: Path) -> None:
                          f"for {n_tiles} tiles", block=META_FILE)
 
 
-def open_store(path: str | os.PathLike | StoreRef, check: bool = True) -> ColumnStore:
-    """Open the column store at ``path``.
+def open_store(path: str | os.PathLike | StoreRef, check: bool = True,
+               storage_options: dict | None = None) -> ColumnStore:
+    """Open the column store at ``path``: a folder, or a URL that fsspec reads (``s3://``,
+    ``gs://``, ``az://``, ``memory://``, ``file://``; see :mod:`coreselect.store.fs`) with
+    ``storage_options``.
 
     Raises
     ------
@@ -481,8 +486,13 @@ def open_store(path: str | os.PathLike | StoreRef, check: bool = True) -> Column
         ``store.json``, or (``check=True``) a missing or resized file. Blocks are checksummed
         and checked when they are read.
     """
+    from coreselect.store import fs
+
     if isinstance(path, StoreRef):
-        path = path.path
+        path, storage_options = path.path, path.options
+    path = fs.local_path(path)
+    if fs.scheme(path) is not None:  # never a folder named "s3:"
+        return fs.open_remote(path, storage_options, check)
     folder = Path(path)
     meta_path = folder / META_FILE
     if not meta_path.is_file():
