@@ -148,8 +148,13 @@ def filesystem(url: str, options: dict | None = None):
     except ValueError:
         raise InputError(f"{scrub(url)}: {proto}:// is not a storage scheme fsspec knows "
                          f"(known include s3, gs, az, memory, file)") from None
+    options = dict(options or {})
+    retries = options.pop("retries", None)  # s3fs's own retry count: an attribute, not an option
     try:
-        fs, root = fsspec.core.url_to_fs(url, **(options or {}))
+        # A fresh instance per store: no listing cached across opens, no shared settings.
+        fs, root = fsspec.core.url_to_fs(url, skip_instance_cache=True, **options)
+        if retries is not None:
+            fs.retries = int(retries)
     except Exception as exc:  # noqa: BLE001 - bad options: the library's own types vary
         raise InputError(f"{scrub(url)}: cannot set up {proto}:// "
                          f"({scrub(_describe(exc), _secret_values(options or {}))})") from None
