@@ -224,25 +224,60 @@ def machine() -> str:
             f"numpy {numpy.__version__}{nb}{load}")
 
 
-def parser(description: str) -> argparse.ArgumentParser:
-    """Arguments every script takes: --quick/--smoke, --png, --out, --child."""
-    p = argparse.ArgumentParser(description=description)
+def describe(doc: str | None) -> str:
+    """A script's ``--help`` description: its docstring's first paragraph, whole sentences
+    (``doc.splitlines()[0]`` cut many of them mid-sentence)."""
+    para = (doc or "").strip().split("\n\n")[0]
+    return " ".join(para.split())
+
+
+def parser(description: str, plots: bool = False) -> argparse.ArgumentParser:
+    """Arguments every script takes: --quick/--smoke, --out, --child; --png only where the
+    script draws a plot (``plots=True``), so no script accepts a --png it would ignore."""
+    p = argparse.ArgumentParser(description=describe(description),
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
                    help="tiny sizes (seconds), for the smoke test")
-    p.add_argument("--png", default=None, help="also write a plot to this PNG file")
-    p.add_argument("--out", default=None, help="also write the Markdown to this file")
+    if plots:
+        p.add_argument("--png", default=None, help="also write a plot to this PNG file")
+    p.add_argument("--out", default=None,
+                   help="also write the Markdown (with the command and date) to this file")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     return p
 
 
+def command_line() -> str:
+    """The ``coreselect bench NAME ARGS`` that reruns this script with these arguments."""
+    import shlex
+
+    return f"coreselect bench {Path(sys.argv[0]).stem} {shlex.join(sys.argv[1:])}".rstrip()
+
+
+def provenance() -> str:
+    """One line that says which command wrote a result, when, and on what machine."""
+    from datetime import datetime, timezone
+
+    when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"*Written by `{command_line()}` on {when}. Machine: {machine()}.*"
+
+
 def emit(title: str, body: str, out: str | None = None) -> str:
-    """Print a section (title, machine line, body) and optionally write it to ``out``."""
-    text = f"## {title}\n\nMachine: {machine()}\n\n{body.rstrip()}\n"
-    print(text, flush=True)
+    """Print a section (title, provenance line, body) and write it without the title to
+    ``out``: the file a doc splices in verbatim (``benchmarks/_docs.py``)."""
+    text = f"{provenance()}\n\n{body.rstrip()}\n"
+    print(f"## {title}\n\n{text}", flush=True)
     if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(text)
+        write_atomic(out, text)
     return text
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (never half a file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def pyplot():

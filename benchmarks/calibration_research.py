@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import data_dir  # noqa: E402
+from _common import data_dir, describe, emit, md_table  # noqa: E402
 
 #: name -> (file(s) under the data folder, label file); a list of files is stacked
 FILES = {
@@ -76,8 +76,9 @@ def summarize(folder: str) -> str:
     return "\n".join(out)
 
 
-def timing(name: str = "rcv1subset1", ks=(10, 50, 100), repeats: int = 3) -> None:
-    """Greedy seconds (discretization and relevance excluded, shared) of each calibration."""
+def timing(name: str = "rcv1subset1", ks=(10, 50, 100), repeats: int = 3) -> str:
+    """Greedy seconds (discretization and relevance excluded, shared) of each calibration,
+    as a Markdown table (best of ``repeats``, calibrations interleaved)."""
     import dataclasses
 
     from coreselect.core.objective import CALIBRATIONS
@@ -86,37 +87,65 @@ def timing(name: str = "rcv1subset1", ks=(10, 50, 100), repeats: int = 3) -> Non
     X, Y = load_xy(name)
     t0 = time.perf_counter()
     problem = Problem.build(X, Y, k=max(ks))
-    print(f"{name}: discretize + relevance {time.perf_counter() - t0:.2f} s")
-    print("| k | " + " | ".join(CALIBRATIONS) + " |\n" + "|---" * (len(CALIBRATIONS) + 1) + "|")
+    shared = time.perf_counter() - t0
     centralized(dataclasses.replace(problem, params=dataclasses.replace(problem.params, k=10)))  # warm up
+    rows = []
     for k in ks:
-        best = {}
+        best: dict = {}
         for _ in range(repeats):  # interleaved, best of n: the machine is shared
             for cal in CALIBRATIONS:
                 pr = dataclasses.replace(problem, params=dataclasses.replace(problem.params, k=k, calibration=cal))
                 t = time.perf_counter()
                 centralized(pr)
                 best[cal] = min(best.get(cal, np.inf), time.perf_counter() - t)
-        print(f"| {k} | " + " | ".join(f"{best[c]:.2f}" for c in CALIBRATIONS) + " |", flush=True)
+        rows.append([k] + [f"{best[c]:.2f}" for c in CALIBRATIONS])
+        print(f"k={k}: {rows[-1][1:]}", file=sys.stderr, flush=True)
+    return (f"{name}: greedy seconds per calibration, best of {repeats}; discretize + relevance "
+            f"(the same for all) {shared:.2f} s.\n\n"
+            + md_table(["k", *CALIBRATIONS], rows))
 
 
 def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["summarize"]:
+        ap = argparse.ArgumentParser(prog="calibration_research.py summarize",
+                                     description="Mean example-F1 and macro-F1 tables and mean "
+                                     "ranks of the research CSVs in FOLDER.")
+        ap.add_argument("folder", help="folder of the CSVs that a research run wrote (--out)")
+        ap.add_argument("--out", default=None,
+                        help="also write the Markdown (with the command and date) to this file")
+        a = ap.parse_args(argv[1:])
+        emit("Calibration research: mean over folds", summarize(a.folder), a.out)
+        return
+    if argv[:1] == ["timing"]:
+        ap = argparse.ArgumentParser(prog="calibration_research.py timing",
+                                     description="Greedy time of each calibration on one "
+                                     "dataset (discretization and relevance excluded).")
+        ap.add_argument("dataset", nargs="?", default="rcv1subset1", choices=list(FILES),
+                        help="dataset of $COREDATA")
+        ap.add_argument("--ks", default="10,50,100", help="comma-separated k values")
+        ap.add_argument("--repeat", type=int, default=3, help="best of this many runs")
+        ap.add_argument("--out", default=None,
+                        help="also write the Markdown (with the command and date) to this file")
+        a = ap.parse_args(argv[1:])
+        emit("Calibration cost", timing(a.dataset, [int(k) for k in a.ks.split(",")], a.repeat),
+             a.out)
+        return
+
     from coreselect.evaluation.protocol import method_factories, run_protocol
 
-    if argv is None and len(sys.argv) == 3 and sys.argv[1] == "summarize":
-        print(summarize(sys.argv[2]))
-        return
-    if argv is None and len(sys.argv) >= 2 and sys.argv[1] == "timing":
-        timing(*sys.argv[2:3])
-        return
-
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", default="scene,emotions,yeast,medical,enron")
-    ap.add_argument("--methods", default="gds-paper,gds-spread,gds-range,gds-ratio,br-ig,random")
-    ap.add_argument("--k", default="10,50")
-    ap.add_argument("--folds", type=int, default=3)
-    ap.add_argument("--lam", type=float, default=0.5)
-    ap.add_argument("--jobs", type=int, default=1)
+    ap = argparse.ArgumentParser(
+        description=describe(__doc__) + " Subcommands: `summarize FOLDER`, `timing [DATASET]` "
+        "(each with its own --help).")
+    ap.add_argument("--datasets", default="scene,emotions,yeast,medical,enron",
+                    help="comma-separated datasets of $COREDATA (" + ", ".join(FILES) + ")")
+    ap.add_argument("--methods", default="gds-paper,gds-spread,gds-range,gds-ratio,br-ig,random",
+                    help="comma-separated methods of the evaluation protocol "
+                    "(gds-CALIBRATION, br-ig, br-chi2, lp-ig, random, ...)")
+    ap.add_argument("--k", default="10,50", help="comma-separated numbers of features")
+    ap.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    ap.add_argument("--lam", type=float, default=0.5, help="lambda of the gds methods")
+    ap.add_argument("--jobs", type=int, default=1, help="folds run at once (processes)")
     ap.add_argument("--out", default=None, help="folder for one CSV per dataset")
     args = ap.parse_args(argv)
     methods = method_factories(args.methods.split(","), lam=args.lam)

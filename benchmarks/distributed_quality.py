@@ -12,16 +12,17 @@ centralized selection that the distributed one contains. Datasets come from $COR
 
 from __future__ import annotations
 
-import argparse
 import logging
-import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as C  # noqa: E402
+
 FILES = {
     "rcv1subset1": (["rcv1v2/rcv1subset1.arff.gz"], "rcv1v2/rcv1subset1.xml"),
     "tmc2007-500": (["mulan/tmc2007-500/tmc2007-500.arff"], "mulan/tmc2007-500/tmc2007-500.xml"),
@@ -39,37 +40,46 @@ def load_dataset(name: str, root: Path):
     return parts[0] if len(parts) == 1 else stack(parts, name)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", nargs="+", default=list(FILES))
-    ap.add_argument("--ks", type=int, nargs="+", default=[10, 50, 100, 200])
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--factors", type=int, nargs="+", default=[1, 2, 4])
-    ap.add_argument("--relevance", default="nmi", choices=["nmi", "mi"])
-    ap.add_argument("--verbose", action="store_true")
-    a = ap.parse_args()
+def main(argv=None) -> str:
+    ap = C.parser(__doc__)
+    ap.add_argument("--datasets", nargs="+", default=list(FILES), choices=list(FILES),
+                    help="datasets of $COREDATA to run (--quick: scene)")
+    ap.add_argument("--ks", type=int, nargs="+", default=[10, 50, 100, 200],
+                    help="numbers of features to select (--quick: 10)")
+    ap.add_argument("--seeds", type=int, default=5,
+                    help="random partitions per (k, coreset size): seeds 0 .. N-1 (--quick: 2)")
+    ap.add_argument("--factors", type=int, nargs="+", default=[1, 2, 4],
+                    help="coreset sizes as multiples c of k (each part keeps c*k features)")
+    ap.add_argument("--relevance", default="nmi", choices=["nmi", "mi"],
+                    help="relevance of the objective (the paper's text: nmi)")
+    ap.add_argument("--verbose", action="store_true", help="log the engine's progress")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.datasets, a.ks, a.seeds = ["scene"], [10], 2
     logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING)
 
     from coreselect.sources import InMemorySource
     from coreselect.spec import Objective
     from coreselect.strategies import AltGreedy, DistributedGreedy
 
-    root = Path(os.environ.get("COREDATA", REPO.parent / "shared" / "data")).resolve()
-    print(f"coreset size c*k, m = ceil(sqrt(d/k)), {a.seeds} seeds (0..{a.seeds - 1}), "
-          f"relevance {a.relevance}, lambda 0.5, p 10; ratio = h(distributed)/h(centralized) "
-          "mean (min); overlap = |S_dist & S_cent| / k, mean\n")
+    root = C.data_dir().resolve()
+    body = [f"Coreset size c·k, m = ceil(sqrt(d/k)) parts, {a.seeds} seeds (0..{a.seeds - 1}), "
+            f"relevance {a.relevance}, λ 0.5, p 10, default calibration. ratio = "
+            "h(distributed) / h(centralized), mean (min) over the seeds; overlap = "
+            "|S_dist ∩ S_cent| / k, mean (min); s = seconds of one run (mean).", ""]
     for name in a.datasets:
         t0 = time.perf_counter()
         ds = load_dataset(name, root)
         # One source: its relevances are computed once and reused for every k and seed.
         source = InMemorySource(ds.X, ds.Y)
         n_selectable = source.n_selectable()
-        print(f"## {name} (n = {ds.n_samples}, d = {ds.n_features}, L = {len(ds.label_names)},"
-              f" selectable {n_selectable})\n", flush=True)
-        header = "| k | m | h centralized | " + " | ".join(
-            f"ratio c={c} | overlap c={c} | s c={c}" for c in a.factors) + " | s centralized |"
-        print(header)
-        print("|" + "---|" * (3 + 3 * len(a.factors) + 1))
+        body += [f"**{name}** (n = {ds.n_samples}, d = {ds.n_features}, "
+                 f"L = {len(ds.label_names)}, selectable {n_selectable})", ""]
+        headers = ["k", "m", "h centralized"]
+        for c in a.factors:
+            headers += [f"ratio c={c}", f"overlap c={c}", f"s c={c}"]
+        headers.append("s centralized")
+        rows = []
         for k in a.ks:
             if k > n_selectable:
                 continue
@@ -78,7 +88,7 @@ def main() -> None:
             t = time.perf_counter()
             cent = AltGreedy().run(objective, source)
             t_cent = time.perf_counter() - t
-            cells = []
+            cells: list = []
             m = None
             for c in a.factors:
                 ratios, overlaps, secs = [], [], []
@@ -90,12 +100,15 @@ def main() -> None:
                     m = res.partitions
                     ratios.append(res.objective / cent.objective)
                     overlaps.append(len(set(res.selected) & set(cent.selected)) / k)
-                cells.append(f"{np.mean(ratios):.4f} ({np.min(ratios):.4f}) | "
-                             f"{np.mean(overlaps):.2f} | {np.mean(secs):.2f}")
-            print(f"| {k} | {m} | {cent.objective:.2f} | " + " | ".join(cells)
-                  + f" | {t_cent:.2f} |", flush=True)
-        print(f"\n({name}: {time.perf_counter() - t0:.0f} s)\n", flush=True)
+                cells += [f"{np.mean(ratios):.4f} ({np.min(ratios):.4f})",
+                          f"{np.mean(overlaps):.2f} ({np.min(overlaps):.2f})",
+                          f"{np.mean(secs):.2f}"]
+            rows.append([k, m, f"{cent.objective:.2f}", *cells, f"{t_cent:.2f}"])
+            print(f"{name} k={k}: " + " | ".join(cells), file=sys.stderr, flush=True)
+        body += [C.md_table(headers, rows), "",
+                 f"({name}: {time.perf_counter() - t0:.0f} s in all)", ""]
+    return C.emit("Quality of the distributed run (Algorithm 3)", "\n".join(body), a.out)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

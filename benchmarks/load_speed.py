@@ -61,7 +61,8 @@ def _best(fn, repeat: int) -> tuple[float, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3, help="best of N runs (liac-arff: best of max(1, N-1))")
     args = ap.parse_args()
     root = Path(os.environ.get("COREDATA", REPO.parent / "shared" / "data"))

@@ -128,9 +128,12 @@ def estimate_fit(name, X, Y, k, n_labels_probe):
 
 
 def main(argv=None) -> str:
-    ap = C.parser(__doc__.splitlines()[0])
-    ap.add_argument("--datasets", default=None)
-    ap.add_argument("-k", type=int, default=None)
+    ap = C.parser(__doc__)
+    ap.add_argument("--datasets", default=None,
+                    help="comma-separated datasets of $COREDATA (default scene,rcv1subset1; "
+                    "--quick: scene)")
+    ap.add_argument("-k", type=int, default=None,
+                    help="features each method selects (default 50; 5 with --quick)")
     ap.add_argument("--folds", type=int, default=None, help="CV folds (default 5; 2 with --quick)")
     ap.add_argument("--methods", default=None,
                     help="comma-separated subset of the method names (default: all)")

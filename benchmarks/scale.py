@@ -19,6 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import describe, emit  # noqa: E402
 
 def _maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
@@ -81,17 +84,26 @@ def _spawn(args: list[str]) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[2_000_000, 10_000_000])
-    ap.add_argument("--modes", nargs="+", default=["centralized", "streaming", "distributed"])
-    ap.add_argument("--n-samples", type=int, default=20_000)
-    ap.add_argument("--labels", type=int, default=50)
-    ap.add_argument("--density", type=float, default=0.0005)
-    ap.add_argument("--k", type=int, default=100)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--block-size", type=int, default=65536)
-    ap.add_argument("--workdir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "coreselect-scale")
+    ap = argparse.ArgumentParser(description=describe(__doc__))
+    ap.add_argument("--sizes", type=int, nargs="+", default=[2_000_000, 10_000_000],
+                    help="numbers of features d (one store each)")
+    ap.add_argument("--modes", nargs="+", default=["centralized", "streaming", "distributed"],
+                    choices=["centralized", "streaming", "distributed"],
+                    help="selection modes, each in its own process")
+    ap.add_argument("--n-samples", type=int, default=20_000, help="samples (rows)")
+    ap.add_argument("--labels", type=int, default=50, help="labels")
+    ap.add_argument("--density", type=float, default=0.0005,
+                    help="share of non-zero background cells")
+    ap.add_argument("--k", type=int, default=100, help="features to select")
+    ap.add_argument("--workers", type=int, default=2,
+                    help="Dask workers of the distributed mode (one thread each)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the data and of the partition")
+    ap.add_argument("--block-size", type=int, default=65536, help="columns per column block of the store")
+    ap.add_argument("--workdir", type=Path,
+                    default=Path(os.environ.get("TMPDIR", "/tmp")) / "coreselect-scale",
+                    help="folder for the stores and results.json (kept: a store is reused)")
+    ap.add_argument("--out", default=None,
+                    help="also write the Markdown (with the command and date) to this file")
     ap.add_argument("--_child", nargs="*", help=argparse.SUPPRESS)
     a = ap.parse_args()
 
@@ -124,30 +136,34 @@ def main() -> None:
             results.append(r)
             (a.workdir / "results.json").write_text(json.dumps(results, indent=1))
 
-    print(f"\nn = {a.n_samples}, density = {a.density:.4%}, {a.labels} labels, k = {a.k}, "
-          f"{a.workers}-worker LocalCluster for distributed\n")
-    print("| d | mode | wall s | peak RSS MB (driver) | worker peak RSS MB | objective | m | mean / max part s | union s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    body = [f"n = {a.n_samples:,}, density = {a.density:.4%}, {a.labels} labels, k = {a.k}, "
+            f"{a.workers}-worker LocalCluster for distributed", "",
+            "| d | mode | wall s | peak RSS MB (driver) | worker peak RSS MB | objective | m | "
+            "mean / max part s | union s |", "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         if r["mode"] == "build":
+            body.insert(1, f"Store build, d = {r['d']:,}: generated in {r['seconds_generate']:.1f} s, "
+                        f"stored in {r['seconds_build']:.1f} s, peak {r['peak_rss_mb']:.0f} MB.")
             continue
         if "error" in r:
-            print(f"| {r['d']:,} | {r['mode']} | failed: {r['error']} | | | | | | |")
+            body.append(f"| {r['d']:,} | {r['mode']} | failed: {r['error']} | | | | | | |")
             continue
         w = ", ".join(f"{x:.0f}" for x in r.get("worker_peak_rss_mb", [])) or "-"
         ps = (f"{r['part_seconds_mean']:.2f} / {r['part_seconds_max']:.2f}"
               if r.get("part_seconds_mean") is not None else "-")
         us = f"{r['seconds_union']:.2f}" if r.get("seconds_union") is not None else "-"
-        print(f"| {r['d']:,} | {r['mode']} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} | {w} | "
-              f"{r['objective']:.4f} | {r['partitions']} | {ps} | {us} |")
+        body.append(f"| {r['d']:,} | {r['mode']} | {r['seconds']:.1f} | {r['peak_rss_mb']:.0f} | {w} | "
+                    f"{r['objective']:.4f} | {r['partitions']} | {ps} | {us} |")
     for d in a.sizes:
         sel = {r["mode"]: r.get("selected") for r in results if r["d"] == d and "selected" in r}
         if "streaming" in sel and "distributed" in sel:
-            print(f"\nd={d:,}: streaming and distributed selections identical: "
-                  f"{sel['streaming'] == sel['distributed']}")
+            body += ["", f"d = {d:,}: streaming and distributed selections identical: "
+                     f"{sel['streaming'] == sel['distributed']}"]
         if "centralized" in sel and "distributed" in sel:
             ov = len(set(sel["centralized"]) & set(sel["distributed"])) / a.k
-            print(f"d={d:,}: overlap of distributed with centralized selection: {ov:.2f}")
+            body.append(f"d = {d:,}: overlap of distributed with centralized selection: {ov:.2f}")
+    emit("Scale: streaming and distributed selection from a column store", "\n".join(body),
+         a.out)
 
 
 if __name__ == "__main__":

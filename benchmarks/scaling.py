@@ -90,13 +90,14 @@ def child_k(p: dict) -> dict:
 
 
 def main(argv=None) -> str:
-    ap = C.parser(__doc__.splitlines()[0])
+    ap = C.parser(__doc__, plots=True)
     ap.add_argument("--sizes", default=None, help="comma-separated d values")
     ap.add_argument("--ks", default=None, help="comma-separated k values")
-    ap.add_argument("--n-samples", type=int, default=None)
-    ap.add_argument("--modes", default=",".join(MODES))
-    ap.add_argument("--skip-d", action="store_true")
-    ap.add_argument("--skip-k", action="store_true")
+    ap.add_argument("--n-samples", type=int, default=None,
+                    help="samples of the synthetic data (default 20,000; 300 with --quick)")
+    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated modes to run")
+    ap.add_argument("--skip-d", action="store_true", help="skip the growth-in-d sweep")
+    ap.add_argument("--skip-k", action="store_true", help="skip the growth-in-k sweep")
     ap.add_argument("--plot-from", default=None, metavar="FILE",
                     help="measure nothing: plot the tables of this Markdown file to --png")
     args = ap.parse_args(argv)
@@ -175,19 +176,27 @@ def main(argv=None) -> str:
                 out.append([mode, f"{all_e:.2f}", f"{mem_e:.2f}"])
         return out
 
+    def vs_centralized(rows, key, obj):
+        """Append each row's objective / the centralized objective at the same d (or k)."""
+        cent = {r[key]: r[obj] for r in rows if r[1] == "centralized"}
+        for r in rows:
+            r.append(f"{r[obj] / cent[r[key]]:.6f}" if r[key] in cent else "–")
+
+    vs_centralized(d_rows, 0, 7)
+    vs_centralized(k_rows, 0, 5)
     body = []
     if d_rows:
         body += [f"### Growth in d (synthetic sparse, n = {n:,}, k = {k_d}, density {density:.2%})",
                  "", C.md_table(["d", "mode", "non-zeros", "fit time", "fit CPU", "data MiB",
-                                 "peak RSS MiB", "objective"], d_rows), "",
+                                 "peak RSS MiB", "objective", "/ centralized"], d_rows), "",
                  "Fitted exponents (slope of log time, log peak RSS against log d; "
                  "time fitted on d >= %s):" % f"{sizes[min(2, len(sizes) - 1)]:,}", "",
                  C.md_table(["mode", "time exponent", "RSS exponent"],
                             exps(d_series, lo=sizes[min(2, len(sizes) - 1)])), ""]
     if k_rows:
         body += [f"### Growth in k ({k_dataset})", "",
-                 C.md_table(["k", "mode", "fit time", "fit CPU", "peak RSS MiB", "objective"],
-                            k_rows), "",
+                 C.md_table(["k", "mode", "fit time", "fit CPU", "peak RSS MiB", "objective",
+                             "/ centralized"], k_rows), "",
                  "Fitted exponents (slope of log time against log k, all k):", "",
                  C.md_table(["mode", "time exponent", "RSS exponent"], exps(k_series)), ""]
     if notes:

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import REPO_ROOT  # noqa: E402
+from _common import REPO_ROOT, describe  # noqa: E402
 from calibration_research import FILES, load_xy  # noqa: E402
 
 OUT = REPO_ROOT / "docs" / "results" / "scoreboard"
@@ -257,16 +257,18 @@ def report() -> None:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    r = sub.add_parser("run")
-    r.add_argument("--datasets", default=",".join(FILES))
-    r.add_argument("--folds", type=int, default=5)
-    r.add_argument("--jobs", type=int, default=1)
-    r.add_argument("--methods", default=",".join(METHODS))
+    ap = argparse.ArgumentParser(description=describe(__doc__))
+    sub = ap.add_subparsers(dest="cmd", required=True, help="what to do")
+    r = sub.add_parser("run", help="cross-validate every method on every dataset (hours); "
+                       "one CSV per dataset in docs/results/scoreboard/")
+    r.add_argument("--datasets", default=",".join(FILES), help="comma-separated datasets of $COREDATA")
+    r.add_argument("--folds", type=int, default=5, help="cross-validation folds")
+    r.add_argument("--jobs", type=int, default=1, help="folds run at once (processes)")
+    r.add_argument("--methods", default=",".join(METHODS), help="comma-separated methods")
     r.add_argument("--max-rows", type=int, default=6000,
                    help="random subsample (seed 0) of larger datasets (delicious, tmc2007-500); 0 = all")
-    sub.add_parser("report")
+    sub.add_parser("report", help="write docs/results/scoreboard.md and winloss.png from the CSVs "
+                   "(seconds)")
     args = ap.parse_args(argv)
     if args.cmd == "run":
         run(args.datasets.split(","), args.folds, args.jobs, args.methods.split(","), args.max_rows)

@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import best_of, emit, fmt, md_table, seconds_str  # noqa: E402
+from _common import best_of, describe, emit, fmt, md_table, seconds_str  # noqa: E402
 
 
 def _du(path: Path) -> int:
@@ -203,14 +203,14 @@ def _s3_rows(store, tiles, repeat):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=describe(__doc__))
     ap.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
-    ap.add_argument("--n", type=int, default=200_000)
-    ap.add_argument("--d", type=int, default=20_000)
-    ap.add_argument("--density", type=float, default=0.0025)
-    ap.add_argument("--block-size", type=int, default=4096)
-    ap.add_argument("--row-block-size", type=int, default=50_000)
-    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--n", type=int, default=200_000, help="samples (rows)")
+    ap.add_argument("--d", type=int, default=20_000, help="features (columns)")
+    ap.add_argument("--density", type=float, default=0.0025, help="share of non-zero cells")
+    ap.add_argument("--block-size", type=int, default=4096, help="columns per column block")
+    ap.add_argument("--row-block-size", type=int, default=50_000, help="rows per row block")
+    ap.add_argument("--repeat", type=int, default=7, help="reads timed per layout: best of this many")
     ap.add_argument("--no-dense", action="store_true", help="skip the dense Zarr layout")
     ap.add_argument("--out", default=None, help="also write the Markdown to this file")
     ap.add_argument("--s3", action="store_true",

@@ -76,10 +76,11 @@ def cli_run(path: Path, k: int, relevance: str, mode: str) -> dict:
 
 
 def main(argv=None) -> str:
-    ap = C.parser(__doc__.splitlines()[0])
+    ap = C.parser(__doc__)
     ap.add_argument("--datasets", default=None, help="comma-separated (default rcv1subset1,tmc2007-500)")
     ap.add_argument("--ks", default=None, help="comma-separated k values (default 10,50,100,200)")
-    ap.add_argument("--relevances", default="mi,nmi")
+    ap.add_argument("--relevances", default="mi,nmi",
+                    help="comma-separated relevances to run (mi: the paper's numbers; nmi)")
     ap.add_argument("--repeat", type=int, default=2, help="in-process timings: best of this many")
     ap.add_argument("--no-cli", action="store_true", help="skip the whole-process CLI runs")
     args = ap.parse_args(argv)

@@ -167,14 +167,18 @@ def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         print(json.dumps(child(json.loads(sys.argv[2]))))
         return
-    p = _common.parser(__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=200_000)
-    p.add_argument("--d", type=int, default=20_000)
-    p.add_argument("--density", type=float, default=0.005)
-    p.add_argument("--k", type=int, default=100)
-    p.add_argument("--shards", type=int, default=4)
+    p = _common.parser(__doc__)
+    p.add_argument("--n", type=int, default=200_000, help="samples (rows) of the synthetic data")
+    p.add_argument("--d", type=int, default=20_000, help="features (columns)")
+    p.add_argument("--density", type=float, default=0.005,
+                   help="share of non-zero background cells")
+    p.add_argument("--k", type=int, default=100, help="features to select")
+    p.add_argument("--shards", type=int, default=4, help="row shards (tiles) of the sharded cases")
     p.add_argument("--cases", nargs="+", default=["fit", "unsharded", "rows-1", "rows",
-                                                  "dask-1", "dask-2"])
+                                                  "dask-1", "dask-2"],
+                   help="cases to run, each in its own process (fit: GDSSelector.fit; "
+                   "unsharded: the core Problem; rows-1/rows: 1 or --shards in-memory row "
+                   "shards; dask-1/dask-2: row shards on a Dask cluster of 1 or 2 workers)")
     args = p.parse_args()
     base = {"n": args.n, "d": args.d, "density": args.density, "k": args.k,
             "shards": args.shards}

@@ -185,17 +185,24 @@ def main() -> None:
         payload = json.loads(sys.argv[2])
         print(json.dumps(CASES[payload["case"]](payload)))
         return
-    p = _common.parser(__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=2_000_000)
-    p.add_argument("--d", type=int, default=100_000)
-    p.add_argument("--density", type=float, default=0.001)
-    p.add_argument("--k", type=int, default=100)
-    p.add_argument("--chunk", type=int, default=250_000)
-    p.add_argument("--block-size", type=int, default=16384)
-    p.add_argument("--row-block-size", type=int, default=262144)
-    p.add_argument("--store", default=None)
-    p.add_argument("--fulltile", type=int, default=3)
-    p.add_argument("--cases", nargs="+", default=["build", "rows", "dask-1", "dask-2"])
+    p = _common.parser(__doc__)
+    p.add_argument("--n", type=int, default=2_000_000, help="samples (rows) of the store")
+    p.add_argument("--d", type=int, default=100_000, help="features (columns)")
+    p.add_argument("--density", type=float, default=0.001,
+                   help="share of non-zero background cells")
+    p.add_argument("--k", type=int, default=100, help="features to select")
+    p.add_argument("--chunk", type=int, default=250_000,
+                   help="rows drawn and written per chunk while building (bounds its memory)")
+    p.add_argument("--block-size", type=int, default=16384, help="columns per column block of the store")
+    p.add_argument("--row-block-size", type=int, default=262144,
+                   help="rows per row block (tile) of the store")
+    p.add_argument("--store", default=None,
+                   help="store folder to build or reuse (default: a temporary folder, removed)")
+    p.add_argument("--fulltile", type=int, default=3,
+                   help="features for which the former full-tile step is timed (0: none)")
+    p.add_argument("--cases", nargs="+", default=["build", "rows", "dask-1", "dask-2"],
+                   help="cases to run, each in its own process (build the store; rows: "
+                   "streaming row-sharded selection; dask-1/dask-2: on 1 or 2 Dask workers)")
     args = p.parse_args()
     base = {"n": args.n, "d": args.d, "density": args.density, "k": args.k,
             "chunk": args.chunk, "block_size": args.block_size,

@@ -51,8 +51,9 @@ def available(folder: Path) -> list[str]:
 @handle_errors
 def bench_cmd(name, quick, list_, help_, quiet, verbose, extra):
     """Run benchmark NAME (benchmarks/NAME.py of the source checkout); it prints a Markdown
-    table. Extra arguments go to the script (e.g. --png plot.png, --out table.md);
-    `coreselect bench NAME --help` lists the script's own options."""
+    table. Extra arguments go to the script (e.g. --out table.md: the table headed by the
+    command and the date, for the docs); `coreselect bench NAME --help` lists the script's
+    own options."""
     if help_ and not name:
         click.echo(click.get_current_context().get_help())
         return
@@ -69,11 +70,11 @@ def bench_cmd(name, quick, list_, help_, quiet, verbose, extra):
     if name not in names:
         fail(f"unknown benchmark {name!r}; choose one of {', '.join(names)}")
     cmd = [sys.executable, str(folder / f"{name}.py")]
-    if help_:
-        cmd.append("--help")
     if quick:
         cmd.append("--quick")
     cmd += list(extra)
+    if help_:  # after the extras: `bench NAME SUBCOMMAND --help` is the subcommand's help
+        cmd.append("--help")
     env = dict(os.environ)
     if verbose:  # the script's internal errors print their traceback (coreselect's -v)
         env["CORESELECT_DEBUG"] = "1"

@@ -1,0 +1,181 @@
+"""Numbers in the docs come from files a benchmark wrote: splice them in, or check the splice.
+
+    python benchmarks/_docs.py            # replace every generated region by its file
+    python benchmarks/_docs.py --check    # exit 1 and name every region that is not current
+    python benchmarks/_docs.py --list     # every generated region and recorded table
+
+A doc quotes a benchmark's output between two markers::
+
+    <!-- generated: docs/results/bench/scaling.md -->
+    ...the file's text, byte for byte...
+    <!-- end generated -->
+
+The file is what ``coreselect bench NAME ... --out FILE`` wrote: its first line names the
+command and the date (``_common.emit``). To update a table, rerun that command, then this
+script. A table measured before this rule whose run was not repeated keeps its numbers under
+``<!-- recorded: COMMAND; not regenerated (WHY) -->`` (the last such comment between the
+previous table or heading and the table); :data:`WHOLE_FILES` are docs that a script writes
+whole. ``tests/test_docs.py`` fails on a stale region and on a table with figures that is none
+of these.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BEGIN = re.compile(r"^<!-- generated: (?P<path>\S+) -->\s*$")
+END = "<!-- end generated -->"
+RECORDED = re.compile(r"^<!-- recorded: (?P<what>.+?) -->\s*$")
+
+#: docs written whole by a script (path or glob pattern -> the command that writes it)
+WHOLE_FILES = {
+    "docs/results/scoreboard.md": "python benchmarks/scoreboard.py report",
+    "docs/mutation.md": "python benchmarks/mutation.py --jobs 2 --workers 1 --timeout 400 "
+                        "--out docs/mutation.md",
+    "docs/results/*/summary.md": "coreselect evaluate DATA ... --out docs/results/FOLDER "
+                                 "(beside its results.csv)",
+}
+
+
+def written_whole(rel: str) -> str | None:
+    """The command that writes the doc ``rel`` (repository-relative) whole, or None."""
+    from fnmatch import fnmatch
+
+    return next((cmd for pattern, cmd in WHOLE_FILES.items() if fnmatch(rel, pattern)), None)
+
+
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def in_fences(lines: list[str]) -> set[int]:
+    """Indices of the lines inside fenced code blocks (markers shown there are examples)."""
+    inside, fence = set(), None
+    for i, line in enumerate(lines):
+        m = FENCE.match(line)
+        if fence is None and m:
+            fence = m[1]
+            inside.add(i)
+        elif fence is not None:
+            inside.add(i)
+            if m and line.strip() == fence[0] * len(line.strip()) and len(m[1]) >= len(fence):
+                fence = None
+    return inside
+
+
+def doc_files(root: Path = ROOT) -> list[Path]:
+    """README.md and every Markdown file under docs/, in a stable order."""
+    return [root / "README.md"] + sorted((root / "docs").rglob("*.md"))
+
+
+@dataclass(frozen=True)
+class Region:
+    doc: Path
+    line: int  # 1-based line of the begin marker
+    source: str  # repository-relative path of the file it quotes
+    text: str  # what the doc holds between the markers
+
+
+def regions(doc: Path) -> list[Region]:
+    """The generated regions of ``doc``; a begin marker without its end raises ValueError."""
+    lines = doc.read_text().splitlines(keepends=True)
+    code = in_fences(lines)
+    out, i = [], 0
+    while i < len(lines):
+        m = BEGIN.match(lines[i]) if i not in code else None
+        if m:
+            for j in range(i + 1, len(lines)):
+                if lines[j].strip() == END:
+                    break
+                if BEGIN.match(lines[j]):
+                    raise ValueError(f"{doc}:{j + 1}: a generated region opens inside another")
+            else:
+                raise ValueError(f"{doc}:{i + 1}: '{lines[i].strip()}' has no '{END}'")
+            out.append(Region(doc, i + 1, m["path"], "".join(lines[i + 1:j])))
+            i = j
+        i += 1
+    return out
+
+
+def splice(text: str, root: Path = ROOT) -> str:
+    """``text`` with every generated region replaced by the current text of its file."""
+    lines = text.splitlines(keepends=True)
+    code = in_fences(lines)
+    out, i = [], 0
+    while i < len(lines):
+        out.append(lines[i])
+        m = BEGIN.match(lines[i]) if i not in code else None
+        if m:
+            j = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == END), None)
+            if j is None:
+                raise ValueError(f"line {i + 1}: '{lines[i].strip()}' has no '{END}'")
+            body = (root / m["path"]).read_text()
+            out.append(body if body.endswith("\n") else body + "\n")
+            out.append(lines[j])
+            i = j
+        i += 1
+    return "".join(out)
+
+
+def stale(root: Path = ROOT) -> list[str]:
+    """One line per generated region whose text differs from its file (or whose file is gone)."""
+    problems = []
+    for doc in doc_files(root):
+        rel = doc.relative_to(root)
+        found = regions(doc)
+        missing = [r for r in found if not (root / r.source).is_file()]
+        problems += [f"{rel}:{r.line}: {r.source} does not exist" for r in missing]
+        if missing or not found:
+            continue
+        for r in found:  # name each region whose text differs
+            new_body = (root / r.source).read_text()
+            if r.text != (new_body if new_body.endswith("\n") else new_body + "\n"):
+                problems.append(f"{rel}:{r.line}: not the current text of {r.source} "
+                                "(run: python benchmarks/_docs.py)")
+    return problems
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="Splice the files benchmarks wrote into the docs "
+                                 "(between <!-- generated: FILE --> and <!-- end generated -->).")
+    ap.add_argument("--check", action="store_true",
+                    help="change nothing; exit 1 if a region is not its file's current text")
+    ap.add_argument("--list", action="store_true",
+                    help="list every generated region, recorded table and whole-file doc")
+    a = ap.parse_args(argv)
+    if a.list:
+        for doc in doc_files():
+            rel = doc.relative_to(ROOT)
+            for r in regions(doc):
+                print(f"generated  {rel}:{r.line}  <- {r.source}")
+            lines = doc.read_text().splitlines()
+            code = in_fences(lines)
+            for n, line in enumerate(lines, 1):
+                m = RECORDED.match(line) if n - 1 not in code else None
+                if m:
+                    print(f"recorded   {rel}:{n}  {m['what']}")
+        for doc in doc_files():
+            cmd = written_whole(str(doc.relative_to(ROOT)))
+            if cmd:
+                print(f"whole file {doc.relative_to(ROOT)}  <- {cmd}")
+        return 0
+    if a.check:
+        problems = stale()
+        print("\n".join(problems) or "every generated region is current")
+        return 1 if problems else 0
+    for doc in doc_files():
+        text = doc.read_text()
+        new = splice(text)
+        if new != text:
+            doc.write_text(new)
+            print(f"updated {doc.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
