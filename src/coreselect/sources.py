@@ -444,9 +444,19 @@ class StoreSource(Source):
     Its codes were binned when it was built, so ``binning`` (default: the store's binning,
     constant columns not selectable) must bin as the store did; only ``keep_constant`` is
     free. Its partition is fixed by the seed it was built with (its column order).
+    ``temp_dir``: where the row shards' row-major copies go (:class:`StoreRowShards`;
+    default: the system's temporary folder).
     """
 
-    def __init__(self, store: ColumnStore | str | os.PathLike, binning: Binning | None = None):
+    def __init__(self, store: ColumnStore | str | os.PathLike, binning: Binning | None = None,
+                 *, temp_dir: str | os.PathLike | None = None):
+        if temp_dir is not None:
+            from coreselect.store.fs import refuse_url
+
+            refuse_url(str(temp_dir), "temp_dir")
+            if not os.path.isdir(temp_dir):
+                raise InputError(f"temp_dir {temp_dir} is not a folder (it must exist)")
+        self.temp_dir = temp_dir
         self.store = store if isinstance(store, ColumnStore) else open_store(store)
         built = self.built_binning(self.store)
         if binning is None:
@@ -494,7 +504,7 @@ class StoreSource(Source):
             raise InputError(
                 f"the row shards of a store are its {self.store.n_row_blocks} row block(s); "
                 f"row_shards={n_shards!r} cannot change them (rebuild with --row-block-size)")
-        return StoreRowShards(self.store), None
+        return StoreRowShards(self.store, cache_dir=self.temp_dir), None
 
     def column_parts(self, objective: Objective, m: int, random_state: Any) -> ColumnParts:
         seed = self.store.seed
@@ -570,6 +580,15 @@ class StoreRowShards:
 
     def tile(self, row_block: int) -> tuple[DiscreteMatrix, DiscreteMatrix]:
         return self._features_tile(row_block), self.store.labels_tile(row_block)
+
+    def close(self) -> None:
+        """Remove the row-major copies now (the run calls it on success, on failure and when
+        SIGTERM unwinds it; otherwise they go with this object)."""
+        import shutil
+
+        if self._cache is not None:
+            shutil.rmtree(self._cache, ignore_errors=True)
+        self._cache, self._row_major = None, {}
 
     def _features_tile(self, row_block: int) -> DiscreteMatrix:
         codes = self.store.read_tile(row_block, 0, self.store.n_features)
