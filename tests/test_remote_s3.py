@@ -145,8 +145,11 @@ def test_build_is_all_or_nothing(s3, monkeypatch):
             raise OSError("connection lost")
         return real(self, *a, **kw)
 
+    from coreselect.store import fs as fs_module
+
     with monkeypatch.context() as m:
         m.setattr(s3fs.S3FileSystem, "copy", failing_copy)
+        m.setattr(fs_module, "_FS", {})  # a new instance, with the failing copy
         with pytest.raises(StoreError):
             build_store(X, Y, url, block_size=3)
     fs = s3.fs()

@@ -22,8 +22,11 @@ fsspec.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
 import json
+import threading
 import os
 import re
 import shutil
@@ -43,6 +46,8 @@ __all__ = ["is_url", "scheme", "local_path", "scrub", "filesystem", "storage_opt
            "open_remote", "build_at_url", "check_url_target", "RemoteColumnStore",
            "OPTIONS_ENV", "refuse_url"]
 
+_FS: dict = {}
+_FS_LOCK = threading.Lock()
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 #: The environment variable holding default storage options (a JSON object) for URLs.
 OPTIONS_ENV = "CORESELECT_STORAGE_OPTIONS"
@@ -151,10 +156,21 @@ def filesystem(url: str, options: dict | None = None):
     options = dict(options or {})
     retries = options.pop("retries", None)  # s3fs's own retry count: an attribute, not an option
     try:
-        # A fresh instance per store: no listing cached across opens, no shared settings.
-        fs, root = fsspec.core.url_to_fs(url, skip_instance_cache=True, **options)
-        if retries is not None:
-            fs.retries = int(retries)
+        # One instance per process and settings (a client session costs a few requests);
+        # listings are never cached (see _listing).
+        env = sorted((k, v) for k, v in os.environ.items()
+                     if k.startswith(("AWS_", "GOOGLE", "GCS", "AZURE", "FSSPEC")))
+        key = hashlib.sha256(repr((os.getpid(), proto, json.dumps(
+            options, sort_keys=True, default=repr), retries, env)).encode()).hexdigest()
+        with _FS_LOCK:
+            fs = _FS.get(key)
+        if fs is None:
+            fs, _ = fsspec.core.url_to_fs(url, skip_instance_cache=True, **options)
+            if retries is not None:
+                fs.retries = int(retries)
+            with _FS_LOCK:
+                _FS[key] = fs
+        root = fs._strip_protocol(url)
     except Exception as exc:  # noqa: BLE001 - bad options: the library's own types vary
         raise InputError(f"{scrub(url)}: cannot set up {proto}:// "
                          f"({scrub(_describe(exc), _secret_values(options or {}))})") from None
@@ -195,6 +211,7 @@ class RemoteColumnStore(ColumnStore):
         self.path = scrub(url.rstrip("/"))  # what messages show
         self.url, self.options, self.fs, self.root = url.rstrip("/"), options, fs, root
         self._sizes: dict[str, int] | None = None
+        self._pending: dict = {}
 
     @property
     def ref(self) -> StoreRef:
@@ -208,8 +225,29 @@ class RemoteColumnStore(ColumnStore):
         self.__dict__.update(state)
         self.fs, _ = filesystem(self.url, self.options)
 
+    @contextlib.contextmanager
+    def _prefetch(self, rels: list[str]):
+        """Fetch ``rels`` concurrently (one round of requests, not one per file); each is
+        still size- and checksum-checked when read. Holds them only within the context."""
+        if len(rels) > 1:
+            paths = {f"{self.root}/{rel}": rel for rel in rels}
+            try:
+                got = self.fs.cat(list(paths), on_error="return")
+            except Exception:  # noqa: BLE001 - read one by one, with their own errors
+                got = {}
+            self._pending = {paths[p]: v for p, v in got.items() if p in paths}
+        try:
+            yield
+        finally:
+            self._pending = {}
+
     def _fetch(self, rel: str, block: str) -> bytes:
         try:
+            got = self._pending.pop(rel, None)
+            if isinstance(got, BaseException):
+                raise got
+            if got is not None:
+                return got
             return self.fs.cat_file(f"{self.root}/{rel}")
         except Exception as exc:  # noqa: BLE001 - fsspec back ends raise their own types
             if isinstance(exc, FileNotFoundError):
@@ -221,6 +259,7 @@ class RemoteColumnStore(ColumnStore):
     def _listing(self) -> dict[str, int]:
         if self._sizes is None:
             try:
+                self.fs.invalidate_cache(self.root)
                 found = self.fs.find(self.root, detail=True)
             except Exception as exc:  # noqa: BLE001
                 raise _remote_error(self.path, "", exc, self.options) from None
@@ -333,6 +372,7 @@ def check_url_target(url: str, options: dict | None = None) -> None:
     fs, root = filesystem(url, options)
     shown = scrub(url)
     try:
+        fs.invalidate_cache(root)
         existing = fs.find(root, maxdepth=None)
     except FileNotFoundError:
         existing = []

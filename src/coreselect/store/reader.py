@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -155,7 +156,9 @@ class ColumnStore:
     # -- data ----------------------------------------------------------------------------
     def labels(self) -> DiscreteMatrix:
         """The discretized labels of all rows."""
-        pieces = [self._label_arrays(r) for r in range(self.n_row_blocks)]
+        with self._prefetch([f"{label_dir(r)}/{a}.npy" for r in range(self.n_row_blocks)
+                             for a in ARRAYS]):
+            pieces = [self._label_arrays(r) for r in range(self.n_row_blocks)]
         codes = self._stack_rows(pieces, self.n_labels)
         self._check_code_counts(codes, self.label_n_codes, "labels")
         return DiscreteMatrix(codes, self.label_n_codes)
@@ -174,7 +177,10 @@ class ColumnStore:
         r = self._row_block(row_block)
         start, stop = self._col_range(col_start, col_stop)
         n_rows = int(self.row_bounds[r + 1] - self.row_bounds[r])
-        pieces = [self._tile_cols(b, r, lo, hi) for b, lo, hi in self._col_blocks(start, stop)]
+        with self._prefetch([f"{tile_dir(b, r)}/{a}.npy" for b, _, _ in
+                             self._col_blocks(start, stop) for a in ARRAYS]):
+            pieces = [self._tile_cols(b, r, lo, hi)
+                      for b, lo, hi in self._col_blocks(start, stop)]
         return DiscreteMatrix(_hstack(pieces, n_rows), np.array(self.n_codes[start:stop]))
 
     def read_range(self, start: int, stop: int) -> tuple[np.ndarray, DiscreteMatrix]:
@@ -184,7 +190,9 @@ class ColumnStore:
         start, stop = self._col_range(start, stop)
         pieces = []
         for b, lo, hi in self._col_blocks(start, stop):
-            rows = [self._tile_cols(b, r, lo, hi) for r in range(self.n_row_blocks)]
+            with self._prefetch([f"{tile_dir(b, r)}/{a}.npy" for r in range(self.n_row_blocks)
+                                 for a in ARRAYS]):
+                rows = [self._tile_cols(b, r, lo, hi) for r in range(self.n_row_blocks)]
             pieces.append(self._stack_rows(rows, hi - lo))
         codes = _hstack([(p.indptr, p.indices, p.data) for p in pieces], self.n_samples)
         n_codes = np.array(self.n_codes[start:stop])
@@ -288,6 +296,11 @@ class ColumnStore:
             with _VERIFIED_LOCK:
                 _VERIFIED.add(key)
         return path
+
+    def _prefetch(self, rels: list[str]):
+        """A context in which ``rels`` are about to be read (a remote store fetches them
+        concurrently, :mod:`coreselect.store.fs`); nothing to do for mapped files."""
+        return contextlib.nullcontext()
 
     def _read_text(self, rel: str, block: str) -> str:
         return self._verified(rel, block).read_text(encoding="utf-8")
