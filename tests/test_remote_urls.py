@@ -164,3 +164,31 @@ def test_storage_options_from_the_environment(monkeypatch, capsys):
         open_store("memory://x/y")
     code, out, err = run(capsys, "select", "memory://x/y", "-k", 2)
     assert code == 2 and "CORESELECT_STORAGE_OPTIONS" in err
+
+
+@pytest.mark.parametrize("error", [OSError("connection lost"), KeyboardInterrupt()])
+def test_a_build_that_fails_while_publishing_leaves_nothing(monkeypatch, error):
+    """Failing at the third copy (or interrupted there, as SIGTERM unwinds the command):
+    no object under the prefix nor under its temporary prefix."""
+    import fsspec
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    from coreselect.store import fs as fs_module
+
+    X, Y = _data(n=40, d=6)
+    url = f"memory://coreselect-tests/fail-{type(error).__name__}-{os.getpid()}"
+    calls = {"n": 0}
+    real = MemoryFileSystem.copy
+
+    def failing(self, *a, **kw):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise error
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(MemoryFileSystem, "copy", failing)
+    monkeypatch.setattr(fs_module, "_FS", {})
+    with pytest.raises((StoreError, KeyboardInterrupt)):
+        build_store(X, Y, url, block_size=2)
+    memfs = fsspec.filesystem("memory")
+    assert not [p for p in memfs.find("/coreselect-tests") if f"fail-{type(error).__name__}" in p]

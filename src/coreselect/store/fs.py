@@ -411,9 +411,11 @@ def build_at_url(url: str, build: Callable[[Path], ColumnStore], options: dict |
                 fs.copy(f"{staging}/{rel}", f"{root}/{rel}")
                 copied.append(rel)
             fs.put_file(str(local.path / META_FILE), f"{root}/{META_FILE}")  # the commit
-        except Exception as exc:  # noqa: BLE001
+        except BaseException as exc:  # SIGTERM (the CLI's Terminated) cleans up too
             for rel in copied:  # a prefix without store.json is no store; leave nothing
                 _quietly(fs.rm_file, f"{root}/{rel}")
+            if not isinstance(exc, Exception):
+                raise
             raise _remote_error(shown, "", exc, options) from None
     finally:
         _quietly(fs.rm, staging, recursive=True)
