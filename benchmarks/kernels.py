@@ -16,7 +16,21 @@ Compared, in one process, with
 Datasets: scene, Corel5k, rcv1subset1, and rcv1subset1 binarized (word present/absent: the
 "binary data" of the distance-step target).
 
+A second part measures the kernels against the machine's own limits (issue 20): on
+``make_sparse_multilabel(n_samples=200_000, n_features=20_000, n_labels=50, density=0.005)``
+(26.2 M non-zeros; ``--quick``: 20,000 x 2,000 x 10) the whole ``GDSSelector(k=100).fit``
+(seconds, CPU seconds, peak memory of a fresh process), the relevance kernel and the 100
+distance steps of that fit, each beside a floor measured in the same process on the same
+threads: a streaming read of as many cells (int32 + int8, as the kernels read them) and
+random ``+= 1`` updates, as many as the kernel's co-occurrences, into a table the size of its
+count table (features x codes x labels for relevance, codes x slots for a step). "x floor" is
+the kernel's seconds over the floor's: 1 is the physical limit of that model. With
+``--against SRC`` every child also runs with ``PYTHONPATH=SRC`` (another checkout's ``src``,
+e.g. main's), alternating, so the two are compared under the same load. The CLI's fixed cost
+(``select --help``, a tiny select) and RCV1 k = 200 (whole process) close the part.
+
     python benchmarks/kernels.py [--quick] [--datasets scene,corel5k,rcv1subset1,rcv1-binary]
+        [--part all|datasets|limits] [--against ../main/src] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -166,15 +180,276 @@ def distance_rows(name, F, quick, sk_cols, ref_cols, n_steps):
     ], med
 
 
+# -- part 2: the kernels against the machine's limits ----------------------------------------
+LIMIT_SIZE = dict(n_samples=200_000, n_features=20_000, n_labels=50, density=0.005)
+QUICK_SIZE = dict(n_samples=20_000, n_features=2_000, n_labels=10, density=0.005)
+
+
+def _floor_kernels():
+    """Compiled microbenchmarks (nogil, one call per thread): streaming read, random updates."""
+    import numpy as np
+    from numba import njit
+
+    @njit(nogil=True)
+    def stream(idx, codes, lo, hi):
+        s = 0
+        for e in range(lo, hi):
+            s += idx[e] + codes[e]
+        return s
+
+    @njit(nogil=True)
+    def scatter(idx, lo, hi, table):
+        for e in range(lo, hi):
+            table[idx[e]] += 1
+
+    return stream, scatter
+
+
+def _on_threads(fn, n_items: int, threads: int) -> float:
+    """Seconds of ``fn(lo, hi, thread)`` over ``threads`` equal parts run at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cuts = [n_items * t // threads for t in range(threads + 1)]
+    start = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda t: fn(cuts[t], cuts[t + 1], t), range(threads)))
+    return time.perf_counter() - start
+
+
+def floors(cells: int, updates: int, table_size: int, table_dtype, threads: int,
+           repeat: int = 3) -> tuple[float, float]:
+    """Best seconds to stream ``cells`` cells and to make ``updates`` random updates into a
+    table of ``table_size`` entries (one table per thread), on ``threads`` threads."""
+    import numpy as np
+
+    stream, scatter = _floor_kernels()
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, 2**31 - 1, size=max(cells, 1), dtype=np.int32)
+    codes = np.ones(max(cells, 1), dtype=np.int8)
+    stream(idx, codes, 0, 1)
+    t_stream = min(_on_threads(lambda lo, hi, t: stream(idx, codes, lo, hi), cells, threads)
+                   for _ in range(repeat))
+    del idx, codes
+    upd = rng.integers(0, max(table_size, 1), size=max(updates, 1), dtype=np.int64)
+    tables = [np.zeros(max(table_size, 1), dtype=table_dtype) for _ in range(threads)]
+    scatter(upd, 0, 1, tables[0])
+    t_update = min(_on_threads(lambda lo, hi, t: scatter(upd, lo, hi, tables[t]), updates,
+                               threads) for _ in range(repeat))
+    return t_stream, t_update
+
+
+def limits_child(payload: dict) -> dict:
+    """In a fresh process: the whole fit, then its kernels and their floors."""
+    import hashlib
+    import importlib
+
+    import numpy as np
+    from coreselect import GDSSelector
+    from coreselect.core import discretize, discretize_labels
+    from coreselect.datasets.synthetic import make_sparse_multilabel
+
+    entropy_mod = importlib.import_module("coreselect.core.entropy")
+    size = QUICK_SIZE if payload["quick"] else LIMIT_SIZE
+    ds = make_sparse_multilabel(**size, random_state=0)
+    X, Y = ds.X, ds.Y
+    del ds
+    rss_data = C.peak_rss_mib()
+    t0 = time.perf_counter()
+    entropy_mod.warm_up()
+    GDSSelector(k=5).fit(X[:500], Y[:500])  # first calls: numba's cache, imports
+    cold = time.perf_counter() - t0
+    before = C.rss_mib()
+    wall, cpu, fit = C.best_of_cpu(lambda: GDSSelector(k=100).fit(X, Y), 1)
+    peak = C.peak_rss_mib()  # of the first fit (a repeat's garbage would add to it)
+    if payload["repeat"] > 1:
+        again, again_cpu, fit = C.best_of_cpu(lambda: GDSSelector(k=100).fit(X, Y),
+                                              payload["repeat"] - 1)
+        if again < wall:
+            wall, cpu = again, again_cpu
+    out = {"fit_s": wall, "fit_cpu_s": cpu, "peak_mib": peak, "fit_mib": peak - before,
+           "data_mib": rss_data,
+           "cold_s": cold, "timings": {k: float(v) for k, v in fit.timings_.items()},
+           "objective": float(fit.objective_).hex(),
+           "selected": hashlib.md5(np.asarray(fit.selected_, np.int64).tobytes()).hexdigest()[:10]}
+    F, L = discretize(X), discretize_labels(Y)
+    del X
+    threads = _kernel_threads()
+    rel_s, rel_cpu, _ = C.best_of_cpu(lambda: entropy_mod.relevance_matrix(F, L, "mi"),
+                                      payload["repeat"])
+    f_rows = np.bincount(F.codes.indices, minlength=F.n_samples)
+    l_rows = np.bincount(L.codes.indices, minlength=L.n_samples)
+    rel_cells = int(F.codes.nnz)
+    rel_updates = int(np.dot(f_rows.astype(np.int64), l_rows))
+    oracle = entropy_mod.DistanceOracle(F)
+    us = [int(u) for u in fit.selected_]
+    oracle.distances_from(us[0])
+    steps_s = min(_timed_steps(oracle, us) for _ in range(payload["repeat"]))
+    steps_cpu = time.process_time()
+    _timed_steps(oracle, us)
+    steps_cpu = time.process_time() - steps_cpu
+    indptr = F.codes.indptr
+    step_cells = int(sum(f_rows[F.codes.indices[indptr[u]:indptr[u + 1]]].sum() for u in us))
+    a_max = int(max(F.n_codes[u] for u in us)) - 1
+    s_rel, u_rel = floors(rel_cells, rel_updates, int(F.offsets[-1]) * int(L.offsets[-1]),
+                          np.int64, threads)
+    s_dist, u_dist = floors(step_cells, step_cells, a_max * int(F.offsets[-1]), np.int32,
+                            threads)
+    out.update(threads=threads, rel_s=rel_s, rel_cpu_s=rel_cpu, rel_cells=rel_cells,
+               rel_updates=rel_updates, steps_s=steps_s, steps_cpu_s=steps_cpu,
+               step_cells=step_cells, n_steps=len(us), floor_rel=(s_rel, u_rel),
+               floor_dist=(s_dist, u_dist))
+    return out
+
+
+def _timed_steps(oracle, us) -> float:
+    start = time.perf_counter()
+    for u in us:
+        oracle.distances_from(u)
+    return time.perf_counter() - start
+
+
+def _kernel_threads() -> int:
+    try:
+        from coreselect.core._threads import n_threads  # this branch's kernels
+    except ImportError:  # a checkout whose kernels run on one thread
+        return 1
+    return n_threads()
+
+
+def _child(payload: dict, src: str | None) -> dict:
+    import json
+    import os
+    import subprocess
+
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src
+    proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(payload)],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-3000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _cli(src: str | None, args: list[str], repeat: int) -> tuple[float, float]:
+    """Best wall seconds and peak MiB of ``python -m coreselect ARGS``."""
+    import os
+
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src
+    runs = [C.run_command([sys.executable, "-m", "coreselect", *args], env=env)
+            for _ in range(repeat)]
+    best = min(runs)
+    return best[0], best[1]
+
+
+def limits_part(quick: bool, against: str | None, rounds: int) -> list[str]:
+    import os
+
+    mine = str(C.REPO_ROOT / "src")
+    sides = [("this checkout", mine)] + ([("against", against)] if against else [])
+    payload = {"quick": quick, "repeat": 1 if quick else 2}
+    results: dict[str, list[dict]] = {name: [] for name, _ in sides}
+    loads = [os.getloadavg()[0]]
+    for _ in range(max(1, rounds)):  # alternate, so both see the same load
+        for name, src in sides:
+            results[name].append(_child(payload, src))
+            loads.append(os.getloadavg()[0])
+    size = QUICK_SIZE if quick else LIMIT_SIZE
+    fit_rows, kernel_rows = [], []
+    for name, src in sides:
+        best = min(results[name], key=lambda r: r["fit_s"])
+        label = name if src == mine else f"{name} ({src})"
+        t = best["timings"]
+        fit_rows.append([label, C.seconds_str(best["fit_s"]), C.seconds_str(best["fit_cpu_s"]),
+                         C.seconds_str(t.get("discretize")), C.seconds_str(t.get("relevance")),
+                         C.seconds_str(t.get("select")),
+                         f"{best['peak_mib']:.0f} (+{best['fit_mib']:.0f})",
+                         C.seconds_str(best["cold_s"]), best["objective"], best["selected"]])
+        r = min(results[name], key=lambda r: r["rel_s"])
+        s = min(results[name], key=lambda r: r["steps_s"])
+        for what, sec, cpu, cells, updates, (f_s, f_u) in (
+                ("relevance", r["rel_s"], r["rel_cpu_s"], r["rel_cells"], r["rel_updates"],
+                 r["floor_rel"]),
+                (f"{s['n_steps']} distance steps", s["steps_s"], s["steps_cpu_s"],
+                 s["step_cells"], s["step_cells"], s["floor_dist"])):
+            kernel_rows.append([
+                label, what, r["threads"], C.seconds_str(sec), C.seconds_str(cpu),
+                f"{cells / sec / 1e6:,.0f} M/s", f"{cells / f_s / 1e6:,.0f} M/s",
+                f"{sec / f_s:.1f}x", f"{updates / sec / 1e6:,.0f} M/s",
+                f"{updates / f_u / 1e6:,.0f} M/s", f"{sec / f_u:.2f}x"])
+    data = "rcv1v2/rcv1subset1.arff.gz"
+    cli_rows = []
+    tiny = ["select", "synthesized", "-k", "16"]
+    for _ in range(max(1, rounds)):
+        for name, src in sides:
+            label = name if src == mine else f"{name} ({src})"
+            helps = _cli(src, ["select", "--help"], 1 if quick else 3)
+            small = _cli(src, tiny, 1 if quick else 3)
+            row = [label, C.seconds_str(helps[0]), C.seconds_str(small[0])]
+            if not quick and C.have_data(data):
+                k200 = _cli(src, ["select", str(C.data_path(data)), "-k", "200"], 2)
+                row += [C.seconds_str(k200[0]), f"{k200[1]:.0f}"]
+            else:
+                row += ["(not run)", ""]
+            cli_rows.append(row)
+    body = [
+        "### Kernels near the memory limit (issue 20)",
+        "",
+        f"Data: `make_sparse_multilabel({', '.join(f'{k}={v:_}' for k, v in size.items())}, "
+        "random_state=0)`; 1-min load average %s during the runs (rounds alternate "
+        "between the checkouts)." % " / ".join(f"{x:.1f}" for x in loads),
+        "",
+        C.md_table(["checkout", "fit s", "fit CPU s", "discretize", "relevance", "select",
+                    "peak MiB (+ over the data)", "cold start s", "objective (hex)",
+                    "selection md5"], fit_rows),
+        "",
+        C.md_table(["checkout", "kernel", "threads", "s", "CPU s", "cells/s",
+                    "floor: streaming read", "x floor (cells)", "count updates/s",
+                    "floor: random updates", "x floor (updates)"], kernel_rows),
+        "",
+        "Best of the rounds. *x floor*: the kernel's seconds over the floor's for the same "
+        "number of cells (streaming read) or count updates (random `+= 1` into a table the "
+        "size of the kernel's count table), on the same threads; below 1 means the kernel "
+        "does less than the model assumes (bit-set counting, cache-resident tables). "
+        "*cold start*: numba's cache load and first calls, before the timed fit. *peak*: "
+        "the process's peak resident memory after the first fit (data included; in brackets "
+        "what the fit added to the memory resident before it).",
+        "",
+        "CLI (whole process, best of 3; `select synthesized -k 16` is the tiny select):",
+        "",
+        C.md_table(["checkout", "select --help s", "tiny select s", "RCV1 k=200 s",
+                    "RCV1 peak MiB"], cli_rows),
+    ]
+    return body
+
+
 def main(argv=None) -> str:
     ap = C.parser(__doc__.splitlines()[0])
-    ap.add_argument("--datasets", default=None)
+    ap.add_argument("--part", choices=("all", "datasets", "limits"), default="all",
+                    help="datasets: the kernels vs sklearn and the reference; limits: the "
+                    "26 M-non-zero fit and its kernels beside the machine's floors; all: both")
+    ap.add_argument("--against", default=None,
+                    help="another checkout's src folder, measured beside this one")
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="rounds of the limits part, alternating between the checkouts")
+    ap.add_argument("--datasets", default=None,
+                    help="comma-separated datasets of the first part (default: scene with "
+                    "--quick, else scene,corel5k,rcv1subset1,rcv1-binary)")
     ap.add_argument("--sklearn-labels", type=int, default=None,
                     help="labels for the sklearn loop (default: as many as keep it to about "
                     "40,000 feature-label pairs, at least 1)")
     args = ap.parse_args(argv)
+    if args.child:
+        import json
+
+        print(json.dumps(limits_child(json.loads(args.child))))
+        return ""
     quick = args.quick
     names = (args.datasets or ("scene" if quick else "scene,corel5k,rcv1subset1,rcv1-binary")).split(",")
+    if args.part == "limits":
+        names = []
 
     # load the compiled kernels once
     import numpy as np
@@ -202,7 +477,7 @@ def main(argv=None) -> str:
                                  ref_cols=20 if quick else 200, n_steps=10 if quick else 200)
         dist_table.append(row)
 
-    body = [
+    body = [] if not names else [
         "### Feature-by-label MI matrix (bits), all features x all labels",
         "",
         C.md_table(["dataset", "n x d x labels", "coreselect numba", "coreselect numpy",
@@ -225,6 +500,8 @@ def main(argv=None) -> str:
     ]
     if notes:
         body += ["", "Notes:", ""] + [f"- {n}" for n in notes]
+    if args.part in ("all", "limits"):
+        body += [""] + limits_part(quick, args.against, 1 if quick else args.rounds)
     return C.emit("Kernels: MI matrix and distance step (coreselect vs sklearn vs reference)",
                   "\n".join(body), args.out)
 

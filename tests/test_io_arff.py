@@ -102,10 +102,10 @@ def test_xml_lookup_suffixes(tmp_path):
     for stem in ("birds-train", "Corel5k-train-sparse", "foo-sparse", "bar-test"):
         (tmp_path / f"{stem}.arff").write_text("")
     (tmp_path / "birds.xml").write_text(xml_for("x"))
-    (tmp_path / "corel5k.xml").write_text(xml_for("x"))
+    (tmp_path / "Corel5k.xml").write_text(xml_for("x"))
     (tmp_path / "foo.xml").write_text(xml_for("x"))
     assert find_label_xml(tmp_path / "birds-train.arff").name == "birds.xml"
-    assert find_label_xml(tmp_path / "Corel5k-train-sparse.arff").name == "corel5k.xml"
+    assert find_label_xml(tmp_path / "Corel5k-train-sparse.arff").name == "Corel5k.xml"
     assert find_label_xml(tmp_path / "foo-sparse.arff").name == "foo.xml"
     assert find_label_xml(tmp_path / "bar-test.arff") is None
 

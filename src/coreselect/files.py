@@ -46,6 +46,8 @@ __all__ = [
     "atomic_dir",
     "output_set",
     "check_outputs",
+    "check_writable",
+    "checkpoint",
     "clean_stale",
     "temp_name_prefix",
     "file_mode",
@@ -234,6 +236,78 @@ def _suffixes(name: str) -> str:
     return "".join(Path(name).suffixes)[:64]
 
 
+def _open_special(path: PathLike) -> int | None:
+    """Open a FIFO for writing now, without blocking: a FIFO with no reader (or a socket,
+    which cannot be opened) is refused before anything is written, instead of hanging the
+    commit (or failing it after the other outputs were replaced). Other special files and
+    the standard streams are opened when committed (None)."""
+    if _std_stream(path) is not None:
+        return None
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISSOCK(mode):
+        raise OSError(_errno.ENXIO, "is a socket, not a file", str(path))
+    if not stat.S_ISFIFO(mode):
+        return None
+    deadline = time.monotonic() + FIFO_READER_WAIT
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as exc:
+            if exc.errno != _errno.ENXIO:
+                raise
+            if time.monotonic() >= deadline:
+                raise OSError(_errno.ENXIO, f"is a FIFO with no reader (waited {FIFO_READER_WAIT:g} s)",
+                              str(path)) from None
+            time.sleep(0.02)
+    os.set_blocking(fd, True)
+    return fd
+
+
+#: Seconds a FIFO output may wait for its reader to open it (a reader started just after the
+#: run, as in `coreselect ... --out fifo & cat fifo`), before it is refused rather than hung on.
+FIFO_READER_WAIT = 5.0
+
+
+def _check_regular_target(path: PathLike) -> None:
+    """Refuse, before anything is written, an output that ``open(path, "w")`` could not
+    write: a folder, a symbolic link into a missing folder, a read-only file. (Replacing by
+    rename would otherwise succeed where the user protected the file.)"""
+    if os.path.isdir(path):
+        raise IsADirectoryError(_errno.EISDIR, "is a folder", str(path))
+    real = os.path.realpath(path)
+    if os.path.islink(path) and not os.path.isdir(os.path.dirname(real)):
+        raise FileNotFoundError(_errno.ENOENT, f"is a symbolic link into a missing folder ({real})", str(path))
+    try:
+        st = os.stat(real)
+    except OSError:
+        return
+    # Root may write anything: a file with no write bit at all is still the user's "do not touch".
+    if stat.S_ISREG(st.st_mode) and (not os.access(real, os.W_OK) or not st.st_mode & 0o222):
+        raise PermissionError(_errno.EACCES, "is read-only", str(path))
+
+
+def check_writable(paths: Iterable[PathLike | None]) -> None:
+    """Refuse, before a long run, outputs that :func:`output_set` would refuse at its end: a
+    folder, a socket, a symbolic link into a missing folder, a read-only file
+    (:class:`~coreselect.errors.OutputError` naming the path). Creates nothing; a FIFO is
+    only checked when the outputs are written (its reader may start later)."""
+    for p in paths:
+        if p is None or _std_stream(p) is not None:
+            continue
+        try:
+            if is_special(p):
+                if stat.S_ISSOCK(os.stat(p).st_mode):
+                    raise OSError(_errno.ENXIO, "is a socket, not a file", str(p))
+            else:
+                _check_regular_target(p)
+        except OSError as exc:
+            raise _as_output_error(exc, p, None, own=True) from exc
+
+
 class _Pending:
     """One output in progress: the user's path, where its bytes go first, and how to commit."""
 
@@ -243,14 +317,15 @@ class _Pending:
         self.tmp: str | None = None
         self.target: Path | None = None
         name = Path(str(path)).name or "output"
+        self.fd: int | None = None  # a FIFO opened (and kept open) when the set was entered
         try:
             if self.special:
+                self.fd = _open_special(path)
                 # Writers that want a path write to a private scratch file, copied to the device.
                 self.tmp = os.path.join(tempfile.mkdtemp(prefix="coreselect-"), f"out{_suffixes(name)}")
                 Path(self.tmp).touch()
             else:
-                if os.path.isdir(path):
-                    raise IsADirectoryError(_errno.EISDIR, "is a folder", str(path))
+                _check_regular_target(path)
                 # realpath: a symlink's target is replaced, the link kept; the temp sits
                 # beside the real file so that the rename stays on one filesystem.
                 self.target = Path(os.path.realpath(path))
@@ -288,6 +363,10 @@ class _Pending:
                         stream.flush()
                         shutil.copyfileobj(src, stream.buffer)
                         stream.buffer.flush()
+                    elif self.fd is not None:
+                        fd, self.fd = self.fd, None
+                        with open(fd, "wb", closefd=True) as dst:
+                            shutil.copyfileobj(src, dst)
                     else:
                         with open(self.user, "wb") as dst:
                             shutil.copyfileobj(src, dst)
@@ -304,6 +383,10 @@ class _Pending:
             raise _as_output_error(exc, self.user, self.tmp, own=True) from exc
 
     def discard(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
         if self.tmp is None:
             return
         if self.special:
@@ -340,7 +423,8 @@ def atomic_output(path: PathLike, mode: str = "w", encoding: str | None = None) 
         return
     if is_special(path):
         try:
-            fh = open(path, mode, encoding=encoding)
+            fd = _open_special(path)
+            fh = open(path if fd is None else fd, mode, encoding=encoding)
         except OSError as exc:
             raise _as_output_error(exc, path, None, own=True) from exc
         try:
@@ -380,15 +464,44 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
         yield tmp
 
 
+_last_committed = False  # a command's last output set is in place (see output_set(last=True))
+
+
+def last_outputs_committed(reset: bool = False) -> bool:
+    """Whether an ``output_set(..., last=True)`` committed since the last reset: the run
+    finished its outputs, so the CLI lets a signal that comes now end it with its code (0)
+    rather than as an interrupted run (which must leave nothing new)."""
+    global _last_committed
+    was = _last_committed
+    if reset:
+        _last_committed = False
+    return was
+
+
+_final_scope = [False]
+
+
 @contextlib.contextmanager
-def output_set(paths: Sequence[PathLike | None]) -> Iterator[list[Path | None]]:
+def final_outputs() -> Iterator[None]:
+    """Every output set committed inside this block counts as the command's last
+    (``output_set(..., last=True)``): for writers that do not take the flag themselves."""
+    before, _final_scope[0] = _final_scope[0], True
+    try:
+        yield
+    finally:
+        _final_scope[0] = before
+
+
+@contextlib.contextmanager
+def output_set(paths: Sequence[PathLike | None], last: bool = False) -> Iterator[list[Path | None]]:
     """All-or-nothing writing of several outputs of one command.
 
     Yields one temporary path per entry of ``paths`` (None stays None). When the block
     succeeds every output is put in place; if the block or any commit fails, no output is
     left changed (outputs already renamed are rolled back to their previous content).
     The outputs must be distinct files (:func:`check_outputs`). Special files and ``-``
-    are written last, as they cannot be rolled back.
+    are written last, as they cannot be rolled back. ``last=True``: these are the command's
+    final outputs (:func:`last_outputs_committed`).
     """
     check_outputs((), [p for p in paths])
     pending: list[_Pending | None] = []
@@ -399,7 +512,12 @@ def output_set(paths: Sequence[PathLike | None]) -> Iterator[list[Path | None]]:
         for q in pending:
             if q is not None:
                 q.sync()
+        checkpoint("commit")
         _commit_all([q for q in pending if q is not None])
+        if last or _final_scope[0]:
+            global _last_committed
+            _last_committed = True
+            checkpoint("committed")
     except OSError as exc:
         live = [q for q in pending if q is not None and q.tmp is not None]
         for q in live:
@@ -416,40 +534,118 @@ def output_set(paths: Sequence[PathLike | None]) -> Iterator[list[Path | None]]:
                 q.discard()
 
 
+class _SignalDuringCommit(KeyboardInterrupt):
+    """A signal came while outputs were being renamed into place: they were rolled back."""
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[list[int]]:
+    """While outputs are renamed into place, SIGINT and SIGTERM are recorded instead of
+    stopping the renames half way through a set. On leaving, the handlers of the time are
+    restored and a recorded signal is raised again, so it acts as it would have (the CLI:
+    exit 130/143); :func:`_commit_all` rolls the renames back first. Outside the main thread
+    (no handlers can be set there) the list stays empty."""
+    import signal
+
+    got: list[int] = []
+    previous: dict = {}
+    if threading.current_thread() is threading.main_thread():
+        def record(signum, frame):  # noqa: ARG001
+            if previous.get(signum) is not signal.SIG_IGN:
+                got.append(signum)
+
+        with contextlib.suppress(ValueError, OSError):
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                previous[sig] = signal.signal(sig, record)
+    global _DEFERRED
+    _DEFERRED = got
+    try:
+        yield got
+    finally:
+        _DEFERRED = None
+        for sig, h in previous.items():
+            signal.signal(sig, h if h is not None else signal.SIG_DFL)
+        if got:
+            signal.raise_signal(got[0])  # its own handler raises (KeyboardInterrupt, Terminated)
+            raise _SignalDuringCommit()  # a handler that returned: the outputs are still rolled back
+
+
+_DEFERRED: list[int] | None = None  # signals recorded during the current commit
+
+
+def checkpoint(stage: str) -> None:
+    """A test hook: when ``$CORESELECT_TEST_HOLD`` names ``stage``, write this process's pid
+    to ``$CORESELECT_TEST_HOLD_FILE`` and wait (up to a minute, handling signals) so that a
+    test can send a signal at exactly this moment. Costs one dictionary lookup otherwise."""
+    if os.environ.get("CORESELECT_TEST_HOLD") != stage:
+        return
+    marker = os.environ.get("CORESELECT_TEST_HOLD_FILE")
+    if marker:
+        with open(marker + ".tmp", "w") as fh:
+            fh.write(str(os.getpid()))
+        os.replace(marker + ".tmp", marker)
+    deadline = time.monotonic() + 60
+    seen = _SIGNALS_NOTED[0]
+    while time.monotonic() < deadline and not _DEFERRED and _SIGNALS_NOTED[0] == seen:
+        time.sleep(0.01)
+
+
+_SIGNALS_NOTED = [0]
+
+
+def note_signal() -> None:
+    """A signal handler that does not raise (a finished run) tells :func:`checkpoint` to stop waiting."""
+    _SIGNALS_NOTED[0] += 1
+
+
 def _commit_all(items: list[_Pending]) -> None:
     regular = [q for q in items if not q.special]
     special = [q for q in items if q.special]
     backups: dict[int, str | None] = {}  # item -> hard link to the content it replaces (None: new file)
     done: list[_Pending] = []
     try:
-        if len(items) > 1:
-            for i, q in enumerate(regular):
-                assert q.target is not None and q.tmp is not None
-                backups[i] = None
-                if q.target.is_file():
-                    backups[i] = q.tmp + ".old"
-                    try:
-                        os.link(q.target, backups[i])
-                    except OSError:
-                        shutil.copy2(q.target, backups[i])
-        for q in regular:
-            q.commit()  # one rename: the target is either old or new, never partial
-            done.append(q)
+        with _signals_deferred() as deferred:
+            try:
+                for i, q in enumerate(regular):
+                    assert q.target is not None and q.tmp is not None
+                    backups[i] = None
+                    if q.target.is_file():
+                        backups[i] = q.tmp + ".old"
+                        try:
+                            os.link(q.target, backups[i])
+                        except OSError:
+                            shutil.copy2(q.target, backups[i])
+                for i, q in enumerate(regular):
+                    q.commit()  # one rename: the target is either old or new, never partial
+                    done.append(q)
+                    if i == 0:
+                        checkpoint("renamed")
+                if deferred:
+                    raise _SignalDuringCommit()  # roll the renames back before acting on it
+            except _SignalDuringCommit:
+                _roll_back(regular, done, backups)
+                done.clear()
+        # Special files last (they cannot be rolled back), with signals acting as usual: a
+        # slow FIFO reader must not make the run deaf to Ctrl-C.
         for q in special:
             q.commit()
     except BaseException:
-        for i, q in enumerate(regular):  # roll back what was already renamed
-            if q in done:
-                with contextlib.suppress(OSError):
-                    if backups.get(i) is not None:
-                        os.replace(backups[i], q.target)
-                        backups[i] = None
-                    else:
-                        os.unlink(q.target)
+        _roll_back(regular, done, backups)
         raise
     finally:
         for backup in backups.values():
             _unlink(backup)
+
+
+def _roll_back(regular: list[_Pending], done: list[_Pending], backups: dict[int, str | None]) -> None:
+    for i, q in enumerate(regular):  # put back what was already renamed
+        if q in done:
+            with contextlib.suppress(OSError):
+                if backups.get(i) is not None:
+                    os.replace(backups[i], q.target)
+                    backups[i] = None
+                else:
+                    os.unlink(q.target)
 
 
 @contextlib.contextmanager
@@ -496,6 +692,7 @@ def _same(a: PathLike, b: PathLike) -> bool:
 def check_outputs(
     inputs: Mapping[str, PathLike | None] | Iterable[PathLike | None],
     outputs: Mapping[str, PathLike | None] | Iterable[PathLike | None],
+    downloads: Iterable[PathLike] = (),
 ) -> None:
     """Refuse outputs that would overwrite an input or each other, before any work starts.
 
@@ -503,7 +700,8 @@ def check_outputs(
     such as registry names, are skipped), or mappings from an option name (``"--out"``) to a
     path, used in the message. An output conflicts when it resolves (symlinks, hard links,
     ``..``) to an input, lies inside an input folder (a column store), or resolves to another
-    output. ``-`` and special files (``/dev/null``) never conflict.
+    output. ``-`` and special files (``/dev/null``) never conflict. ``downloads``: files the
+    run creates before it writes (a dataset's download into the cache), compared by path.
 
     Raises
     ------
@@ -525,6 +723,10 @@ def check_outputs(
             if os.path.isdir(inp) and real.startswith(os.path.realpath(inp).rstrip(os.sep) + os.sep):
                 raise InputError(f"output {name(olabel, out)} lies inside the input folder "
                                  f"{name(ilabel, inp)}; refusing to write into an input")
+        for d in downloads:
+            if real == os.path.realpath(d):
+                raise InputError(f"output {name(olabel, out)} is where the input {d} is downloaded to; "
+                                 "refusing to overwrite an input")
         for olabel2, out2 in outs[:i]:
             if _same(out, out2):
                 raise InputError(f"outputs {name(olabel2, out2)} and {name(olabel, out)} are the same file; "

@@ -217,7 +217,7 @@ def row_sharded_statistics(source: RowMapReduce, *, k: int, lam: float = 0.5, p:
                            ) -> tuple[Statistics, ObjectiveParams]:
     """One map-reduce of the shards' count tables: entropies, relevance, objective params."""
     start = time.perf_counter()
-    stats = statistics(source.map_reduce(counts_task, backend), relevance)
+    stats = statistics(source.map_reduce(counts_task, backend), relevance, backend)
     log.info("row-sharded counts of %d shards in %.3f s", source.n_row_shards,
              time.perf_counter() - start)
     params = ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=stats.relevance.shape[1],

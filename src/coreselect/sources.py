@@ -433,8 +433,13 @@ class InMemorySource(Source):
         return [str(self.feature_names[int(i)]) for i in ids]
 
     def describe(self) -> dict:
-        return {"dataset": self.name, "n_samples": self.n_samples,
-                "n_features": self.n_features, "n_labels": int(self.Y.shape[1])}
+        out = {"dataset": self.name, "n_samples": self.n_samples,
+               "n_features": self.n_features, "n_labels": int(self.Y.shape[1])}
+        # Which relevance form the runs used (core/sparse_relevance.py chooses).
+        used = sorted({p.relevance_backend for p in self._problems.values()})
+        if used:
+            out["relevance_backend"] = used[0] if len(used) == 1 else used
+        return out
 
 
 # -- a column store ----------------------------------------------------------------------------

@@ -235,13 +235,14 @@ class Strategy(abc.ABC):
 
 def _from_problem(problem: Problem, res, strategy: str, **extra) -> SelectionResult:
     pos = problem.positions_of(np.asarray(res.selected, dtype=np.int64))
+    rows = problem.relevance[pos]  # once: with a sparse relevance it is built on demand
     return SelectionResult(
         selected=np.asarray(res.selected, dtype=np.int64),
         objective=float(res.objective),
         relevance=float(res.relevance),
         diversity=float(res.diversity),
-        feature_relevance=problem.relevance[pos].sum(axis=1),
-        label_relevance=problem.relevance[pos],
+        feature_relevance=rows.sum(axis=1),
+        label_relevance=rows,
         pair_distances=np.asarray(res.pair_distances),
         strategy=strategy,
         **extra,

@@ -1,5 +1,7 @@
 """Baseline feature selectors of the paper's comparison (Section 5): BR/LP x IG/ReliefF, random;
-plus ``br-chi2`` (scikit-learn's chi-squared, summed over labels).
+plus ``br-chi2`` (scikit-learn's chi-squared, summed over labels) and the published multi-label
+MI selectors (:mod:`coreselect.baselines.mi_methods`: pmu, mdmr, d2f, scls, lrfs, lsmfs, mlsmfs,
+ppt-mi, igmf).
 
 Every baseline is a scikit-learn selector with ``fit(X, Y)``, ``scores_``, ``ranking_`` and
 ``selected_``. ``BASELINES`` maps the names used by ``coreselect evaluate`` to the classes.
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from coreselect.baselines.chi2 import BRChi2
 from coreselect.baselines.information_gain import BRInformationGain, LPInformationGain
+from coreselect.baselines.mi_methods import D2F, IGMF, LRFS, LSMFS, MDMR, MLSMFS, PMU, PPTMI, SCLS
 from coreselect.baselines.random import RandomSelector
 from coreselect.baselines.relieff import BRReliefF, LPReliefF, relieff_scores
 from coreselect.baselines.transform import RankingSelector, binary_relevance_targets, labelset_ids
@@ -20,10 +23,32 @@ BASELINES = {
     "lp-rf": LPReliefF,
     "br-chi2": BRChi2,
     "random": RandomSelector,
+    "pmu": PMU,
+    "mdmr": MDMR,
+    "d2f": D2F,
+    "scls": SCLS,
+    "lrfs": LRFS,
+    "lsmfs": LSMFS,
+    "mlsmfs": MLSMFS,
+    "ppt-mi": PPTMI,
+    "igmf": IGMF,
 }
+
+#: the published multi-label MI selectors (issue 18)
+PUBLISHED_MI = ("pmu", "mdmr", "d2f", "scls", "lrfs", "lsmfs", "mlsmfs", "ppt-mi", "igmf")
 
 __all__ = [
     "BASELINES",
+    "PUBLISHED_MI",
+    "PMU",
+    "MDMR",
+    "D2F",
+    "SCLS",
+    "LRFS",
+    "LSMFS",
+    "MLSMFS",
+    "PPTMI",
+    "IGMF",
     "BRChi2",
     "BRInformationGain",
     "LPInformationGain",

@@ -42,16 +42,36 @@ def cli() -> None:
 
 def main(args: list[str] | None = None) -> None:
     """Entry point: run the CLI; usage errors become one line on stderr and exit code 2."""
+    from coreselect.cli._common import finished, install_process_signals
+
+    # The `coreselect` process itself (args None: the entry point, `python -m coreselect`):
+    # Ctrl-C / SIGTERM handlers for its whole life, so that an interrupted run exits 130 / 143
+    # leaving nothing new, and a finished one ends with its code. Calls with a list of
+    # arguments (tests, scripts) keep their own handlers.
+    process = args is None
+    if process:
+        install_process_signals()
     try:
         code = cli.main(args=args, prog_name="coreselect", standalone_mode=False)
-    except click.exceptions.Abort:
+    except SystemExit as exc:
+        if process:
+            finished(exc.code if isinstance(exc.code, int) else 1)
+        raise
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):  # a signal outside a command's body
+            from coreselect.cli._common import report_exception
+
+            report_exception(exc.__context__)
         click.echo("coreselect: aborted", err=True)
         sys.exit(1)
     except click.ClickException as exc:
         msg = " ".join(exc.format_message().split())
         click.echo(f"coreselect: error: {msg}", err=True)
         sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
-    sys.exit(code if isinstance(code, int) else 0)
+    code = code if isinstance(code, int) else 0
+    if process:
+        finished(code)  # the run is done: a signal now ends it with this code
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

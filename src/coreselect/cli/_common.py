@@ -154,6 +154,57 @@ def _on_sigterm(signum, frame):  # noqa: ARG001
     raise Terminated
 
 
+_FINISHED: list[int] = []  # the exit code of a command that returned (main() sets it)
+_LATE: list[int] = []  # signals that came after the command's last outputs were in place
+
+
+def _on_signal(signum, frame):  # noqa: ARG001
+    """SIGINT and SIGTERM for a CLI command: an interrupted run exits 130/143 and leaves no new
+    output (it unwinds, so `finally` blocks remove temporaries and roll back output sets).
+    Once the command's last outputs are in place (files.last_outputs_committed) or it has
+    returned, the run is finished: it ends with its own code, promptly on a second signal."""
+    from coreselect.files import last_outputs_committed, note_signal
+
+    if _FINISHED or last_outputs_committed():
+        _LATE.append(signum)
+        note_signal()
+        if _FINISHED or len(_LATE) > 1:
+            with _suppress():
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(_FINISHED[0] if _FINISHED else 128 + signum)
+        return
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+
+def install_process_signals() -> None:
+    """For the ``coreselect`` process (not for commands run in-process by tests): the
+    handlers stay for the whole process, so no signal falls between a command's handlers
+    and Python's defaults (where one could be lost, or kill a finished run)."""
+    if threading.current_thread() is threading.main_thread():
+        with _suppress():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(sig) is not signal.SIG_IGN:  # nohup / `&` in a script
+                    signal.signal(sig, _on_signal)
+        # Registered first, so it runs after every other exit handler: from there on Python
+        # tears itself down and puts back the default handlers, where a signal would kill the
+        # finished run (-15, its outputs in place); its exit code stands instead.
+        import atexit
+
+        atexit.register(_ignore_signals_at_exit)
+
+
+def _ignore_signals_at_exit() -> None:
+    with _suppress():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+
+
+def finished(code: int) -> None:
+    """The command returned with ``code``: a signal from now on ends the process with it."""
+    _FINISHED[:] = [code]
+
+
 def handle_errors(func: Callable) -> Callable:
     """Turn every failure of a command into one line on stderr and an exit code (see module doc).
 
@@ -166,10 +217,15 @@ def handle_errors(func: Callable) -> Callable:
         was_verbose = VERBOSE
         if kwargs.get("verbose"):
             VERBOSE = True
-        previous = None
+        previous = {}
+        from coreselect.files import last_outputs_committed
+
+        last_outputs_committed(reset=True)
         if threading.current_thread() is threading.main_thread():
             with _suppress():
-                previous = signal.signal(signal.SIGTERM, _on_sigterm)
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    if signal.getsignal(sig) is not signal.SIG_IGN:
+                        previous[sig] = signal.signal(sig, _on_signal)
         try:
             return func(*args, **kwargs)
         except (SystemExit, click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
@@ -179,9 +235,9 @@ def handle_errors(func: Callable) -> Callable:
         finally:
             VERBOSE = was_verbose
             _stop_logging()
-            if previous is not None:
+            for sig, handler in previous.items():
                 with _suppress():
-                    signal.signal(signal.SIGTERM, previous)
+                    signal.signal(sig, handler)
 
     return wrapper
 

@@ -114,10 +114,27 @@ def fetch_cmd(name: str, no_verify: bool, force: bool, timeout: float, deadline:
 
     if verbose:
         log_to_stderr()
+    if force:
+        _check_force_targets(name)
     paths = fetch(name, verify=not no_verify, progress=_Bar(not quiet), force=force, timeout=timeout,
                   deadline=deadline)
     for p in paths:
         click.echo(str(p))
+
+
+def _check_force_targets(name: str) -> None:
+    """--force downloads every file into the cache: refuse when a cache file is the
+    $COREDATA copy it would replace (COREDATA_HOME=$COREDATA, or a link into it)."""
+    from coreselect.datasets.fetch import cache_dir, coredata_dir
+    from coreselect.datasets.registry import find
+    from coreselect.files import check_outputs
+
+    info, local = find(name), coredata_dir()
+    if info is None or local is None:
+        return  # the fetch reports an unknown name
+    cache = cache_dir()
+    for f in info.files:
+        check_outputs({f"$COREDATA's {f.path}": local / f.path}, {f"the cache's {f.path}": cache / f.path})
 
 
 @datasets_cmd.command("info")

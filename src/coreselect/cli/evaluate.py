@@ -28,7 +28,8 @@ def _load(data: str, labels: str | None):
 @click.option("--methods", default=_DEFAULT_METHODS, show_default=True,
               help="Comma-separated: gds (the library's default calibration), cgds / dgds (the paper's "
                    "objective, centralized / distributed), gds-CALIBRATION, br-ig, lp-ig, br-rf, lp-rf, "
-                   "br-chi2, random.")
+                   "br-chi2, random; the published MI selectors pmu, mdmr, d2f, scls, lrfs, lsmfs, mlsmfs, "
+                   "ppt-mi, igmf.")
 @click.option("--k", "k_spec", default=None,
               help=f"Numbers of features: a list '10,20,50' or a range 'start:stop:step' (stop included). "
                    f"[default: {_DEFAULT_K}, capped at the number of features]")
@@ -102,7 +103,18 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
     lams = parse_values(lam_sweep) if lam_sweep is not None else None
     if lams is not None and not any(n in GREEDY_METHODS for n in names):
         raise InputError("--lam-sweep needs gds, cgds or dgds in --methods")
+    # Outputs are checked before any work: never over an input (DATA as resolved, its label
+    # XML), never a folder or read-only file; they are written together at the end.
+    from coreselect.datasets.inputs import check_read_outputs, check_run_outputs
+    from coreselect.evaluation.report import report_paths
+    from coreselect.files import check_writable, checkpoint
+
+    planned = report_paths(out_dir, sweep=lams is not None)
+    outputs = {str(p): p for p in planned}
+    check_run_outputs(data, labels, outputs)
+    check_writable(planned)
     ds = _load(data, labels)
+    check_read_outputs(ds, outputs)
     if k_spec is None and ks[-1] > ds.n_features:
         ks = [k for k in ks if k < ds.n_features] + [ds.n_features]
         click.echo(f"{ds.name} has {ds.n_features} features: k capped at {ds.n_features} "
@@ -116,6 +128,7 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
     base = [0]  # cells finished by earlier runs (a sweep runs once per GDS method)
 
     def progress(done: int, total: int) -> None:
+        checkpoint("progress")
         bar.total = total * n_runs
         bar.update(base[0] + done - bar.n)
         if done == total:
@@ -140,6 +153,9 @@ def evaluate_cmd(data, methods, k_spec, evaluator, folds, seed, out_dir, jobs, l
                      f"seed {seed}; {jobs} job(s).")
     finally:
         bar.close()
-    paths = write_report(df, out_dir, dataset=ds.name, notes=notes, evaluator=evaluator)
+    from coreselect.files import final_outputs
+
+    with final_outputs():  # its last act: a signal after the report is in place finds a finished run
+        paths = write_report(df, out_dir, dataset=ds.name, notes=notes, evaluator=evaluator)
     if not quiet:
         click.echo(f"wrote {len(paths)} files to {out_dir}", err=True)

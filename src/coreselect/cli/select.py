@@ -114,19 +114,27 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
 
         store = open_store(data)  # one line when the folder holds no store
     _refuse_ignored(given, "store" if store is not None else "file", mode, engine)
-    # Outputs are checked before any work: never over an input or over each other, and an
-    # unknown --export format is refused now rather than after the selection.
-    from coreselect.files import check_outputs
+    # Outputs are checked before any work: never over an input (the files DATA resolves to,
+    # a name through $COREDATA or the cache, and the label XML found beside it) or over each
+    # other, and an unknown --export format is refused now rather than after the selection.
+    from coreselect.datasets.inputs import check_read_outputs, check_run_outputs
+    from coreselect.files import checkpoint
 
-    check_outputs({"DATA": data, "--labels": labels},
-                  {"--out": out, "--export": export, "--coverage": coverage_png})
+    outputs = {"--out": out, "--export": export, "--coverage": coverage_png}
+    check_run_outputs(data, labels, outputs)
     if export and not str(export).lower().endswith(EXPORT_SUFFIXES):
         fail(f"--export {export}: unknown format suffix (known: {', '.join(EXPORT_SUFFIXES)})")
+    if export:
+        from coreselect.io import format_of
+
+        if format_of(export) == "arff":
+            _refuse_case_variant_xml(export)
 
     show_progress = not quiet and _common._is_tty(sys.stderr)  # no bars in log files
     bar = {}
 
     def progress(stage: str, done: int, total: int) -> None:
+        checkpoint("progress")
         if not show_progress:
             return
         if stage not in bar:
@@ -147,6 +155,7 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
         params["temp_dir"] = temp_dir
     started = time.perf_counter()
     dataset = None
+    xml = None
     try:
         if store is not None:
             # A store's partition is its build seed: --seed only when given (and then checked).
@@ -154,6 +163,10 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
                             else None, **params)
         else:
             dataset = _load(data, labels)
+            # Again with what the reader actually read, and with the export's label XML.
+            xml = _export_xml(dataset, export)
+            check_read_outputs(dataset, {**outputs, "--export's label XML": xml})
+            checkpoint("loaded")
             result = select(dataset, n_bins=n_bins, strategy=strategy,
                             min_bin_count=min_bin_count,
                             random_state=random_state if mode in ("distributed", "streaming")
@@ -174,18 +187,9 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
         from coreselect.files import output_set
         from coreselect.io import export_columns, format_of
 
-        # An ARFF export's label XML is a third output, named after the user's path (never
-        # after a temporary file), and never replaces another dataset's label file.
-        xml = None
-        if export and format_of(export) == "arff":
-            from coreselect.io.arff import label_xml_path
-
-            xml = label_xml_path(Path(export), dataset.label_names, None)
-            if xml is not None and xml.exists():
-                xml = None  # it already names these labels: leave it alone
         # One command, all outputs or none: they are renamed into place only when all wrote.
-        with output_set([out, export, xml, coverage_png]) as (out_tmp, export_tmp, xml_tmp,
-                                                              png_tmp):
+        with output_set([out, export, xml, coverage_png], last=True) as (out_tmp, export_tmp, xml_tmp,
+                                                                         png_tmp):
             if png_tmp is not None:
                 from coreselect.explain import plot_coverage
 
@@ -197,6 +201,35 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
             if out_tmp is not None:
                 out_tmp.write_text(json.dumps(report, indent=2) + "\n")
     click.echo(json.dumps(report) if as_json else _table(report))
+
+
+def _export_xml(dataset, export: str | None) -> Path | None:
+    """An ARFF export's label XML: a further output, named after the user's path (never after
+    a temporary file); None when there is none to write (it already names these labels).
+    Another dataset's label file is never replaced (refused here, before the selection)."""
+    if not export:
+        return None
+    from coreselect.io import format_of
+
+    if format_of(export) != "arff":
+        return None
+    from coreselect.io.arff import label_xml_path
+
+    xml = label_xml_path(Path(export), dataset.label_names, None)
+    return None if xml is None or xml.exists() else xml
+
+
+def _refuse_case_variant_xml(export: str) -> None:
+    """The export's label XML would sit beside a file whose name differs only in case."""
+    from coreselect.errors import InputError
+    from coreselect.io.arff import _stem, case_variants
+
+    beside = Path(export).parent / f"{_stem(Path(export))}.xml"
+    variants = case_variants(beside)
+    if variants:
+        raise InputError(f"--export {export}: its label XML {beside.name} would sit beside {variants[0]}, "
+                         "whose name differs only in letter case (one file on case-insensitive "
+                         "filesystems; the reader matches exact names): export to another name")
 
 
 def _explanation(e) -> dict:

@@ -54,12 +54,16 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, n_bins,
     from coreselect.store import build_store, check_build_target
     from coreselect.store.fs import refuse_url
 
+    from coreselect.datasets.inputs import check_read_outputs, check_run_outputs
+
     if verbose:
         log_to_stderr()
     refuse_url(data, "DATA")  # data files are read from local paths only
     refuse_url(labels, "--labels")
     check_build_target(store_dir)  # before the (possibly long) read (a URL: its bucket too)
+    check_run_outputs(data, labels, {"STORE_DIR": store_dir})  # never over (or into) an input
     ds = load(data, labels=labels) if labels else load(data)
+    check_read_outputs(ds, {"STORE_DIR": store_dir})
     bar = progress_bar(total=0, desc="store", enabled=not quiet)
 
     def progress(stage: str, done: int, total: int) -> None:

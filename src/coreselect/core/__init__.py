@@ -15,10 +15,11 @@ from coreselect.core.entropy import (
 from coreselect.core.greedy import GreedyResult, greedy
 from coreselect.core.objective import ObjectiveParams, argmax_first, relevance_of, top_p_sum
 from coreselect.core.problem import Problem, centralized
+from coreselect.core.sparse_relevance import SparseRelevance
 
 __all__ = [
     "DiscreteMatrix", "discretize", "discretize_labels", "DistanceOracle", "entropy",
     "joint_entropy", "mutual_information", "pairwise_distances", "relevance_matrix",
     "GreedyResult", "greedy", "ObjectiveParams", "argmax_first", "relevance_of", "top_p_sum",
-    "Problem", "centralized",
+    "Problem", "centralized", "SparseRelevance",
 ]

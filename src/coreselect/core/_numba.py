@@ -1,14 +1,24 @@
-"""Compiled entropy kernels (numba, cached on disk after the first compile).
+"""Compiled count and entropy kernels (numba, ``nogil``, cached on disk after the first compile).
 
 Imported only when numba is available; :mod:`coreselect.core.entropy` has a pure
 numpy/scipy path for everything here, and the tests check that both agree.
 
-The core is :func:`_joint_row`: joint entropies ``H(u, v)`` of one column ``u`` with every
-column ``v`` of a matrix ``B``, given ``u``'s non-zero rows and codes and ``B``'s codes in
-CSR form (column ``v`` and code ``c >= 1`` of a cell are the slot ``offsets[v] + c - 1``).
-Index and code arrays are taken in whatever integer type they are stored (no int64 copies). Columns of ``B`` that never share a row with ``u`` have the
-"independent" table, which needs only marginals; the others are fixed up from the counts
-gathered on ``u``'s rows. Cost: O(cols(B)) + O(cells of B on u's rows).
+Every joint entropy ``H(u, v)`` of a column ``u`` (codes ``i = 1 .. a``) with the columns ``v``
+of a matrix ``B`` is two steps, shared by the in-memory, row-sharded, store and Dask paths:
+
+1. **count**: the co-occurrences ``N[i, slot]`` of ``u``'s non-zero codes with every
+   (column, code >= 1) slot of ``B`` (column ``v`` and code ``c`` is the slot
+   ``offsets[v] + c - 1``), either gathered from ``B``'s rows (:func:`gather_counts`) or, when
+   ``B`` has few slots (the labels), summed as bit sets (:func:`_count_bits`);
+2. **fill** (:func:`_fill`): every cell of every joint table in closed form from those counts
+   and the marginals, then ``H``.
+
+Integer counts are exact in any order, and every output cell is filled by exactly one call, so
+splitting the work into blocks (and running blocks on several threads) never changes a bit.
+Tables are addressed as ``table[t0 + slot * s_slot + (i - 1) * s_i]``, which serves both the
+slot-major scratch of a fused kernel and the ``(a x slots)`` / ``(slots_x x slots_l)`` tables
+that row shards add up. Index and code arrays are taken in whatever integer type they are
+stored (no int64 copies).
 """
 
 from __future__ import annotations
@@ -20,9 +30,106 @@ from numba import njit
 ZERO_ENTROPY = 1e-12
 
 
+# -- step 1: counts --------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _joint_row(u_rows, u_codes, a, u_counts, indptr, cols, codes, offsets, code_counts,
-               nonzero_counts, base, xl, work, colmark, touched, out):  # pragma: no cover
+def gather_counts(u_rows, u_codes, starts, stops, cols, codes, offsets, t0, s_slot, s_i,
+                  table):  # pragma: no cover
+    """Add one to ``table[t0 + slot * s_slot + (i - 1) * s_i]`` for every cell of ``B``
+    between ``starts[r]`` and ``stops[r]`` of every row ``r = u_rows[t]`` where ``u`` has code
+    ``i = u_codes[t]``. ``B`` in CSR form: column ``cols[e]`` with code ``codes[e]`` (slot
+    ``offsets[cols[e]] + codes[e] - 1``), or, with ``codes=None``, the slot ``cols[e]``
+    itself (a row-major copy of slots: one 4-byte read per cell, no lookup)."""
+    for t in range(u_rows.size):
+        r = u_rows[t]
+        base = t0 + (np.int64(u_codes[t]) - 1) * s_i
+        if codes is None:
+            for e in range(starts[r], stops[r]):
+                table[base + cols[e] * s_slot] += 1
+        else:
+            base -= s_slot
+            for e in range(starts[r], stops[r]):
+                table[base + (offsets[cols[e]] + codes[e]) * s_slot] += 1
+
+
+@njit(cache=True, nogil=True)
+def row_counts(indptr, rows, col_lo, col_hi, counts):  # pragma: no cover
+    """Add to ``counts[r]`` the cells of row ``r`` in columns ``col_lo <= x < col_hi`` (CSC)."""
+    for t in range(indptr[col_lo], indptr[col_hi]):
+        counts[rows[t]] += 1
+
+
+@njit(cache=True, nogil=True)
+def slot_rows(indptr, rows, codes, offsets, col_lo, col_hi, cursor, slots):  # pragma: no cover
+    """Write the slot of every cell of columns ``col_lo <= x < col_hi`` of a CSC code matrix
+    into its row of a row-major copy (``slots``), at ``cursor[r]`` (advanced). Column blocks
+    with disjoint cursors can run at once; within a row the slots stay in column order."""
+    for x in range(col_lo, col_hi):
+        base = offsets[x] - 1
+        for t in range(indptr[x], indptr[x + 1]):
+            r = rows[t]
+            slots[cursor[r]] = base + codes[t]
+            cursor[r] += 1
+
+
+@njit(cache=True, nogil=True)
+def slot_bits(indptr, rows, codes, offsets, bits):  # pragma: no cover
+    """Set bit ``slot`` of row ``r`` in ``bits`` (``(n, ceil(slots / 64))`` uint64) for every
+    non-zero cell of a CSC code matrix."""
+    for v in range(indptr.size - 1):
+        for t in range(indptr[v], indptr[v + 1]):
+            s = offsets[v] + codes[t] - 1
+            bits[rows[t], s >> 6] |= np.uint64(1) << np.uint64(s & 63)
+
+
+_LOW_BITS = np.uint64(0x0101010101010101)
+
+
+@njit(cache=True, nogil=True)
+def _count_bits(u_rows, u_codes, a, bits, n_slots, acc, t0, s_slot, s_i,
+                table):  # pragma: no cover
+    """:func:`gather_counts` for a ``B`` given as row bit sets: each row's word is added in
+    eight shifted copies to byte-lane counters (lane ``j`` of ``acc[i, w, k]`` counts bit
+    ``8 j + k``), a dozen register operations per row of ``u`` instead of one scattered update
+    per co-occurrence; the lanes are emptied into ``table`` before they can overflow."""
+    n_words = bits.shape[1]
+    for i in range(a):
+        for w in range(n_words):
+            for k in range(8):
+                acc[i, w, k] = 0
+    done = 0
+    while done < u_rows.size:
+        stop = min(u_rows.size, done + 255)  # a byte lane holds 255
+        for t in range(done, stop):
+            r = u_rows[t]
+            i = u_codes[t] - 1
+            for w in range(n_words):
+                m = bits[r, w]
+                for k in range(8):
+                    acc[i, w, k] += (m >> np.uint64(k)) & _LOW_BITS
+        for i in range(a):
+            for w in range(n_words):
+                for k in range(8):
+                    lanes = acc[i, w, k]
+                    if lanes == 0:
+                        continue
+                    acc[i, w, k] = 0
+                    for j in range(8):
+                        s = 64 * w + 8 * j + k
+                        if s < n_slots:
+                            table[t0 + s * s_slot + i * s_i] += np.int64(
+                                (lanes >> np.uint64(8 * j)) & np.uint64(255))
+        done = stop
+
+
+# -- step 2: closed-form fill ----------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _fill(table, t0, s_slot, s_i, clear, a, u_counts, v_lo, v_hi, offsets, code_counts,
+          nonzero_counts, base, xl, out):  # pragma: no cover
+    """``out[v - v_lo] = H(u, v)`` for ``v_lo <= v < v_hi`` from the co-occurrence counts in
+    ``table`` (zeroed as read when ``clear``) and the marginals: ``N[i, 0] = m_u[i] - sum_j
+    N[i, j]``, ``N[0, j] = m_v[j] - sum_i N[i, j]``, ``N[0, 0] = n - nnz(u) - nnz(v) + sum N``.
+    A column sharing no row with ``u`` has the table of marginals only (and is summed in
+    that order)."""
     n = xl.size - 1
     log2n = np.log2(n)
     nnz_u = 0
@@ -30,88 +137,135 @@ def _joint_row(u_rows, u_codes, a, u_counts, indptr, cols, codes, offsets, code_
     for i in range(a):
         nnz_u += u_counts[i]
         base_u += xl[u_counts[i]]
-    # Gather co-occurrence counts on u's rows; remember which columns of B they touch.
-    n_touched = 0
-    for t in range(u_rows.size):
-        r = u_rows[t]
-        i = u_codes[t] - 1
-        for e in range(indptr[r], indptr[r + 1]):
-            v = cols[e]
-            slot = offsets[v] + codes[e] - 1
-            work[slot * a + i] += 1
-            if colmark[v] == 0:
-                colmark[v] = 1
-                touched[n_touched] = v
-                n_touched += 1
-    # Columns sharing no row with u: the table is made of marginals only.
-    for v in range(out.size):
-        zero_zero = n - nnz_u - nonzero_counts[v]
-        if zero_zero < 0:
-            zero_zero = 0  # only possible for touched columns, fixed below
-        s = base[v] + base_u + xl[zero_zero]
-        h = log2n - s / n
-        out[v] = h if h >= ZERO_ENTROPY else 0.0
-    # Touched columns: every cell from the gathered counts and the marginals.
     row_sums = np.zeros(max(a, 1), dtype=np.int64)
-    for k in range(n_touched):
-        v = touched[k]
-        colmark[v] = 0
+    for v in range(v_lo, v_hi):
         s = 0.0
         together = 0
         for i in range(a):
             row_sums[i] = 0
         for slot in range(offsets[v], offsets[v + 1]):
             col_sum = 0
-            b = slot * a
+            b = t0 + slot * s_slot
             for i in range(a):
-                c = work[b + i]
+                c = np.int64(table[b + i * s_i])
                 s += xl[c]
                 col_sum += c
                 row_sums[i] += c
-                work[b + i] = 0
+                if clear:
+                    table[b + i * s_i] = 0
             s += xl[code_counts[slot] - col_sum]
             together += col_sum
-        for i in range(a):
-            s += xl[u_counts[i] - row_sums[i]]
-        s += xl[n - nnz_u - nonzero_counts[v] + together]
-        h = log2n - s / n
-        out[v] = h if h >= ZERO_ENTROPY else 0.0
-
-
-@njit(cache=True, nogil=True)
-def distances_from_column(u_rows, u_codes, a, u_counts, h_u, indptr, cols, codes, offsets,
-                          code_counts, nonzero_counts, base, entropies, xl, work, colmark,
-                          touched):  # pragma: no cover
-    """``d(u, v) = (2 H(u,v) - H(u) - H(v)) / H(u,v)`` (0 where H(u,v) = 0), clipped to [0, 1]."""
-    out = np.empty(offsets.size - 1)
-    _joint_row(u_rows, u_codes, a, u_counts, indptr, cols, codes, offsets, code_counts,
-               nonzero_counts, base, xl, work, colmark, touched, out)
-    for v in range(out.size):
-        h = out[v]
-        if h >= ZERO_ENTROPY:
-            dist = (2.0 * h - h_u - entropies[v]) / h
-            out[v] = 0.0 if dist < 0.0 else (1.0 if dist > 1.0 else dist)
+        if together == 0:
+            zero_zero = n - nnz_u - nonzero_counts[v]
+            s = base[v] + base_u + xl[zero_zero if zero_zero > 0 else 0]
         else:
-            out[v] = 0.0
-    return out
+            for i in range(a):
+                s += xl[u_counts[i] - row_sums[i]]
+            s += xl[n - nnz_u - nonzero_counts[v] + together]
+        h = log2n - s / n
+        out[v - v_lo] = h if h >= ZERO_ENTROPY else 0.0
 
 
 @njit(cache=True, nogil=True)
-def joint_entropy_matrix(a_indptr, a_rows, a_codes, a_ncodes, a_offsets, a_counts,
-                         indptr, cols, codes, offsets, code_counts, nonzero_counts, base,
-                         xl, work, colmark, touched, out):  # pragma: no cover
-    """``H(a_x, b_v)`` for every column ``x`` of A (CSC codes) and ``v`` of B, into ``out``."""
-    d_a = a_indptr.size - 1
-    for x in range(d_a):
+def _to_distances(out, h_u, entropies, v_lo):  # pragma: no cover
+    """``d(u, v) = (2 H(u,v) - H(u) - H(v)) / H(u,v)`` (0 where H(u,v) = 0), clipped to [0, 1],
+    in place over ``out[v - v_lo] = H(u, v)``."""
+    for t in range(out.size):
+        h = out[t]
+        if h >= ZERO_ENTROPY:
+            dist = (2.0 * h - h_u - entropies[v_lo + t]) / h
+            out[t] = 0.0 if dist < 0.0 else (1.0 if dist > 1.0 else dist)
+        else:
+            out[t] = 0.0
+
+
+# -- fused kernels over blocks (each block's outputs are written by one call only) ------------
+@njit(cache=True, nogil=True)
+def _max_codes(n_codes, lo, hi):  # pragma: no cover
+    m = 1
+    for x in range(lo, hi):
+        if n_codes[x] - 1 > m:
+            m = n_codes[x] - 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def count_block(x_lo, x_hi, a_indptr, a_rows, a_codes, a_ncodes, a_offsets, bits, starts,
+                stops, cols, codes, offsets, table):  # pragma: no cover
+    """Co-occurrences of the non-zero codes of columns ``x_lo <= x < x_hi`` of ``A`` (CSC)
+    with every slot of ``B`` added to ``table`` (``(slots_A, slots_B)``, C order, flat):
+    from ``B``'s row bit sets when ``bits`` has columns, else from ``B``'s CSR rows."""
+    n_slots = offsets[offsets.size - 1]
+    use_bits = bits.shape[1] > 0
+    acc = np.zeros((_max_codes(a_ncodes, x_lo, x_hi), max(bits.shape[1], 1), 8), np.uint64)
+    for x in range(x_lo, x_hi):
+        a = max(a_ncodes[x] - 1, 0)
         lo, hi = a_indptr[x], a_indptr[x + 1]
-        a = a_ncodes[x] - 1
-        if a < 0:
-            a = 0
-        _joint_row(a_rows[lo:hi], a_codes[lo:hi], a, a_counts[a_offsets[x]:a_offsets[x + 1]],
-                   indptr, cols, codes, offsets, code_counts, nonzero_counts, base, xl,
-                   work, colmark, touched, out[x])
+        if a == 0 or hi == lo:
+            continue
+        t0 = a_offsets[x] * n_slots
+        if use_bits:
+            _count_bits(a_rows[lo:hi], a_codes[lo:hi], a, bits, n_slots, acc, t0, 1, n_slots,
+                        table)
+        else:
+            gather_counts(a_rows[lo:hi], a_codes[lo:hi], starts, stops, cols, codes, offsets,
+                          t0, 1, n_slots, table)
 
 
+@njit(cache=True, nogil=True)
+def joint_block(x_lo, x_hi, a_indptr, a_rows, a_codes, a_ncodes, a_offsets, a_counts, bits,
+                starts, stops, cols, codes, offsets, code_counts, nonzero_counts, base, xl,
+                out):  # pragma: no cover
+    """``out[x, v] = H(a_x, b_v)`` for columns ``x_lo <= x < x_hi`` of ``A`` (CSC) and every
+    column ``v`` of ``B``: :func:`count_block` and :func:`_fill` fused per column of ``A``
+    into one small scratch table (codes x slots of ``B``), which stays in cache."""
+    n_b = offsets.size - 1
+    n_slots = offsets[n_b]
+    a_max = _max_codes(a_ncodes, x_lo, x_hi)
+    table = np.zeros(max(n_slots, 1) * a_max, dtype=np.int64)
+    use_bits = bits.shape[1] > 0
+    acc = np.zeros((a_max if use_bits else 1, max(bits.shape[1], 1), 8), np.uint64)
+    for x in range(x_lo, x_hi):
+        a = max(a_ncodes[x] - 1, 0)
+        lo, hi = a_indptr[x], a_indptr[x + 1]
+        if a > 0 and hi > lo:
+            if use_bits:
+                _count_bits(a_rows[lo:hi], a_codes[lo:hi], a, bits, n_slots, acc, 0, 1,
+                            n_slots, table)
+            else:
+                gather_counts(a_rows[lo:hi], a_codes[lo:hi], starts, stops, cols, codes,
+                              offsets, 0, 1, n_slots, table)
+        _fill(table, 0, 1, n_slots, True, a, a_counts[a_offsets[x]:a_offsets[x + 1]], 0, n_b,
+              offsets, code_counts, nonzero_counts, base, xl, out[x])
+
+
+@njit(cache=True, nogil=True)
+def joint_from_counts_block(x_lo, x_hi, table, a_ncodes, a_offsets, a_counts, offsets,
+                            code_counts, nonzero_counts, base, xl, out):  # pragma: no cover
+    """:func:`joint_block` from counts already added up (``(slots_A, slots_B)`` C order, flat,
+    as :func:`count_block` writes them; the table is left as it is)."""
+    n_b = offsets.size - 1
+    n_slots = offsets[n_b]
+    for x in range(x_lo, x_hi):
+        a = max(a_ncodes[x] - 1, 0)
+        _fill(table, a_offsets[x] * n_slots, 1, n_slots, False, a,
+              a_counts[a_offsets[x]:a_offsets[x + 1]], 0, n_b, offsets, code_counts,
+              nonzero_counts, base, xl, out[x])
+
+
+@njit(cache=True, nogil=True)
+def distances_block(v_lo, v_hi, table, clear, a, u_counts, h_u, offsets, code_counts,
+                    nonzero_counts, base, entropies, xl, out):  # pragma: no cover
+    """``out[v - v_lo] = d(u, v)`` for ``v_lo <= v < v_hi`` from the co-occurrence counts of
+    ``u`` (an ``(a x slots)`` table, C order, flat, as :func:`gather_counts` writes it with
+    ``s_i = slots``, and as row shards' step counts add up; zeroed as read when ``clear``)."""
+    n_slots = offsets[offsets.size - 1]
+    _fill(table, 0, 1, n_slots, clear, a, u_counts, v_lo, v_hi, offsets, code_counts,
+          nonzero_counts, base, xl, out)
+    _to_distances(out, h_u, entropies, v_lo)
+
+
+# -- greedy bookkeeping ----------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def lower_gains(column, active, n_active, low, high, gains):  # pragma: no cover
     """A label's threshold rose from ``low`` to ``high``: lower the gains of the active
@@ -127,28 +281,3 @@ def lower_gains(column, active, n_active, low, high, gains):  # pragma: no cover
                 active[kept] = v
                 kept += 1
     return kept
-
-
-@njit(cache=True, nogil=True)
-def cooccurrence_counts(a_indptr, a_rows, a_codes, a_offsets, b_indptr, b_cols, b_codes,
-                        b_offsets, out):  # pragma: no cover
-    """Add to ``out[slot_a, slot_b]`` the number of rows where column ``x`` of A (CSC) has code
-    ``i >= 1`` and column ``v`` of B (CSR) code ``j >= 1`` (slots as in :func:`_joint_row`)."""
-    for x in range(a_indptr.size - 1):
-        for t in range(a_indptr[x], a_indptr[x + 1]):
-            r = a_rows[t]
-            sa = a_offsets[x] + a_codes[t] - 1
-            for e in range(b_indptr[r], b_indptr[r + 1]):
-                v = b_cols[e]
-                out[sa, b_offsets[v] + b_codes[e] - 1] += 1
-
-
-@njit(cache=True, nogil=True)
-def step_counts_dense(u_rows, u_codes, indptr, cols, codes, offsets, out):  # pragma: no cover
-    """Add to ``out[i - 1, slot]`` the rows where ``u`` has code ``i >= 1`` and the slot's
-    column its code (B's codes in CSR form, slots as in :func:`_joint_row`)."""
-    for t in range(u_rows.size):
-        r = u_rows[t]
-        i = u_codes[t] - 1
-        for e in range(indptr[r], indptr[r + 1]):
-            out[i, offsets[cols[e]] + codes[e] - 1] += 1

@@ -90,17 +90,7 @@ def joint_entropy(a: DiscreteMatrix, b: DiscreteMatrix, backend: Backend = "auto
     if a.n_samples == 0:
         return np.zeros((a.n_columns, b.n_columns))
     if _numba_enabled(backend):
-        from coreselect.core._numba import joint_entropy_matrix
-
-        side = _CompiledSide(b, max_codes=int(a.n_codes.max(initial=1)))
-        codes = a.codes
-        # Column-major output: the greedy reads the relevance matrix one label at a time.
-        out = np.empty((b.n_columns, a.n_columns)).T
-        joint_entropy_matrix(
-            codes.indptr, codes.indices, codes.data, a.n_codes, a.offsets, a.code_counts,
-            *side.args, out,
-        )
-        return out
+        return _joint_entropy_compiled(a, b)
     return _joint_entropy_sparse(a, b)
 
 
@@ -219,35 +209,134 @@ def warm_up() -> bool:
     if not _numba_enabled("auto"):
         return False
     from coreselect.core._numba import lower_gains
-    from coreselect.core.discretize import discretize
+    from coreselect.core.discretize import discretize, discretize_labels
 
     tiny = discretize(np.array([[0, 1], [1, 1], [1, 0], [0, 0]]), strategy="none")
-    joint_entropy(tiny, tiny)
+    joint_entropy(tiny, discretize_labels(np.array([[0, 1], [1, 1], [1, 0], [0, 0]])))
     DistanceOracle(tiny).distances_from(0)
     lower_gains(np.zeros(2), np.arange(2), 2, 0.0, 1.0, np.zeros(2))
     return True
 
 
-class _CompiledSide:
-    """The arrays the compiled kernels need about the matrix ``B`` whose columns are compared
-    against one column at a time, plus scratch buffers (kept zeroed between calls)."""
+#: A ``B`` with at most this many (column, code >= 1) slots (the labels, usually) is counted
+#: as one bit set per row (:func:`coreselect.core._numba._count_bits`): a few word operations
+#: per non-zero of ``A`` instead of one scattered update per co-occurrence.
+BITSET_MAX_SLOTS = 256
 
-    def __init__(self, b: DiscreteMatrix, max_codes: int):
-        rm = b.row_major
+#: Cells (stored codes plus one per column) of ``A`` per block of the relevance kernel: the
+#: unit of work handed to a thread (blocks are many more than threads, for balance).
+RELEVANCE_BLOCK_CELLS = 1 << 18
+
+#: A step gathering fewer cells than this runs on one thread (starting threads costs more).
+THREADED_MIN_CELLS = 1 << 16
+
+#: The row-major slot copy is built by column blocks of at least this many cells each.
+SLOT_ROWS_PART_CELLS = 1 << 20
+
+
+class _Marginals:
+    """What the closed-form fill needs about the matrix ``B`` whose columns are compared with
+    one column at a time: slot layout, slot and non-zero counts, ``sum_j f(m_v[j])`` per
+    column, and the ``c log2 c`` table."""
+
+    def __init__(self, b: DiscreteMatrix):
         xl = xlogx_table(b.n_samples)
-        self.args = (
-            rm.indptr,
-            rm.indices,
-            rm.data,
-            b.offsets,
-            b.code_counts,
-            b.nonzero_counts,
-            np.bincount(b.expanded_owner, weights=xl[b.code_counts], minlength=b.n_columns),
-            xl,
-            np.zeros(int(b.offsets[-1]) * max(max_codes - 1, 1), dtype=np.int64),
-            np.zeros(b.n_columns, dtype=np.int8),
-            np.zeros(b.n_columns, dtype=np.int64),
-        )
+        self.offsets = b.offsets
+        self.code_counts = b.code_counts
+        self.nonzero_counts = b.nonzero_counts
+        self.base = np.bincount(b.expanded_owner, weights=xl[b.code_counts],
+                                minlength=b.n_columns)
+        self.xl = xl
+
+    @property
+    def args(self) -> tuple:
+        return self.offsets, self.code_counts, self.nonzero_counts, self.base, self.xl
+
+
+_NO_BITS = np.zeros((1, 0), dtype=np.uint64)
+
+
+def row_access(b: DiscreteMatrix) -> tuple:
+    """How the count kernels read ``B`` by rows: ``(bits, starts, stops, cols, codes)``, with
+    ``bits`` the per-row slot bit sets when ``B`` has at most :data:`BITSET_MAX_SLOTS` slots
+    (then the CSR arrays are empty), else an empty bit set and ``B``'s CSR rows."""
+    from coreselect.core._numba import slot_bits
+
+    n_slots = int(b.offsets[-1])
+    codes = b.codes
+    if 0 < n_slots <= BITSET_MAX_SLOTS:
+        bits = np.zeros((b.n_samples, (n_slots + 63) // 64), dtype=np.uint64)
+        slot_bits(codes.indptr, codes.indices, codes.data, b.offsets, bits)
+        empty = codes.indptr[:0]
+        return bits, empty, empty, codes.indices[:0], codes.data[:0]
+    rm = b.row_major
+    return _NO_BITS, rm.indptr[:-1], rm.indptr[1:], rm.indices, rm.data
+
+
+def column_blocks(indptr: np.ndarray, target: int = RELEVANCE_BLOCK_CELLS) -> np.ndarray:
+    """Bounds of consecutive column blocks of about ``target`` cells (CSC ``indptr``)."""
+    from coreselect.core.discretize import _blocks
+
+    return _blocks(np.diff(indptr) + 1, target)
+
+
+def _joint_entropy_compiled(a: DiscreteMatrix, b: DiscreteMatrix) -> np.ndarray:
+    from coreselect.core._numba import joint_block
+    from coreselect.core._threads import run_blocks
+
+    side = _Marginals(b)
+    rows = row_access(b)
+    codes = a.codes
+    # Column-major output: the greedy reads the relevance matrix one label at a time.
+    out = np.empty((b.n_columns, a.n_columns)).T
+    bounds = column_blocks(codes.indptr)
+
+    def block(j: int) -> None:
+        joint_block(bounds[j], bounds[j + 1], codes.indptr, codes.indices, codes.data,
+                    a.n_codes, a.offsets, a.code_counts, *rows, *side.args, out)
+
+    run_blocks(block, bounds.size - 1)
+    return out
+
+
+class SlotRows:
+    """A row-major copy of ``A`` for the distance steps: per row, the (column, code >= 1) slot
+    of every non-zero cell (int32 while the slots fit: 4 bytes per cell, less than a CSR of
+    column ids and codes, and a step's gather reads one array with no lookup). Built from the
+    CSC codes by column blocks on several threads, each with its own cursors into the rows."""
+
+    def __init__(self, a: DiscreteMatrix, threads: int | None = None):
+        from coreselect.core._numba import row_counts, slot_rows
+        from coreselect.core._threads import n_threads, run_blocks
+
+        codes = a.codes
+        n = a.n_samples
+        n_slots = int(a.offsets[-1])
+        nnz = int(codes.indptr[-1])
+        self.slots = np.empty(nnz, dtype=np.int32 if n_slots < 2**31 else np.int64)
+        self.indptr = np.zeros(n + 1, dtype=np.int64)
+        threads = n_threads() if threads is None else threads
+        parts = min(max(threads, 1), max(nnz // SLOT_ROWS_PART_CELLS, 1))
+        bounds = column_blocks(codes.indptr, max(1, -(-(nnz + a.n_columns) // parts)))
+        # Cells of each row in each column block; block j of row r starts after blocks < j.
+        cursors = np.zeros((bounds.size - 1, n), dtype=np.int64)
+        run_blocks(lambda j: row_counts(codes.indptr, codes.indices, bounds[j], bounds[j + 1],
+                                        cursors[j]), bounds.size - 1, threads)
+        np.cumsum(cursors.sum(axis=0), out=self.indptr[1:])
+        start = self.indptr[:-1].copy()
+        for part in cursors:  # counts become starts, in place
+            count = part.copy()
+            part[:] = start
+            start += count
+        del start
+
+        def block(j: int) -> None:
+            slot_rows(codes.indptr, codes.indices, codes.data, a.offsets, bounds[j],
+                      bounds[j + 1], cursors[j], self.slots)
+
+        run_blocks(block, len(cursors), threads)
+        self.starts, self.stops = self.indptr[:-1], self.indptr[1:]
+        self.cells_per_row = nnz / max(n, 1)
 
 
 class DistanceOracle:
@@ -255,10 +344,12 @@ class DistanceOracle:
 
     A greedy step needs ``d(u, v)`` for the newly added ``u`` and every candidate ``v``: the
     oracle gathers only the rows where ``u`` is non-zero, counts the codes of every column on
-    them, and fills the joint tables in closed form. ``backend="numba"`` runs a compiled
-    kernel (cached on disk after the first compile); ``"numpy"`` is the pure numpy/scipy path;
-    ``"auto"`` takes numba when it imports (``CORESELECT_NUMBA=0`` turns it off). Both give
-    the same numbers up to float rounding, and the greedy's tie rule makes them select the same.
+    them, and fills the joint tables in closed form. ``backend="numba"`` runs compiled
+    kernels (cached on disk after the first compile) over column blocks whose count tables
+    stay in cache, on as many threads as numba is set to use (the same bits with any number);
+    ``"numpy"`` is the pure numpy/scipy path; ``"auto"`` takes numba when it imports
+    (``CORESELECT_NUMBA=0`` turns it off). Both give the same numbers up to float rounding,
+    and the greedy's tie rule makes them select the same.
     """
 
     def __init__(self, a: DiscreteMatrix, backend: Backend = "auto"):
@@ -267,25 +358,55 @@ class DistanceOracle:
         self.use_numba = _numba_enabled(backend)
         self.backend = "numba" if self.use_numba else "numpy"
         if self.use_numba:
-            self._side = _CompiledSide(a, max_codes=int(a.n_codes.max(initial=1)))
+            self._side = _Marginals(a)
+            self._rows = SlotRows(a)
 
     def distances_from(self, u: int) -> np.ndarray:
         """``d(u, v)`` for every column ``v`` (``d(u, u) = 0``)."""
         a = self.matrix
         if self.use_numba:
-            from coreselect.core._numba import distances_from_column
-
-            (indptr, cols, codes, offsets, counts, nnz, base, xl, work, mark,
-             touched) = self._side.args
-            start, stop = a.codes.indptr[u], a.codes.indptr[u + 1]
-            return distances_from_column(
-                a.codes.indices[start:stop],
-                a.codes.data[start:stop],
-                max(int(a.n_codes[u]) - 1, 0),
-                counts[offsets[u]:offsets[u + 1]],
-                float(self.entropies[u]),
-                indptr, cols, codes, offsets, counts, nnz, base, self.entropies, xl, work,
-                mark, touched,
-            )
+            return self._distances_compiled(int(u))
         h_uv = _joint_entropy_sparse(a.take([u]), a)[0]
         return distance_from_entropies(h_uv, self.entropies[u], self.entropies)
+
+    def _distances_compiled(self, u: int) -> np.ndarray:
+        """Two phases, each split over threads: the counts of ``u``'s codes with every slot,
+        gathered from disjoint parts of ``u``'s rows into one table per part and added up
+        (integers: exact in any order), then the closed-form fill of disjoint column blocks."""
+        from coreselect.core._numba import distances_block, gather_counts
+        from coreselect.core._threads import n_threads, run_blocks
+
+        a, side, rows = self.matrix, self._side, self._rows
+        codes = a.codes
+        lo, hi = codes.indptr[u], codes.indptr[u + 1]
+        u_rows, u_codes = codes.indices[lo:hi], codes.data[lo:hi]
+        n_codes = max(int(a.n_codes[u]) - 1, 0)
+        n_slots = int(side.offsets[-1])
+        threads = n_threads() if (hi - lo) * rows.cells_per_row >= THREADED_MIN_CELLS else 1
+        dtype = np.int32 if a.n_samples < 2**31 else np.int64
+        tables = [np.zeros(max(n_codes * n_slots, 1), dtype) for _ in range(threads)]
+        cut = np.linspace(0, hi - lo, threads + 1).astype(np.int64)
+
+        def gather(j: int) -> None:
+            if n_codes:
+                part = slice(cut[j], cut[j + 1])
+                gather_counts(u_rows[part], u_codes[part], rows.starts, rows.stops, rows.slots,
+                              None, side.offsets, 0, 1, n_slots, tables[j])
+
+        run_blocks(gather, threads, threads)
+        table = tables[0]
+        for other in tables[1:]:
+            table += other
+        out = np.empty(a.n_columns)
+        u_counts = side.code_counts[side.offsets[u]:side.offsets[u + 1]]
+        h_u = float(self.entropies[u])
+        cols = np.linspace(0, a.n_columns, threads + 1).astype(np.int64)
+
+        def fill(j: int) -> None:
+            v_lo, v_hi = cols[j], cols[j + 1]
+            distances_block(v_lo, v_hi, table, False, n_codes, u_counts, h_u, side.offsets,
+                            side.code_counts, side.nonzero_counts, side.base, self.entropies,
+                            side.xl, out[v_lo:v_hi])
+
+        run_blocks(fill, threads, threads)
+        return out

@@ -24,7 +24,7 @@ import numpy as np
 
 from coreselect.core.discretize import DiscreteMatrix
 from coreselect.core.entropy import Backend, DistanceOracle
-from coreselect.core.objective import CALIBRATIONS, ObjectiveParams, RelevanceGains, argmax_first
+from coreselect.core.objective import CALIBRATIONS, ObjectiveParams, argmax_first, relevance_gains
 from coreselect.errors import InputError
 
 #: Relevance gains below this fraction of the largest single-feature relevance are rounding
@@ -152,8 +152,9 @@ def greedy(
     ----------
     features : DiscreteMatrix
         Discretized candidate columns.
-    relevance : ndarray, shape (n_columns, n_labels)
-        ``MI(x, l)`` of every candidate and label (see :func:`relevance_matrix`).
+    relevance : ndarray, shape (n_columns, n_labels), or SparseRelevance
+        ``MI(x, l)`` of every candidate and label (see :func:`relevance_matrix`), dense or in
+        the sparse form of :mod:`coreselect.core.sparse_relevance`.
     params : ObjectiveParams
         ``k`` (for the coefficient), ``lam``, ``p``, ``|L|``.
     n_select : int, optional
@@ -175,7 +176,8 @@ def greedy(
         raise ValueError("column_ids must have one id per column")
     if np.any(np.diff(ids) <= 0):
         raise ValueError("column_ids must be strictly increasing (tie-breaking needs it)")
-    relevance = np.asarray(relevance, dtype=np.float64)
+    if not hasattr(relevance, "gains_state"):  # a SparseRelevance stays as it is
+        relevance = np.asarray(relevance, dtype=np.float64)
     if relevance.shape[0] != d:
         raise ValueError("relevance must have one row per column")
     allowed = np.ones(d, dtype=bool) if selectable is None else np.asarray(selectable, bool).copy()
@@ -188,7 +190,7 @@ def greedy(
     if oracle is None and n_select > 1:
         oracle = DistanceOracle(features, backend=backend)
     use_numba = oracle.use_numba if oracle is not None else False
-    gains = RelevanceGains(relevance, params.p, use_numba=use_numba)
+    gains = relevance_gains(relevance, params.p, use_numba=use_numba)
     if params.calibration not in CALIBRATIONS:
         raise InputError(f"unknown calibration {params.calibration!r}; choose from {CALIBRATIONS}")
     penalty = np.where(allowed, 0.0, -np.inf)

@@ -99,6 +99,16 @@ def argmax_first(scores: np.ndarray, rtol: float = TIE_RTOL) -> int:
     return int(np.flatnonzero(scores >= best - tol)[0])
 
 
+def relevance_gains(relevance, p: int, use_numba: bool = False):
+    """The incremental gains state for a relevance matrix: :class:`RelevanceGains` for a dense
+    array, the sparse form's own state for a
+    :class:`~coreselect.core.sparse_relevance.SparseRelevance` (same ``gains``, ``value``,
+    ``add``)."""
+    if hasattr(relevance, "gains_state"):
+        return relevance.gains_state(p, use_numba=use_numba)
+    return RelevanceGains(relevance, p, use_numba=use_numba)
+
+
 class RelevanceGains:
     """Marginal gains ``g(S + v) - g(S)`` of every candidate ``v``, updated as ``S`` grows.
 

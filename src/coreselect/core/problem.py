@@ -15,6 +15,7 @@ from coreselect.core.entropy import Backend, Relevance, pairwise_distances, rele
 from coreselect.core.greedy import GreedyResult, StepCallback, greedy
 from coreselect.core import objective as _objective
 from coreselect.core.objective import ObjectiveParams, relevance_of
+from coreselect.core.sparse_relevance import SparseRelevance, choose_backend
 from coreselect.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -30,11 +31,16 @@ class Problem:
 
     features: DiscreteMatrix
     labels: DiscreteMatrix
-    relevance: np.ndarray
+    relevance: np.ndarray | SparseRelevance
     params: ObjectiveParams
     column_ids: np.ndarray
     selectable: np.ndarray
     timings: dict = field(default_factory=dict)  # seconds per preparation stage
+
+    @property
+    def relevance_backend(self) -> str:
+        """``"sparse"`` (:mod:`coreselect.core.sparse_relevance`) or ``"dense"``."""
+        return "sparse" if isinstance(self.relevance, SparseRelevance) else "dense"
 
     @classmethod
     def build(
@@ -53,6 +59,7 @@ class Problem:
         calibration: str = "paper",
         labels: DiscreteMatrix | None = None,
         column_ids: np.ndarray | None = None,
+        relevance_backend: str = "auto",
     ) -> "Problem":
         """Discretize ``X`` (and ``Y`` unless ``labels`` is given) and compute relevances."""
         if Y is not None and X.shape[0] != Y.shape[0]:
@@ -65,7 +72,7 @@ class Problem:
         log.info("discretized %d x %d features in %.3f s", *features.codes.shape, seconds)
         problem = cls.from_discrete(features, labels, k=k, lam=lam, p=p, relevance=relevance,
                                     keep_constant=keep_constant, calibration=calibration,
-                                    column_ids=column_ids)
+                                    column_ids=column_ids, relevance_backend=relevance_backend)
         problem.timings["discretize"] = seconds
         return problem
 
@@ -82,11 +89,15 @@ class Problem:
         keep_constant: bool = False,
         calibration: str = "paper",
         column_ids: np.ndarray | None = None,
+        relevance_backend: str = "auto",
     ) -> "Problem":
         """Compute the relevances of discretized columns. The core's default ``calibration``
         is the paper's eq. (2), as :class:`ObjectiveParams`'; the library's default
         (:data:`~coreselect.core.objective.DEFAULT_CALIBRATION`) is chosen one layer up, in
-        :class:`coreselect.spec.Objective`."""
+        :class:`coreselect.spec.Objective`. ``relevance_backend``: ``"dense"`` (the features
+        x labels matrix), ``"sparse"`` (co-occurring pairs plus closed forms, binary labels
+        only; same selection) or ``"auto"``
+        (:func:`~coreselect.core.sparse_relevance.choose_backend`)."""
         if features.n_samples != labels.n_samples:
             raise InputError(
                 f"X has {features.n_samples} samples but Y has {labels.n_samples}"
@@ -97,9 +108,16 @@ class Problem:
         if not keep_constant:
             selectable &= ~features.is_constant
         start = time.perf_counter()
-        matrix = relevance_matrix(features, labels, relevance)
+        try:
+            how = choose_backend(features, labels, relevance_backend)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        if how == "sparse":
+            matrix = SparseRelevance(features, labels, relevance)
+        else:
+            matrix = relevance_matrix(features, labels, relevance)
         seconds = time.perf_counter() - start
-        log.info("relevance (%s) of %d features to %d labels in %.3f s", relevance,
+        log.info("relevance (%s, %s) of %d features to %d labels in %.3f s", relevance, how,
                  features.n_columns, labels.n_columns, seconds)
         return cls(
             features=features,
@@ -124,7 +142,9 @@ class Problem:
         return Problem(
             features=self.features.take(positions),
             labels=self.labels,
-            relevance=self.relevance[positions],
+            relevance=(self.relevance.take(positions)
+                       if isinstance(self.relevance, SparseRelevance)
+                       else self.relevance[positions]),
             params=self.params,
             column_ids=self.column_ids[positions],
             selectable=self.selectable[positions],
@@ -145,7 +165,11 @@ class Problem:
         n_select = self.params.k if n_select is None else n_select
         # Columns that can never be picked play no part in g or D: leave them out entirely
         # (on text data most columns are constant, so this more than halves every step).
-        problem = self if self.selectable.all() else self.subproblem(np.flatnonzero(self.selectable))
+        # The sparse relevance's subproblem copies every co-occurring pair: worth it only when
+        # most columns go (the greedy's selectable mask gives the same selection).
+        keep_all = self.selectable.all() or (
+            isinstance(self.relevance, SparseRelevance) and self.selectable.mean() > 0.5)
+        problem = self if keep_all else self.subproblem(np.flatnonzero(self.selectable))
         result = greedy(problem.features, problem.relevance, problem.params, n_select,
                         alternate=alternate, column_ids=problem.column_ids,
                         selectable=problem.selectable, backend=backend, callback=callback)

@@ -30,8 +30,8 @@ import scipy.sparse as sp
 
 from coreselect.core.discretize import DiscreteMatrix, slot_offsets
 from coreselect.core.entropy import (
-    Backend, Relevance, _numba_enabled, distance_from_entropies, relevance_from_entropies,
-    zero_small,
+    Backend, Relevance, _numba_enabled, column_blocks, distance_from_entropies,
+    relevance_from_entropies, row_access, xlogx_table, zero_small,
 )
 
 
@@ -87,12 +87,19 @@ def shard_counts(features: DiscreteMatrix, labels: DiscreteMatrix,
         raise ValueError("features and labels of a shard have different numbers of rows")
     shape = (int(features.offsets[-1]), int(labels.offsets[-1]))
     if _numba_enabled(backend):
-        from coreselect.core._numba import cooccurrence_counts
+        from coreselect.core._numba import count_block
+        from coreselect.core._threads import run_blocks
 
         joint = np.zeros(shape, dtype=np.int64)
-        rm, codes = labels.row_major, features.codes
-        cooccurrence_counts(codes.indptr, codes.indices, codes.data, features.offsets,
-                            rm.indptr, rm.indices, rm.data, labels.offsets, joint)
+        rows, codes = row_access(labels), features.codes
+        bounds = column_blocks(codes.indptr)
+        flat = joint.reshape(-1)
+
+        def block(j: int) -> None:  # blocks of features fill disjoint rows of the table
+            count_block(bounds[j], bounds[j + 1], codes.indptr, codes.indices, codes.data,
+                        features.n_codes, features.offsets, *rows, labels.offsets, flat)
+
+        run_blocks(block, bounds.size - 1)
     else:
         joint = np.rint((features.indicator.T @ labels.indicator).toarray()).astype(np.int64)
     return ShardCounts(features.n_samples, features.n_codes.copy(), labels.n_codes.copy(),
@@ -145,17 +152,29 @@ class Statistics:
     def owner(self) -> np.ndarray:
         return _owner(self.n_codes)
 
+    @cached_property
+    def xl(self) -> np.ndarray:
+        return xlogx_table(self.n_samples)
+
+    @cached_property
+    def base(self) -> np.ndarray:
+        """``sum_j f(m_v[j])`` of every column, as the in-memory kernels compute it."""
+        return np.bincount(self.owner, weights=self.xl[self.code_counts],
+                           minlength=self.n_columns)
+
     @property
     def is_constant(self) -> np.ndarray:
         return self.n_codes <= 1
 
 
-def statistics(counts: ShardCounts, kind: Relevance = "mi") -> Statistics:
+def statistics(counts: ShardCounts, kind: Relevance = "mi",
+               backend: Backend = "auto") -> Statistics:
     """Entropies and the relevance matrix (as :func:`relevance_matrix`) from merged counts.
 
     ``H(x, l)`` of every pair comes in closed form from the co-occurrences ``N`` of non-zero
     codes and the marginals: ``N[i, 0] = m_x[i] - sum_j N[i, j]``, ``N[0, j] = m_l[j] -
-    sum_i N[i, j]``, ``N[0, 0] = n - nnz(x) - nnz(l) + sum N``.
+    sum_i N[i, j]``, ``N[0, 0] = n - nnz(x) - nnz(l) + sum N``. The compiled path is the
+    in-memory kernel's own fill, so a row-sharded run gets the in-memory numbers bit for bit.
     """
     n = counts.n_samples
     fx, fl = counts.feature_codes, counts.label_codes
@@ -166,6 +185,8 @@ def statistics(counts: ShardCounts, kind: Relevance = "mi") -> Statistics:
     nnz_l = np.rint(al @ counts.label_counts.astype(np.float64)).astype(np.int64)
     if n == 0:
         h_xl = np.zeros((fx.size, fl.size))
+    elif _numba_enabled(backend):
+        h_xl = _joint_from_counts(counts, nnz_l)
     else:
         joint = counts.joint
         cells = ax @ (al @ xlogx(joint).T).T  # sum over i, j >= 1 of f(N[i, j])
@@ -180,6 +201,30 @@ def statistics(counts: ShardCounts, kind: Relevance = "mi") -> Statistics:
     return Statistics(n, fx, counts.feature_counts, nnz_x, h_x, h_l,
                       relevance_from_entropies(h_x, h_l, np.asarray(h_xl, dtype=np.float64),
                                                kind))
+
+
+def _joint_from_counts(counts: ShardCounts, nnz_l: np.ndarray) -> np.ndarray:
+    """``H(x, l)`` of every pair from merged counts with the compiled fill (threads over
+    disjoint blocks of features)."""
+    from coreselect.core._numba import joint_from_counts_block
+    from coreselect.core._threads import run_blocks
+
+    n = counts.n_samples
+    xl = xlogx_table(n)
+    fx, fl = counts.feature_codes, counts.label_codes
+    x_offsets, l_offsets = slot_offsets(fx), slot_offsets(fl)
+    base = np.bincount(_owner(fl), weights=xl[counts.label_counts], minlength=fl.size)
+    out = np.empty((fl.size, fx.size)).T  # column-major, as the in-memory kernel's
+    flat = np.ascontiguousarray(counts.joint).reshape(-1)
+    bounds = np.linspace(0, fx.size, min(64, max(fx.size, 1)) + 1).astype(np.int64)
+
+    def block(j: int) -> None:
+        joint_from_counts_block(bounds[j], bounds[j + 1], flat, fx, x_offsets,
+                                counts.feature_counts, l_offsets, counts.label_counts, nnz_l,
+                                base, xl, out)
+
+    run_blocks(block, bounds.size - 1)
+    return out
 
 
 def step_counts(features: DiscreteMatrix, u: int, backend: Backend = "auto") -> np.ndarray:
@@ -210,9 +255,11 @@ def step_counts_rows(rows: np.ndarray, u_codes: np.ndarray, indptr: np.ndarray,
     if a == 0 or rows.size == 0:
         return table
     if _numba_enabled(backend):
-        from coreselect.core._numba import step_counts_dense
+        from coreselect.core._numba import gather_counts
 
-        step_counts_dense(rows, u_codes, indptr, cols, codes, offsets, table)
+        indptr = np.asarray(indptr)
+        gather_counts(rows, u_codes, indptr[:-1], indptr[1:], cols, codes, offsets, 0, 1,
+                      n_slots, table.reshape(-1))
         return table
     starts, stops = indptr[rows], indptr[rows + 1]
     lengths = (stops - starts).astype(np.int64)
@@ -223,17 +270,20 @@ def step_counts_rows(rows: np.ndarray, u_codes: np.ndarray, indptr: np.ndarray,
     return np.bincount(slots, minlength=a * n_slots).reshape(a, n_slots)
 
 
-def distances_from_counts(stats: Statistics, u: int, co: np.ndarray) -> np.ndarray:
+def distances_from_counts(stats: Statistics, u: int, co: np.ndarray,
+                          backend: Backend = "auto") -> np.ndarray:
     """``d(u, v)`` for every column ``v`` from the merged :func:`step_counts` of ``u``."""
     n = stats.n_samples
     d = stats.n_columns
     if n == 0:
         return np.zeros(d)
+    co = np.asarray(co.toarray() if sp.issparse(co) else co, dtype=np.int64)
+    if _numba_enabled(backend):
+        return _distances_compiled(stats, u, co)
     offsets = stats.offsets
     m_u = stats.code_counts[offsets[u]:offsets[u + 1]]
     owner = stats.owner
     m_b = stats.code_counts
-    co = np.asarray(co.toarray() if sp.issparse(co) else co, dtype=np.int64)
     # Cells with i, j >= 1, and the column remainders N[0, j] = m_b[j] - sum_i N[i, j].
     per_slot = xlogx(m_b - co.sum(axis=0))
     for i in range(co.shape[0]):
@@ -249,6 +299,21 @@ def distances_from_counts(stats: Statistics, u: int, co: np.ndarray) -> np.ndarr
     s += xlogx(n - nnz_u - stats.nonzero_counts + together)
     h_uv = zero_small(np.log2(n) - s / n)
     return distance_from_entropies(h_uv, stats.entropies[u], stats.entropies)
+
+
+def _distances_compiled(stats: Statistics, u: int, co: np.ndarray) -> np.ndarray:
+    """The in-memory oracle's fill (:func:`coreselect.core._numba.distances_block`) on the
+    summed counts: the same numbers, bit for bit, as :class:`DistanceOracle` gives."""
+    from coreselect.core._numba import distances_block
+
+    offsets = stats.offsets
+    a = max(int(stats.n_codes[u]) - 1, 0)
+    out = np.empty(stats.n_columns)
+    distances_block(0, stats.n_columns, np.ascontiguousarray(co).reshape(-1), False, a,
+                    stats.code_counts[offsets[u]:offsets[u + 1]], float(stats.entropies[u]),
+                    offsets, stats.code_counts, stats.nonzero_counts, stats.base,
+                    stats.entropies, stats.xl, out)
+    return out
 
 
 class RowShardedOracle:
@@ -269,4 +334,5 @@ class RowShardedOracle:
 
     def distances_from(self, u: int) -> np.ndarray:
         """``d(u, v)`` for every column ``v`` (``d(u, u) = 0``)."""
-        return distances_from_counts(self.stats, u, self._step(u))
+        return distances_from_counts(self.stats, u, self._step(u),
+                                     "numba" if self.use_numba else "numpy")

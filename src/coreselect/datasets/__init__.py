@@ -7,7 +7,7 @@ from coreselect.datasets.load import load
 
 def __getattr__(name: str):
     # Lazy: `import coreselect.datasets` must stay cheap for the CLI.
-    if name in ("make_synthesized", "make_sparse_multilabel"):
+    if name in ("make_synthesized", "make_sparse_multilabel", "make_extreme_multilabel"):
         from coreselect.datasets import synthetic
 
         return getattr(synthetic, name)
@@ -27,4 +27,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["make_synthesized", "make_sparse_multilabel", "load", "fetch_dataset", "REGISTRY", "dataset_info"]
+__all__ = ["make_synthesized", "make_sparse_multilabel", "make_extreme_multilabel", "load", "fetch_dataset", "REGISTRY", "dataset_info"]

@@ -13,8 +13,14 @@ Where a registry file is looked for, in order (all paths keep the mirror layout,
 Downloads are safe against bad or hostile servers:
 
 * a **total deadline** per file (``deadline``; by default 60 s plus 20 s per MB of the
-  known size), besides the per-read socket ``timeout``; a server trickling one byte every
-  few seconds fails with a FetchError instead of hanging;
+  known size), besides the per-read socket ``timeout``. It bounds the whole exchange
+  (connecting, status line, headers, body): a watchdog timer shuts the connection's socket
+  down at the deadline, so a server trickling its headers one byte at a time fails with a
+  FetchError instead of hanging; deadlines and timeouts must be finite and positive;
+* a ``file://`` mirror is opened without blocking and refused unless it is a regular file
+  (a FIFO, a device or a folder would block or never end);
+* **protocol errors** (a bad status line, too many or too long headers, HTTP/0.9 answers,
+  broken chunked encoding, a short body) are a bad server: a FetchError naming the URL;
 * a **size cap**: the registry knows each file's size; a response that announces or sends
   more is cut off at once (files of unknown size: ``max_bytes``, 2 GiB), so an endless
   response never fills the disk;
@@ -38,16 +44,22 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import http.client
+import math
 import os
+import socket
+import stat
 import tempfile
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Callable, Iterable
 
 from coreselect.datasets.registry import DatasetFile, DatasetInfo, get
-from coreselect.errors import DatasetError, FetchError
+from coreselect.errors import DatasetError, FetchError, ParameterError
 from coreselect.files import clean_stale, file_mode, temp_name_prefix
 
 __all__ = [
@@ -186,6 +198,111 @@ def _default_deadline(f: DatasetFile, timeout: float) -> float:
     return timeout + (f.size or MAX_UNKNOWN_BYTES // 64) / _MIN_RATE
 
 
+def _check_seconds(name: str, value: float | None) -> None:
+    if value is None:
+        return
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number of seconds, got {value!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise ParameterError(f"{name} must be a finite number of seconds > 0, got {value!r}")
+
+
+class _Watchdog:
+    """Shuts down every socket of one download when its deadline passes, so that no read
+    (of the status line, a header or the body) can outlive the deadline."""
+
+    def __init__(self, seconds: float):
+        self.expired = False
+        self._socks: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._socks.append(sock)
+            if self.expired:
+                self._close(sock)
+
+    @staticmethod
+    def _close(sock: socket.socket) -> None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._socks:
+                self._close(sock)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _opener(dog: _Watchdog) -> urllib.request.OpenerDirector:
+    """A urllib opener whose HTTP(S) connections register their sockets with ``dog``."""
+
+    class _HTTP(http.client.HTTPConnection):
+        def connect(self):
+            super().connect()
+            dog.watch(self.sock)
+
+    class _HTTPS(http.client.HTTPSConnection):
+        def connect(self):
+            super().connect()
+            dog.watch(self.sock)
+
+    class _HTTPHandler(urllib.request.HTTPHandler):
+        def http_open(self, req):
+            return self.do_open(_HTTP, req)
+
+    class _HTTPSHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req):
+            return self.do_open(_HTTPS, req, context=getattr(self, "_context", None))
+
+    return urllib.request.build_opener(_HTTPHandler, _HTTPSHandler)
+
+
+class _LocalFile:
+    """A ``file://`` URL opened without blocking; anything but a regular file is refused."""
+
+    def __init__(self, url: str):
+        parsed = urllib.parse.urlparse(url)
+        if parsed.netloc not in ("", "localhost"):
+            raise FetchError(f"{url}: file:// URLs must name a local path")
+        path = urllib.request.url2pathname(parsed.path)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        except OSError as exc:
+            raise FetchError(f"download of {url} failed: {exc.strerror or exc}") from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                    else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket"
+                    if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            raise FetchError(f"download of {url} failed: it is {kind}, not a regular file")
+        os.set_blocking(fd, True)
+        self.fh = os.fdopen(fd, "rb")
+        self.headers = {"Content-Length": str(st.st_size)}
+
+    def read(self, n: int) -> bytes:
+        return self.fh.read(n)
+
+    read1 = read
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.fh.close()
+
+
 def _download(
     f: DatasetFile,
     target: Path,
@@ -198,18 +315,32 @@ def _download(
     url = file_url(f)
     cap = f.size if (f.size is not None and verify) else max_bytes
     budget = _default_deadline(f, timeout) if deadline is None else float(deadline)
+    h = hashlib.sha256()
+    started = time.monotonic()
+    dog = _Watchdog(budget)
+
+    def late(got: int) -> FetchError:
+        return FetchError(f"download of {url} took longer than its deadline of {budget:g} s "
+                          f"({got} bytes received); nothing cached")
+
+    def opened():
+        if url.lower().startswith("file:"):
+            return _LocalFile(url)
+        return _opener(dog).open(url, timeout=min(timeout, budget))
+
+    got = 0
     try:
         target.parent.mkdir(parents=True, exist_ok=True)  # mkdir honours the umask
         # Partial files of killed downloads (ours carry the pid; older ones only an age).
         clean_stale(target.parent, (f".{glob.escape(target.name)}.*.part",))
         fd, tmp = tempfile.mkstemp(prefix=temp_name_prefix(target.name), suffix=".part", dir=target.parent)
     except OSError as exc:
+        dog.cancel()
         raise FetchError(f"cannot write into the dataset cache {target.parent}: {exc.strerror or exc}") from exc
-    h = hashlib.sha256()
-    started = time.monotonic()
+    # nothing between mkstemp and this try: a signal there would leave the .part file
     try:
         try:
-            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=min(timeout, budget)) as resp:
+            with os.fdopen(fd, "wb") as out, opened() as resp:
                 length = resp.headers.get("Content-Length")
                 total = int(length) if length and length.strip().isdigit() else None
                 if total is not None and total > cap:
@@ -220,11 +351,9 @@ def _download(
                 # read1 returns whatever has arrived, so the deadline is checked at least once
                 # per socket timeout even when the server trickles bytes.
                 read = getattr(resp, "read1", resp.read)
-                got = 0
                 while True:
-                    if time.monotonic() - started > budget:
-                        raise FetchError(f"download of {url} took longer than its deadline of {budget:.0f} s "
-                                         f"({got} bytes received); nothing cached")
+                    if dog.expired or time.monotonic() - started > budget:
+                        raise late(got)
                     chunk = read(_CHUNK)
                     if not chunk:
                         break
@@ -236,21 +365,35 @@ def _download(
                     h.update(chunk)
                     if progress:
                         progress("update", f, len(chunk))
+                if dog.expired:
+                    raise late(got)
                 if total is not None and got != total:
                     raise FetchError(f"download of {url} was truncated ({got} of {total} bytes); nothing cached")
         except FetchError:
             raise
-        except urllib.error.HTTPError as exc:
-            raise FetchError(f"download of {url} failed: HTTP {exc.code} {exc.reason}") from None
-        except TimeoutError:
-            raise FetchError(f"download of {url} failed: no data for {min(timeout, budget):.0f} s "
-                             "(timed out); nothing cached") from None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", None) or exc
-            if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
-                reason = exc.strerror or reason
-            raise FetchError(f"download of {url} failed: {reason}") from None
+        except Exception as exc:
+            if dog.expired:  # the watchdog's shutdown surfaces as whatever the read was doing
+                raise late(got) from None
+            if isinstance(exc, urllib.error.HTTPError):
+                raise FetchError(f"download of {url} failed: HTTP {exc.code} {exc.reason}") from None
+            if isinstance(exc, http.client.HTTPException) or (
+                    isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, http.client.HTTPException)):
+                err = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+                what = " ".join(f"{type(err).__name__}: {err}".split())[:200]
+                raise FetchError(f"download of {url} failed: the server broke the HTTP protocol ({what}); "
+                                 "nothing cached") from None
+            if isinstance(exc, TimeoutError) or (isinstance(exc, urllib.error.URLError)
+                                                 and isinstance(exc.reason, TimeoutError)):
+                raise FetchError(f"download of {url} failed: no data for {min(timeout, budget):g} s "
+                                 "(timed out); nothing cached") from None
+            if isinstance(exc, (urllib.error.URLError, OSError, ValueError)):
+                reason = getattr(exc, "reason", None) or exc
+                if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
+                    reason = exc.strerror or reason
+                raise FetchError(f"download of {url} failed: {reason}") from None
+            raise
         finally:
+            dog.cancel()
             if progress:
                 progress("end", f, None)
         if verify:
@@ -288,6 +431,8 @@ def fetch_files(
     ``paths``: the registry paths wanted (default: every file of the entry). Returns a dict
     from registry path to local path (in ``$COREDATA`` or the cache). See :func:`fetch`.
     """
+    _check_seconds("timeout", timeout)
+    _check_seconds("deadline", deadline)
     wanted = [f for f in info.files if paths is None or f.path in set(paths)]
     if verify:
         unknown = [f.path for f in wanted if f.sha256 is None]

@@ -27,7 +27,8 @@ def stack(parts: list[Dataset], name: str) -> Dataset:
     else:
         X = np.vstack([p.X for p in parts])
     Y = np.vstack([p.Y.toarray() if sp.issparse(p.Y) else p.Y for p in parts]).astype(np.int8)
-    metadata = replace(first.metadata, parts=tuple(p.metadata.source for p in parts))
+    metadata = replace(first.metadata, parts=tuple(p.metadata.source for p in parts),
+                       files_read=tuple(f for p in parts for f in p.metadata.files_read))
     return Dataset(X=X, Y=Y, feature_names=list(first.feature_names), label_names=list(first.label_names),
                    name=name, metadata=metadata)
 

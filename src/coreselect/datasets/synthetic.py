@@ -150,3 +150,113 @@ def make_sparse_multilabel(
             "density": float(density),
         }),
     )
+
+
+#: Shapes (samples, features, labels, mean labels per sample, mean features per sample) of the
+#: extreme classification benchmarks (the Extreme Classification Repository's statistics), and
+#: a million-label shape; ``make_extreme_multilabel(shape=...)`` takes the name.
+EXTREME_SHAPES: dict[str, tuple[int, int, int, float, float]] = {
+    "eurlex-4k": (15_539, 5_000, 3_993, 5.31, 236.7),
+    "wiki10-31k": (14_146, 101_938, 30_938, 18.64, 673.4),
+    "amazoncat-13k": (1_186_239, 203_882, 13_330, 5.04, 71.1),
+    "labels-1m": (500_000, 100_000, 1_000_000, 5.0, 50.0),
+}
+
+
+def _power_law_rows(rng, n: int, weights: np.ndarray, total: float) -> tuple[np.ndarray, np.ndarray]:
+    """(column, row) pairs of columns whose expected counts follow ``weights`` (scaled to
+    ``total`` entries in all, each at most ``n / 2``), rows drawn at random, no repeats."""
+    expected = np.minimum(weights / weights.sum() * total, n / 2.0)
+    counts = rng.binomial(n, expected / n).astype(np.int64)
+    cols = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    rows = rng.randint(0, n, size=int(counts.sum())).astype(np.int64)
+    key = np.unique(cols * n + rows)  # drop repeated (column, row) draws
+    return key // n, key % n
+
+
+def make_extreme_multilabel(
+    n_samples: int | None = None,
+    n_features: int | None = None,
+    n_labels: int | None = None,
+    *,
+    shape: str | None = None,
+    labels_per_sample: float = 5.0,
+    features_per_sample: float = 100.0,
+    label_exponent: float = 1.0,
+    feature_exponent: float = 1.0,
+    n_signal_labels: int = 200,
+    signal_features: int = 3,
+    random_state: int | np.random.RandomState | None = 0,
+) -> Dataset:
+    """Documents with many labels of power-law frequencies (extreme multi-label data).
+
+    ``shape`` (a key of :data:`EXTREME_SHAPES`: ``"eurlex-4k"``, ``"wiki10-31k"``,
+    ``"amazoncat-13k"``, ``"labels-1m"``) sets the sizes and the mean numbers of labels and
+    features per sample; explicit sizes override it.
+
+    * Labels: label ``r`` (by rank) has expected frequency proportional to
+      ``1 / (r + 1) ** label_exponent``, scaled to ``labels_per_sample`` per sample (at most
+      half the samples): most labels are rare, as in tagging data.
+    * Words (features): the same with ``feature_exponent`` and ``features_per_sample``; values
+      are term counts 1 to 4 (float32), independent of the labels.
+    * Signal: each of the ``n_signal_labels`` most frequent labels gets ``signal_features``
+      planted words, each present in a random 60% of that label's documents and in 0.2% of
+      the others. ``meta["signal"]`` holds their ids, ``meta["signal_label"]`` their labels.
+
+    ``X`` is CSR (float32), ``Y`` a sparse CSR int8 matrix (never dense: a million labels).
+    """
+    if shape is not None:
+        if shape not in EXTREME_SHAPES:
+            raise InputError(f"unknown shape {shape!r}; choose from {', '.join(EXTREME_SHAPES)}")
+        sn, sd, sl, lps, fps = EXTREME_SHAPES[shape]
+        n_samples = sn if n_samples is None else n_samples
+        n_features = sd if n_features is None else n_features
+        n_labels = sl if n_labels is None else n_labels
+        labels_per_sample, features_per_sample = lps, fps
+    n = int(n_samples if n_samples is not None else 2_000)
+    d = int(n_features if n_features is not None else 1_000)
+    L = int(n_labels if n_labels is not None else 500)
+    if n < 1 or d < 1 or L < 1:
+        raise InputError("make_extreme_multilabel needs n_samples, n_features, n_labels >= 1")
+    if labels_per_sample <= 0 or features_per_sample <= 0:
+        raise InputError("labels_per_sample and features_per_sample must be positive")
+    n_signal_labels = min(int(n_signal_labels), L)
+    n_signal = n_signal_labels * int(signal_features)
+    if n_signal > d:
+        raise InputError(f"{n_signal} signal features do not fit in {d} features")
+    rng = check_random_state(random_state)
+
+    lab_cols, lab_rows = _power_law_rows(
+        rng, n, 1.0 / (1.0 + np.arange(L)) ** label_exponent, labels_per_sample * n)
+    Y = sp.csc_matrix((np.ones(lab_rows.size, dtype=np.int8), (lab_rows, lab_cols)), shape=(n, L))
+
+    feat_cols, feat_rows = _power_law_rows(
+        rng, n, 1.0 / (1.0 + np.arange(d)) ** feature_exponent, features_per_sample * n)
+    # Signal words at random positions, replacing background words there.
+    signal = np.sort(rng.choice(d, size=n_signal, replace=False)) if n_signal else np.zeros(0, np.int64)
+    signal_label = np.repeat(np.arange(n_signal_labels), int(signal_features))
+    rng.shuffle(signal_label)
+    keep = ~np.isin(feat_cols, signal)
+    cols, rows = [feat_cols[keep]], [feat_rows[keep]]
+    for j, label in zip(signal, signal_label):
+        on = Y.indices[Y.indptr[label]:Y.indptr[label + 1]]
+        hit = on[rng.random_sample(on.size) < 0.6]
+        noise = rng.randint(0, n, size=rng.binomial(n, 0.002))
+        r = np.union1d(hit, noise)
+        cols.append(np.full(r.size, j, dtype=np.int64))
+        rows.append(r.astype(np.int64))
+    cols, rows = np.concatenate(cols), np.concatenate(rows)
+    values = rng.randint(1, 5, size=rows.size).astype(np.float32)
+    X = sp.csr_matrix((values, (rows, cols)), shape=(n, d))
+    X.sum_duplicates()
+    return Dataset(
+        X=X,
+        Y=sp.csr_matrix(Y),
+        feature_names=IndexedNames(d, "w"),
+        label_names=IndexedNames(L, "l"),
+        name=shape or f"extreme_{n}x{d}x{L}",
+        metadata=DatasetMeta(format="synthetic", extra={
+            "signal": signal.astype(np.int64),
+            "signal_label": signal_label.astype(np.int64),
+        }),
+    )

@@ -95,8 +95,34 @@ def connect(address: str, timeout: float | None = None) -> Any:
     return outcome["client"]
 
 
+def cluster_failure(exc: BaseException) -> EngineError:
+    """The one-line EngineError for a cancelled future or a broken connection: a scheduler
+    killed mid-run cancels every future with reason ``scheduler-connection-lost``."""
+    text = " ".join(str(exc).split())
+    if "scheduler-connection-lost" in text or "scheduler" in text.lower() and "lost" in text.lower():
+        return EngineError("lost the connection to the Dask scheduler (it was stopped, killed or became "
+                           "unreachable) while the run was waiting for results; the run was stopped")
+    return EngineError(f"the Dask cluster failed: {type(exc).__name__}: {text[:200]}")
+
+
+def _cluster_errors() -> tuple[type[BaseException], ...]:
+    from concurrent.futures import CancelledError  # Dask's (Future|Futures)CancelledError
+
+    return (CancelledError, OSError)  # CommClosedError is an OSError
+
+
 def as_completed_watched(client: Any, futures: Sequence[Any],
                          grace: float | None = None) -> Iterator[Any]:
+    """:func:`_as_completed_watched`, with a lost scheduler or cancelled futures as one
+    :class:`EngineError` (:func:`cluster_failure`)."""
+    try:
+        yield from _as_completed_watched(client, futures, grace)
+    except _cluster_errors() as exc:
+        raise cluster_failure(exc) from None
+
+
+def _as_completed_watched(client: Any, futures: Sequence[Any],
+                          grace: float | None = None) -> Iterator[Any]:
     """The futures as they finish, like ``distributed.as_completed``, but an
     :class:`EngineError` instead of waiting forever when the cluster has had no worker for
     ``grace`` seconds (default :data:`NO_WORKERS_GRACE`)."""
@@ -126,7 +152,10 @@ def as_completed_watched(client: Any, futures: Sequence[Any],
 def result_watched(client: Any, future: Any, grace: float | None = None) -> Any:
     """``future.result()``, with the same no-worker deadline as :func:`as_completed_watched`."""
     for done in as_completed_watched(client, [future], grace):
-        return done.result()
+        try:
+            return done.result()
+        except _cluster_errors() as exc:
+            raise cluster_failure(exc) from None
 
 
 def _n_workers(client: Any) -> int:
@@ -208,8 +237,11 @@ class DaskEngine(Engine):
         tasks = list(tasks)
         if not tasks:
             return []
-        ref = shared if _is_small(shared) else self.client.scatter(shared, broadcast=True,
-                                                                   hash=False)
+        try:
+            ref = shared if _is_small(shared) else self.client.scatter(shared, broadcast=True,
+                                                                       hash=False)
+        except (CancelledError, OSError) as exc:
+            raise cluster_failure(exc) from None
         run_id = uuid.uuid4().hex[:8]
         futures = [
             # pure=False plus unique keys: a rerun after a worker death recomputes, never reuses.
@@ -229,7 +261,7 @@ class DaskEngine(Engine):
                 f"Dask workers kept dying while running a part ({exc}); "
                 "out of memory? use more partitions or smaller blocks") from None
         except (CancelledError, OSError) as exc:
-            raise EngineError(f"the Dask cluster failed: {' '.join(str(exc).split())[:200]}") from None
+            raise cluster_failure(exc) from None
         finally:
             for f in futures:
                 f.release()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Sequence
 
@@ -14,6 +16,13 @@ _SHARED: Any = None  # the shared data reference inside a pool worker
 def _init_worker(shared: Any) -> None:
     global _SHARED
     _SHARED = shared
+    # A forked worker inherits the CLI's SIGTERM handler (raise, unwind, clean up): in a
+    # worker that makes SIGTERM (a process-group kill, or the pool's own terminate()) raise
+    # inside the pool's queue code, where it can die holding the result queue's lock and hang
+    # the parent. Workers die at once on SIGTERM and leave Ctrl-C (SIGINT, sent to the whole
+    # group) to the parent, which stops them.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # One task per process: keep BLAS/OpenMP pools from oversubscribing the cores.
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
@@ -44,13 +53,22 @@ class LocalEngine(Engine):
         if self.n_workers is None or len(tasks) <= 1:
             return map_in_order(func, shared, tasks, callback)
         results: list[Any] = [None] * len(tasks)
-        with ProcessPoolExecutor(max_workers=self.n_workers, initializer=_init_worker,
-                                 initargs=(shared,)) as pool:
+        pool = ProcessPoolExecutor(max_workers=self.n_workers, initializer=_init_worker,
+                                   initargs=(shared,))
+        try:
             futures = {pool.submit(_call, func, t): i for i, t in enumerate(tasks)}
             for done, fut in enumerate(as_completed(futures), start=1):
                 results[futures[fut]] = fut.result()
                 if callback is not None:
                     callback(done, len(tasks))
+        except BaseException:
+            # Interrupted or failed: stop the workers now rather than wait for their tasks.
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                with contextlib.suppress(Exception):
+                    proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         return results
 
     def describe(self) -> dict:

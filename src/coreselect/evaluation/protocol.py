@@ -56,7 +56,8 @@ MethodFactory = Callable[[int, int], Any]
 Progress = Callable[[int, int], None]
 
 GREEDY_METHODS = ("gds", "cgds", "dgds")
-METHOD_NAMES = ("gds", "cgds", "dgds", "br-ig", "lp-ig", "br-rf", "lp-rf", "br-chi2", "random")
+METHOD_NAMES = ("gds", "cgds", "dgds", "br-ig", "lp-ig", "br-rf", "lp-rf", "br-chi2", "random",
+                "pmu", "mdmr", "d2f", "scls", "lrfs", "lsmfs", "mlsmfs", "ppt-mi", "igmf")
 RESULT_COLUMNS = ["method", "k", "fold", "measure", "value", "select_seconds"]
 EVALUATORS = ("brknn", "linear")
 

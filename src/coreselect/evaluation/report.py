@@ -1,7 +1,9 @@
 """Result files of an evaluation: ``results.csv``, ``summary.md`` and PNG plots.
 
-Every file is written atomically (a temporary file renamed into place), so an interrupted
-run never leaves a partial file under its final name.
+Every file is written atomically (a temporary file renamed into place), and
+:func:`write_report` writes them as one set (:func:`coreselect.files.output_set`): all are
+renamed into place only when every one was written, so a failed or interrupted report
+leaves each file as it was.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from coreselect.files import atomic_path
+from coreselect.files import atomic_path, output_set
 from coreselect.evaluation.measures import MEASURE_LABELS, MEASURES
 
-__all__ = ["summarize", "write_results", "write_summary", "plot_measures", "plot_lambda_sweep", "write_report"]
+__all__ = ["summarize", "write_results", "write_summary", "plot_measures", "plot_lambda_sweep", "write_report",
+           "report_paths"]
 
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
 
@@ -67,6 +70,11 @@ def write_summary(df: pd.DataFrame, path: str | Path, title: str = "Evaluation",
     Every cell is ``mean ± std`` over the folds; the best mean of a row is bold (in a lambda
     sweep, rows = lambda and columns = k, the best lambda of each column is bold).
     """
+    with atomic_path(path) as tmp:
+        tmp.write_text(_summary_text(df, title, notes), encoding="utf-8")
+
+
+def _summary_text(df: pd.DataFrame, title: str, notes: str) -> str:
     sweep = "lam" in df.columns
     summary = summarize(df, ("method", "lam", "k") if sweep else ("method", "k"))
     parts = [f"# {title}", ""]
@@ -89,8 +97,7 @@ def write_summary(df: pd.DataFrame, path: str | Path, title: str = "Evaluation",
     secs = df.groupby("method", sort=False)["select_seconds"].mean()
     parts += ["## Mean selection time per fit (seconds)", ""]
     parts += ["| method | seconds |", "|---|---|"] + [f"| {m} | {s:.3g} |" for m, s in secs.items()] + [""]
-    with atomic_path(path) as tmp:
-        tmp.write_text("\n".join(parts), encoding="utf-8")
+    return "\n".join(parts)
 
 
 def _pyplot():
@@ -104,15 +111,25 @@ def _pyplot():
 
 def plot_measures(df: pd.DataFrame, out_dir: str | Path, dataset: str = "",
                   evaluator: str = "brknn") -> list[Path]:
-    """One PNG per measure: a line per method over k, mean with a ±1 std band."""
+    """One PNG per measure (``<measure>.png`` in ``out_dir``): a line per method over k,
+    mean with a ±1 std band."""
+    paths = [Path(out_dir) / f"{m}.png" for m in _measures_in(df)]
+    with output_set(paths) as tmps:
+        _plot_measures_to(df, dict(zip(_measures_in(df), tmps)), dataset, evaluator)
+    return paths
+
+
+def _measures_in(df: pd.DataFrame) -> list[str]:
+    present = set(df["measure"])
+    return [m for m in MEASURES if m in present]
+
+
+def _plot_measures_to(df: pd.DataFrame, targets: dict[str, Path], dataset: str, evaluator: str) -> None:
     plt = _pyplot()
     summary = summarize(df)
     n_folds = df["fold"].nunique()
-    paths = []
-    for measure in MEASURES:
+    for measure, path in targets.items():
         s = summary[summary["measure"] == measure]
-        if s.empty:
-            continue
         fig, ax = plt.subplots(figsize=(8, 4.5), dpi=120)
         for i, method in enumerate(dict.fromkeys(s["method"])):
             m = s[s["method"] == method].sort_values("k")
@@ -127,17 +144,21 @@ def plot_measures(df: pd.DataFrame, out_dir: str | Path, dataset: str = "",
         # outside the axes: the lines of close methods must stay visible
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
         fig.tight_layout()
-        path = Path(out_dir) / f"{measure}.png"
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp)
-        plt.close(fig)
-        paths.append(path)
-    return paths
+        try:
+            fig.savefig(path, format="png")
+        finally:
+            plt.close(fig)
 
 
 def plot_lambda_sweep(df: pd.DataFrame, path: str | Path, dataset: str = "",
                       evaluator: str = "brknn") -> Path:
     """The paper's Figure 4: every measure against lambda, a line per k."""
+    with atomic_path(path) as tmp:
+        _plot_lambda_sweep_to(df, tmp, dataset, evaluator)
+    return Path(path)
+
+
+def _plot_lambda_sweep_to(df: pd.DataFrame, path: Path, dataset: str, evaluator: str) -> None:
     plt = _pyplot()
     summary = summarize(df, ("method", "lam", "k"))
     measures = [m for m in MEASURES if m in set(summary["measure"])]
@@ -166,23 +187,36 @@ def plot_lambda_sweep(df: pd.DataFrame, path: str | Path, dataset: str = "",
         flat[-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     fig.suptitle(f"{dataset + ': ' if dataset else ''}effect of λ on {method} ({EVALUATOR_LABELS.get(evaluator, evaluator)}, {df['fold'].nunique()}-fold CV)")
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp)
-    plt.close(fig)
-    return Path(path)
+    try:
+        fig.savefig(path, format="png")
+    finally:
+        plt.close(fig)
+
+
+def report_paths(out_dir: str | Path, sweep: bool, measures: Sequence[str] | None = None) -> list[Path]:
+    """The files :func:`write_report` writes in ``out_dir``: results.csv, summary.md, and
+    ``lambda_sweep.png`` (a lambda sweep) or one ``<measure>.png`` per measure (default: all).
+    Known before the run, so that the CLI checks them against its inputs before any work."""
+    out = Path(out_dir)
+    pngs = ["lambda_sweep.png"] if sweep else [f"{m}.png" for m in (MEASURES if measures is None else measures)]
+    return [out / "results.csv", out / "summary.md", *(out / n for n in pngs)]
 
 
 def write_report(df: pd.DataFrame, out_dir: str | Path, dataset: str = "", notes: str = "",
                  evaluator: str = "brknn") -> list[Path]:
-    """Write results.csv, summary.md and the plots (per-measure PNGs or lambda_sweep.png)."""
+    """Write results.csv, summary.md and the plots (per-measure PNGs or lambda_sweep.png),
+    all or none: they are renamed into place together, only when every one was written."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    write_results(df, out / "results.csv")
+    sweep = "lam" in df.columns
+    paths = report_paths(out, sweep, _measures_in(df))
     title = f"{dataset}: " if dataset else ""
-    if "lam" in df.columns:
-        write_summary(df, out / "summary.md", title=f"{title}effect of lambda", notes=notes)
-        pngs = [plot_lambda_sweep(df, out / "lambda_sweep.png", dataset, evaluator)]
-    else:
-        write_summary(df, out / "summary.md", title=f"{title}feature selection comparison", notes=notes)
-        pngs = plot_measures(df, out, dataset, evaluator)
-    return [out / "results.csv", out / "summary.md", *pngs]
+    with output_set(paths) as tmps:
+        with open(tmps[0], "w", newline="") as fh:
+            df.to_csv(fh, index=False, float_format="%.6g")
+        if sweep:
+            Path(tmps[1]).write_text(_summary_text(df, f"{title}effect of lambda", notes), encoding="utf-8")
+            _plot_lambda_sweep_to(df, tmps[2], dataset, evaluator)
+        else:
+            Path(tmps[1]).write_text(_summary_text(df, f"{title}feature selection comparison", notes), encoding="utf-8")
+            _plot_measures_to(df, dict(zip(_measures_in(df), tmps[2:])), dataset, evaluator)
+    return paths

@@ -5,6 +5,7 @@
 =====================================  ==========================================
 ``.arff`` (``.gz``, ``.bz2``, ``.xz``)  Mulan / MEKA ARFF (:mod:`coreselect.io.arff`)
 ``.svm``, ``.libsvm``, ``.txt``         multi-label LIBSVM (:mod:`coreselect.io.libsvm`)
+``.xmc`` (``.gz``, ``.bz2``, ``.xz``)   Extreme Classification Repository (:mod:`coreselect.io.xmc`)
 ``.csv`` (``.gz``, ``.bz2``, ``.xz``)   CSV (:mod:`coreselect.io.tabular`)
 ``.parquet``, ``.pq``                   Parquet (:mod:`coreselect.io.tabular`)
 =====================================  ==========================================
@@ -20,6 +21,7 @@ declared widths the data cannot fill are refused before allocation
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -38,12 +40,13 @@ _FORMATS = {
     "arff": tuple(".arff" + z for z in _Z),
     "libsvm": tuple(s + z for s in (".svm", ".libsvm", ".svmlight", ".txt") for z in _Z),
     "csv": tuple(".csv" + z for z in _Z),
+    "xmc": tuple(".xmc" + z for z in _Z),
     "parquet": (".parquet", ".pq"),
 }
 
 
 def format_of(path: str | os.PathLike) -> str:
-    """The format name (``arff``, ``libsvm``, ``csv``, ``parquet``) of a path, by suffix."""
+    """The format name (``arff``, ``libsvm``, ``csv``, ``xmc``, ``parquet``) of a path, by suffix."""
     name = Path(path).name.lower()
     for fmt, suffixes in _FORMATS.items():
         if name.endswith(suffixes):
@@ -70,9 +73,24 @@ def read(path: str | os.PathLike, labels: Any = None, **options: Any) -> Dataset
     DatasetError
         On a missing or malformed file, naming the file and line.
     """
+    ds = _read(path, labels, **options)
+    m = ds.metadata
+    # Every file read is an input the CLI must never overwrite (DatasetMeta.files_read).
+    read_ = [*m.files_read, str(path), *([m.label_file] if m.label_file else [])]
+    ds.metadata = dataclasses.replace(m, files_read=tuple(read_))
+    return ds
+
+
+def _read(path: str | os.PathLike, labels: Any = None, **options: Any) -> Dataset:
     fmt = format_of(path)
     if not Path(path).exists():
         raise DatasetError("no such file", path=str(path))
+    if fmt != "arff" and "missing" in options:
+        # ARFF's '?' is the only missing-value marker with a choice; elsewhere a missing
+        # value is always an error, so only that default is accepted.
+        if options.pop("missing") not in (None, "error"):
+            raise DatasetError(f"missing='bin' (--missing bin) applies to ARFF files only; this is a {fmt} "
+                               "file, whose missing values are always an error", path=str(path))
     if fmt == "arff":
         from coreselect.io.arff import read_arff
 
@@ -83,6 +101,12 @@ def read(path: str | os.PathLike, labels: Any = None, **options: Any) -> Dataset
         if labels is not None:
             raise DatasetError("LIBSVM files carry their labels; do not pass labels", path=str(path))
         return read_libsvm(path, **options)
+    if fmt == "xmc":
+        from coreselect.io.xmc import read_xmc
+
+        if labels is not None:
+            raise DatasetError("XMC files carry their labels; do not pass labels", path=str(path))
+        return read_xmc(path, **options)
     if fmt == "csv":
         from coreselect.io.tabular import read_csv
 
@@ -108,6 +132,10 @@ def write(dataset: Dataset, path: str | os.PathLike, **options: Any) -> None:
         from coreselect.io.libsvm import write_libsvm
 
         write_libsvm(dataset, path)
+    elif fmt == "xmc":
+        from coreselect.io.xmc import write_xmc
+
+        write_xmc(dataset, path)
     elif fmt == "csv":
         from coreselect.io.tabular import write_csv
 

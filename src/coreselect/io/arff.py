@@ -685,7 +685,13 @@ def find_label_xml(path: str | os.PathLike) -> Path | None:
     """The Mulan XML beside an ARFF file, or None.
 
     Tries the file's stem, then the stem without ``-train``/``-test``/``-sparse`` suffixes
-    (``Corel5k-train-sparse.arff`` finds ``Corel5k.xml``), matching names case-insensitively.
+    (``Corel5k-train-sparse.arff`` finds ``Corel5k.xml``).
+
+    The case rule: the XML's name must match exactly, byte for byte, as the folder lists it
+    (never a case-folded match, so the answer is the same on case-sensitive and
+    case-insensitive filesystems). When no name matches exactly but one differs only in
+    letter case (``emo.arff`` beside ``Emo.xml``), a :class:`DatasetError` names it rather
+    than guessing: it may be another dataset's labels (pass it with ``labels=``/``--labels``).
     """
     p = Path(path)
     stem = _stem(p)
@@ -701,14 +707,32 @@ def find_label_xml(path: str | os.PathLike) -> Path | None:
     stripped = re.sub(r"[-_](train|test|sparse|dense)(?=[-_]|$)", "", stem, flags=re.IGNORECASE)
     candidates.append(stripped)
     try:
-        entries = {e.name.lower(): e for e in p.parent.iterdir() if e.is_file()}
+        # The listing, not exists(): a case-insensitive filesystem would answer "Emo.xml" for "emo.xml".
+        names = [e.name for e in p.parent.iterdir() if e.name.lower().endswith(".xml") and e.is_file()]
     except OSError:
         return None
+    exact = set(names)
     for c in candidates:
-        hit = entries.get(f"{c}.xml".lower())
-        if hit is not None:
-            return hit
+        if f"{c}.xml" in exact:
+            return p.parent / f"{c}.xml"
+    wanted = {f"{c}.xml".lower(): f"{c}.xml" for c in candidates}
+    for n in sorted(names):
+        if n.lower() in wanted:
+            raise DatasetError(
+                f"no label XML named exactly {wanted[n.lower()]} beside the file, but {n} differs from "
+                "it only in letter case; a label XML is matched by its exact name (it may be another "
+                f"dataset's labels): pass --labels {p.parent / n} (labels=...) to use it, or rename it",
+                path=str(p))
     return None
+
+
+def case_variants(path: str | os.PathLike) -> list[Path]:
+    """Entries of ``path``'s folder whose names differ from its name only in letter case."""
+    p = Path(path)
+    try:
+        return sorted(e for e in p.parent.iterdir() if e.name != p.name and e.name.lower() == p.name.lower())
+    except OSError:
+        return []
 
 
 def _stem(path: Path) -> str:
@@ -1024,6 +1048,16 @@ def label_xml_path(target: Path, label_names: Sequence[str], xml) -> Path | None
         return None
     if xml is None or xml is True:
         beside = target.parent / f"{_stem(target)}.xml"
+        variants = case_variants(beside)
+        if variants:
+            # One file on a case-insensitive filesystem, two that the reader tells apart by
+            # exact name elsewhere (find_label_xml): never write the one beside the other.
+            raise DatasetError(
+                f"{variants[0]} exists and its name differs from {beside.name} only in letter case; "
+                "refusing to write a label XML beside it (pass xml=PATH to write it elsewhere, or "
+                "xml=False for none; in the CLI, export to another name)",
+                path=str(target),
+            )
         if beside.exists() and not _same_labels(beside, label_names):
             raise DatasetError(
                 f"{beside} exists and names other labels; refusing to replace a label file you did not "

@@ -151,6 +151,9 @@ class DatasetMeta:
         Sources of stacked parts (train + test).
     extra : dict
         Anything else (generators record their planted structure here).
+    files_read : tuple of str
+        Every file the reader read (the data file, the label XML found beside it or named,
+        every part of a stacked dataset): the CLI refuses outputs that are one of them.
     """
 
     format: str = ""
@@ -166,6 +169,7 @@ class DatasetMeta:
     registry: str | None = None
     parts: tuple | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    files_read: tuple[str, ...] = ()
 
     __hash__ = None  # type: ignore[assignment]  # holds dicts
 
@@ -178,6 +182,7 @@ class DatasetMeta:
         if self.parts is not None:
             fix(self, "parts", tuple(self.parts))
         fix(self, "extra", dict(self.extra))
+        fix(self, "files_read", tuple(dict.fromkeys(str(f) for f in self.files_read)))
 
     @classmethod
     def from_mapping(cls, d: Mapping[str, Any] | None) -> "DatasetMeta":
@@ -197,7 +202,7 @@ class DatasetMeta:
             v = getattr(self, k)
             if k in ("id_columns", "nominal_values"):
                 pass  # always present, as the readers always wrote them
-            elif v is None or v == "":
+            elif v is None or v == "" or (k == "files_read" and not v):
                 continue
             if k == "nominal_values":
                 v = {n: list(vals) for n, vals in v.items()}

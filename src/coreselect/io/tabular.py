@@ -18,7 +18,14 @@ Checks on reading (each a :class:`~coreselect.errors.DatasetError` naming file a
   first non-number cell is reported (it would otherwise become a nominal ID column that
   selection silently drops);
 * missing, ``nan`` and infinite values;
-* Parquet binary columns must hold UTF-8 text.
+* Parquet binary columns must hold UTF-8 text; columns of any non-scalar type (list,
+  struct, map, union, dictionary of those, temporal) are refused by name;
+* memory before materialising: a CSV is scanned as a stream first (its decoded size is
+  capped, :mod:`coreselect.io.text`, and its cells counted), a Parquet file's footer gives
+  its rows x columns; a table whose dense size would not fit in the memory this process may
+  still use (:func:`coreselect.io.text.memory_budget`), or a Parquet file that declares more
+  than ``MAX_CELLS_PER_BYTE`` cells per byte of file (run-length bombs), is refused before
+  pandas or Arrow allocate for it.
 """
 
 from __future__ import annotations
@@ -42,6 +49,28 @@ _META_KEY = b"coreselect.labels"
 _MAX_DENSE_CELLS = 50_000_000  # tables are dense: refuse to blow a huge sparse matrix up
 #: Widest table read (pandas needs ~2.5 KB and 50 us per column: 10^5 columns take ~5 s).
 MAX_COLUMNS = 100_000
+#: Parquet cells declared per byte of file beyond which the footer is not believed. Real
+#: columns compress to a few bits per cell at best (sparse 0/1 columns: ~50 cells per byte);
+#: a run-length bomb declares millions.
+MAX_CELLS_PER_BYTE = 1000
+#: Bytes one table cell costs while reading (pandas' frame, the float64 X, one temporary).
+_BYTES_PER_CELL = 24
+_CELL_FLOOR = 1 << 20  # tables this small are never refused for memory
+
+
+def _check_cells(cells: int, path: str, what: str) -> None:
+    """Refuse a table whose dense size would not fit in the memory left to this process."""
+    from coreselect.io.text import memory_budget
+
+    if cells <= _CELL_FLOOR:
+        return
+    need = cells * _BYTES_PER_CELL
+    budget = memory_budget()
+    if need > budget:
+        raise DatasetError(
+            f"{what} {cells} cells (~{need / 2**30:.1f} GiB to read as a dense table), more than the "
+            f"{budget / 2**30:.1f} GiB of memory available; refusing (write large sparse data as LIBSVM "
+            "or sparse ARFF, or read it on a bigger machine)", path=path)
 
 
 def resolve_labels(columns: Sequence[str], labels: Any, path: str | None = None) -> list[str]:
@@ -187,9 +216,23 @@ def _scan_header(path: str, sep: str) -> None:
             if nl >= 0:
                 rest = chunk[nl + 1:]
                 break
-        while rest and not rest.strip():
-            rest = fh.read(1 << 16)
+        while not rest.strip():  # blank lines after the header (or a header ending a chunk)
+            more = fh.read(1 << 16)
+            if not more:
+                break
+            rest = more
         has_row = bool(rest.strip())
+        # Count the cells of the whole (decoded) stream before pandas holds any of it: a
+        # decompression bomb fails here at the size cap with ~1 MiB in memory, and a table
+        # too big for memory is refused by its cell count.
+        rows, seps = 1 + rest.count(b"\n"), n_sep + rest.count(bsep)
+        while True:
+            chunk = fh.read(1 << 20)
+            if not chunk:
+                break
+            rows += chunk.count(b"\n")
+            seps += chunk.count(bsep)
+    _check_cells(rows + seps, path, "the file holds about")
     text = bytes(head).decode("utf-8", errors="replace").rstrip("\r")
     if not text.strip():
         raise DatasetError("empty file", path=path, line=1)
@@ -254,6 +297,18 @@ def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = Non
                              {"format": "csv", "source": spath, **prov})
 
 
+def _scalar_type(t) -> bool:
+    """Whether an Arrow type reads as one number or one text per cell."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        return _scalar_type(t.value_type)
+    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+            or pa.types.is_decimal(t) or pa.types.is_null(t) or pa.types.is_string(t)
+            or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+            or pa.types.is_fixed_size_binary(t))
+
+
 def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None = None) -> Dataset:
     """Read a Parquet file into a dense Dataset (labels default to those coreselect recorded)."""
     import pyarrow as pa
@@ -265,6 +320,18 @@ def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None =
         width = pf.metadata.num_columns
         if width > MAX_COLUMNS:
             raise DatasetError(f"{width} columns; coreselect reads at most {MAX_COLUMNS} from a table", path=spath)
+        for field in pf.schema_arrow:
+            if not _scalar_type(field.type):
+                raise DatasetError(f"column {field.name!r} has the non-scalar type {field.type}; "
+                                   "features and labels must be numbers, booleans or text", path=spath)
+        md0 = pf.metadata
+        rows = max(md0.num_rows, sum(md0.row_group(i).num_rows for i in range(md0.num_row_groups)))
+        cells = rows * max(width, 1)
+        size = os.path.getsize(spath)
+        if cells > _CELL_FLOOR and cells > MAX_CELLS_PER_BYTE * size:
+            raise DatasetError(f"declares {rows} rows x {width} columns in {size} bytes; refusing "
+                               "(a run-length or forged-footer bomb?)", path=spath)
+        _check_cells(cells, spath, "declares")
         table = pf.read()
         md = table.schema.metadata or {}
         prov: dict = {}

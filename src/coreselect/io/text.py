@@ -40,6 +40,7 @@ __all__ = [
     "only_number_chars",
     "stem",
     "COMPRESSED_SUFFIXES",
+    "memory_budget",
 ]
 
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")
@@ -76,6 +77,36 @@ class _Capped(io.RawIOBase):
     def close(self) -> None:
         self.inner.close()
         super().close()
+
+
+def memory_budget() -> int:
+    """Bytes this process may still allocate: the smaller of the memory the system has
+    available (``MemAvailable``) and what the address-space limit (``ulimit -v``) leaves.
+    Readers refuse inputs whose dense size exceeds it instead of dying halfway."""
+    budget = 1 << 62
+    try:
+        with open("/proc/meminfo", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"MemAvailable:"):
+                    budget = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            used = 0
+            with open("/proc/self/status", "rb") as fh:
+                for line in fh:
+                    if line.startswith(b"VmSize:"):
+                        used = int(line.split()[1]) * 1024
+                        break
+            budget = min(budget, max(0, soft - used))
+    except (ImportError, OSError, ValueError, IndexError):
+        pass
+    return budget
 
 
 def _cap_for(path: str) -> int:

@@ -141,10 +141,15 @@ def check_csc(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n_rows:
         raise bad("a code is outside 1..n_codes-1 of its column")
 
 
+#: Largest integer store.json may hold (numpy's int64 must hold every derived count).
+MAX_FIELD = 2**53
+
+
 def as_int_field(meta: dict, key: str, where: str, minimum: int = 0) -> int:
-    """``meta[key]`` as an int, or :class:`StoreError` (bools and strings are refused)."""
+    """``meta[key]`` as an int, or :class:`StoreError` (bools, strings, floats and integers
+    beyond :data:`MAX_FIELD` are refused)."""
     value = meta.get(key)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_FIELD:
         raise store_error(f"column store {where}: store.json field {key!r} is {value!r}, "
-                         f"expected an integer >= {minimum}", block=META_FILE)
+                         f"expected an integer in {minimum}..{MAX_FIELD}", block=META_FILE)
     return value

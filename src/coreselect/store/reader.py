@@ -35,6 +35,10 @@ from coreselect.store._format import (
 # checked once per process (per worker), when it is first opened.
 _VERIFIED: set[tuple[str, int, int]] = set()
 _VERIFIED_LOCK = threading.Lock()
+#: A row block may declare at most ROW_RATIO rows per stored code (labels and features), or
+#: ROW_FLOOR rows whatever it holds: real rows hold a label or a feature value.
+ROW_FLOOR = 1 << 20
+ROW_RATIO = 64
 
 
 class ColumnStore:
@@ -181,7 +185,35 @@ class ColumnStore:
                              self._col_blocks(start, stop) for a in ARRAYS]):
             pieces = [self._tile_cols(b, r, lo, hi)
                       for b, lo, hi in self._col_blocks(start, stop)]
+        if start == 0 and stop == self.n_features:
+            self._note_row_block(r, pieces)
         return DiscreteMatrix(_hstack(pieces, n_rows), np.array(self.n_codes[start:stop]))
+
+    def _note_row_block(self, r: int, pieces: list) -> None:
+        """Row-block readers (``--mode rows``) never see a whole column at once, so the
+        column-wide check of ``n_codes`` (:meth:`_check_code_counts`) is made here: each
+        column's largest code is kept over the full-width tiles read, and once every row
+        block was read it must be ``n_codes - 1`` (a forged, larger ``n_codes`` is refused)."""
+        with _VERIFIED_LOCK:
+            if getattr(self, "_row_top", None) is None:
+                self._row_top = np.zeros(self.n_features, dtype=np.int64)
+                self._rows_seen: set[int] = set()
+            if r in self._rows_seen:
+                return
+            pos = 0
+            for ptr, _, dat in pieces:
+                width = ptr.size - 1
+                has = np.diff(ptr) > 0
+                if has.any():
+                    cols = np.flatnonzero(has) + pos
+                    self._row_top[cols] = np.maximum(self._row_top[cols],
+                                                     np.maximum.reduceat(dat, ptr[:-1][has]))
+                pos += width
+            self._rows_seen.add(r)
+            if len(self._rows_seen) == self.n_row_blocks and np.any(
+                    self._row_top != np.maximum(self.n_codes - 1, 0)):
+                raise store_error(f"column store {self.path}: n_codes is damaged (its code counts "
+                                  "do not match the codes stored)", block="n_codes")
 
     def read_range(self, start: int, stop: int) -> tuple[np.ndarray, DiscreteMatrix]:
         """Columns at store positions ``start .. stop-1`` over all rows: ``(original ids,
@@ -207,13 +239,96 @@ class ColumnStore:
     # -- integrity -----------------------------------------------------------------------
     def check(self) -> None:
         """Cheap check: every file listed in ``store.json`` is present with its recorded size
-        (one ``stat`` each). Raise :class:`StoreError` naming the first bad block."""
-        for rel in self._expected_files():
+        (one ``stat`` each), and the shapes ``store.json`` declares agree with the arrays'
+        headers (:meth:`check_shapes`). Raise :class:`StoreError` naming the first bad block."""
+        expected = self._expected_files()
+        listed = self.meta["files"]
+        if len(listed) != len(expected) or not all(rel in listed for rel in expected):
+            extra = sorted(set(listed) - set(expected))[:1] or sorted(set(expected) - set(listed))[:1]
+            raise store_error(f"column store {self.path}: store.json's file list does not match its "
+                              f"shape ({len(listed)} files listed, {len(expected)} expected; e.g. "
+                              f"{extra[0] if extra else '?'})", block=META_FILE)
+        for rel in expected:
             self._stat(rel)
+        self.check_shapes()
+
+    def check_shapes(self) -> None:
+        """The declared shapes against the files, before anything is allocated for them
+        (checksums can be forged along with ``store.json``; structure cannot): every array's
+        ``.npy`` header against its file size, ``order``/``n_codes`` lengths, every tile's
+        ``indptr`` length against its width and ``indices``/``data`` against each other, a
+        row count each row block's non-zeros can plausibly fill (``n_samples`` of 10^12 over
+        a few thousand codes is refused), and ``n_codes`` within the discretization's bins."""
+        d, n_labels, where = self.n_features, self.n_labels, str(self.path)
+
+        def bad(block: str, what: str):
+            return store_error(f"column store {where}: {block} is damaged ({what}); store.json "
+                               "declares shapes its files do not have", block=block)
+
+        for rel, size, block in (("order.npy", d, "column order"), ("n_codes.npy", d, "n_codes"),
+                                 ("labels/n_codes.npy", n_labels, "labels")):
+            if self._npy_length(rel, block) != size:
+                raise bad(block, f"{rel} does not hold {size} values")
+        bounds = self.row_bounds
+        nnz_rows = np.zeros(self.n_row_blocks, dtype=np.int64)
+
+        def tile(folder: str, block: str, width: int, r: int) -> None:
+            n_ptr, n_idx, n_dat = (self._npy_length(f"{folder}/{a}.npy", block) for a in ARRAYS)
+            if n_ptr != width + 1:
+                raise bad(block, f"indptr has {n_ptr} entries for {width} columns")
+            if n_idx != n_dat:
+                raise bad(block, f"{n_idx} row indices for {n_dat} codes")
+            nnz_rows[r] += n_idx
+
+        for r in range(self.n_row_blocks):
+            tile(label_dir(r), f"labels, row block {r}", n_labels, r)
+            for b in range(self.n_blocks):
+                tile(tile_dir(b, r), tile_name(b, r), min(self.block_size, d - b * self.block_size), r)
+        rows = np.diff(bounds)
+        implausible = (rows > ROW_FLOOR) & (rows > ROW_RATIO * (nnz_rows + 1))
+        if implausible.any():
+            r = int(np.flatnonzero(implausible)[0])
+            raise bad(f"row block {r}", f"store.json declares {int(rows[r])} rows for {int(nnz_rows[r])} "
+                      f"stored codes; n_samples={self.n_samples} is not what the tiles hold")
+        n_codes = self._array("n_codes.npy", "n_codes")
+        if int((np.asarray(n_codes) <= 1).sum()) != int(self.meta["n_constant"]):
+            raise store_error(f"column store {where}: store.json's n_constant does not match n_codes.npy "
+                              "(a forged or damaged store.json)", block=META_FILE)
+        disc = self.meta.get("discretization")
+        if isinstance(disc, dict) and disc.get("strategy") not in (None, "none"):
+            n_bins = disc.get("n_bins")
+            if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 2:
+                raise store_error(f"column store {where}: store.json's discretization is malformed",
+                                  block=META_FILE)
+            top = int(n_codes.max(initial=1))
+            if top > n_bins:
+                raise bad("n_codes", f"a column declares {top} codes, more than the {n_bins} bins "
+                          "it was discretized into")
+
+    def _npy_length(self, rel: str, block: str) -> int:
+        """The length a 1-D integer ``.npy`` file's header declares, checked against the file's
+        size (a header claiming more than the file holds is refused before mapping)."""
+        path = self.path / rel
+        try:
+            with open(path, "rb") as fh:
+                version = np.lib.format.read_magic(fh)
+                if version == (1, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+                else:
+                    shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+                start, size = fh.tell(), os.fstat(fh.fileno()).st_size
+        except Exception as exc:  # noqa: BLE001 - numpy's header parser raises SyntaxError, TokenError ...
+            raise store_error(f"column store {self.path}: {block} is damaged ({rel} is not a "
+                              f"numeric .npy file: {type(exc).__name__})", block=block) from None
+        if len(shape) != 1 or dtype.kind not in "iu" or start + shape[0] * dtype.itemsize != size:
+            raise store_error(f"column store {self.path}: {block} is damaged ({rel} declares "
+                              f"{dtype} of shape {shape} in {size - start} bytes of data)", block=block)
+        return int(shape[0])
 
     def verify(self) -> dict:
         """Full check: the crc32 of every file and the structural invariants of every tile,
         the labels, ``order`` and ``n_codes``. Returns ``{"files": .., "bytes": ..}``."""
+        self.check()
         files = self._expected_files()
         for rel in files:
             self._verified(rel, _block_of(rel), force=True)

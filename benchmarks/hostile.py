@@ -1,0 +1,801 @@
+"""Hostile-input campaign (issue 17): generated attempts in 17 classes, each run in a child
+process with a deadline and an address-space limit, classified as *behaved* or *escaped*.
+
+Behaved: the CLI exits 2 with one line on stderr (no "internal error", no traceback), or the
+API raises a typed ``coreselect`` error, or the run succeeds with a correct result; and no
+input file (named or found) was modified, and an interrupted run leaves no new output.
+Escaped: anything else (a hang past the deadline, a crash or signal death, exit 1 "please
+report", several lines, a modified input, a partial output, a silently ignored option, a
+MemoryError where a bomb should be refused before allocating).
+
+    python benchmarks/hostile.py                    # default: 4 attempts per class (~64), < 10 min
+    python benchmarks/hostile.py --quick            # 1 attempt per class, deadlines capped at 30 s
+    python benchmarks/hostile.py --classes bombs,downloads -n 6 --out hostile.json
+
+Prints a Markdown table of attempts and escapes per class, and the escapes (class, attempt,
+reason). Every attempt works in its own temporary folder, with ``$COREDATA`` pointed at a
+writable copy of the one dataset it needs, so nothing outside is touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+PY = sys.executable
+SHARED = Path(os.environ.get("COREDATA") or (ROOT / ".." / "shared" / "data")).resolve()
+AS_LIMIT = 3 << 30  # address space of each attempt
+
+
+@dataclass
+class Attempt:
+    cls: str
+    name: str
+    argv: list[str] | None = None  # CLI arguments after `python -m coreselect`
+    code: str | None = None  # or a Python snippet (API): prints TYPED/OK
+    cwd: Path | None = None
+    env: dict = field(default_factory=dict)
+    inputs: list[Path] = field(default_factory=list)  # must be unchanged afterwards
+    must_not_exist: list[Path] = field(default_factory=list)  # unless the run succeeded
+    signal_after: tuple[int, float] | None = None
+    deadline: float = 60.0
+    ok_allowed: bool = True  # success counts as behaved (if check passes)
+    check: Callable[[subprocess.CompletedProcess], str | None] | None = None  # reason or None
+    forbid_text: tuple[str, ...] = ()  # an exit-2 message containing these is an escape
+
+
+# ------------------------------------------------------------------------------- fixtures
+def _dataset(folder: Path, n: int = 60, d: int = 8, L: int = 3, seed: int = 0):
+    import numpy as np
+
+    from coreselect.io import from_arrays
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, (n, d)).astype(float)
+    Y = (rng.random((n, L)) < 0.4).astype(int)
+    Y[:, 0] |= (X[:, 0] > 1).astype(int)
+    return from_arrays(X, Y, feature_names=[f"f{j}" for j in range(d)], label_names=[f"y{j}" for j in range(L)])
+
+
+def _write(ds, path: Path) -> Path:
+    from coreselect.io import write
+
+    write(ds, path)
+    return path
+
+
+def _coredata_copy(tmp: Path) -> Path:
+    """A writable copy of mulan/emotions (the only registry dataset the attempts need)."""
+    cd = tmp / "coredata"
+    src = SHARED / "mulan" / "emotions"
+    dst = cd / "mulan" / "emotions"
+    dst.mkdir(parents=True)
+    for f in ("emotions.arff", "emotions.xml"):
+        shutil.copyfile(src / f, dst / f)
+    return cd
+
+
+def _digest(paths: list[Path]) -> dict[str, str | None]:
+    out = {}
+    for p in paths:
+        try:
+            out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else ("dir" if p.is_dir() else None)
+        except OSError:
+            out[str(p)] = "unreadable"
+    return out
+
+
+def _one_line_refusal(r: subprocess.CompletedProcess) -> bool:
+    err = r.stderr.strip()
+    return (r.returncode == 2 and len(err.splitlines()) == 1 and "internal error" not in err
+            and "Traceback" not in err)
+
+
+# --------------------------------------------------------------------------- hostile server
+def _trickle(conn, data: bytes, pause: float = 0.3) -> None:
+    end = time.monotonic() + 60
+    for i in range(len(data)):
+        if time.monotonic() > end:
+            return
+        conn.sendall(data[i:i + 1])
+        time.sleep(pause)
+
+
+RAW = {
+    "trickle_status": lambda c: _trickle(c, b"HTTP/1.1 200 OK\r\n" * 200),
+    "trickle_headers": lambda c: (c.sendall(b"HTTP/1.1 200 OK\r\n"), _trickle(c, b"X-A: b\r\n" * 200)),
+    "bad_status": lambda c: c.sendall(b"garbage\r\n\r\n"),
+    "many_headers": lambda c: c.sendall(b"HTTP/1.1 200 OK\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(150))
+                                        + b"\r\n"),
+    "long_header": lambda c: c.sendall(b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n"),
+    "http09": lambda c: c.sendall(b"@relation x\n" * 100),
+    "bad_chunked": lambda c: c.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n"),
+    "wrong_length": lambda c: c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 999\r\n\r\nabc"),
+    "gzip_garbage": lambda c: c.sendall(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\nxxxxx"),
+}
+
+
+class HostileServer:
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    @staticmethod
+    def _one(conn):
+        try:
+            conn.settimeout(60)
+            req = b""
+            while b"\r\n\r\n" not in req and len(req) < 65536:
+                more = conn.recv(4096)
+                if not more:
+                    return
+                req += more
+            mode = req.split(b" ", 2)[1].decode().strip("/").split("/")[0]
+            RAW.get(mode, lambda c: c.sendall(b"HTTP/1.1 404 No\r\nContent-Length: 0\r\n\r\n"))(conn)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+
+# ------------------------------------------------------------------------------ generators
+# Each returns a list of n Attempts; ``tmp`` is a fresh folder for the class.
+
+def gen_overwrite_found(n, tmp, rng):
+    out = []
+    opts = [["--out", "d.xml"], ["--coverage", "d.xml"], ["--export", "d.xml"], ["--out", "d.arff"],
+            ["--export", "d.arff"], ["--coverage", "d.arff"], ["--out", "D.xml"]]
+    for i in range(n):
+        w = tmp / f"a{i}"
+        w.mkdir()
+        _write(_dataset(w, seed=i), w / "d.arff")
+        opt = opts[i % len(opts)]
+        out.append(Attempt("overwrite_found", " ".join(opt), argv=["select", "d.arff", "-k", "3", "-q", *opt], cwd=w,
+                           inputs=[w / "d.arff", w / "d.xml"]))
+    return out
+
+
+def gen_name_resolution(n, tmp, rng):
+    out = []
+    for i in range(n):
+        w = tmp / f"a{i}"
+        w.mkdir()
+        cd = _coredata_copy(w)
+        arff, xml = cd / "mulan/emotions/emotions.arff", cd / "mulan/emotions/emotions.xml"
+        variants = [["select", "emotions", "-k", "3", "-q", "--out", str(arff)],
+                    ["select", "emotions", "-k", "3", "-q", "--export", str(arff)],
+                    ["select", "emotions", "-k", "3", "-q", "--coverage", str(xml)],
+                    ["select", "mulan/emotions/emotions.arff", "-k", "3", "-q", "--out", str(xml)],
+                    ["select", "emotions", "-k", "3", "-q", "--export", "mulan/emotions/emotions.arff"]]
+        argv = variants[i % len(variants)]
+        out.append(Attempt("name_resolution", " ".join(argv[1:2] + argv[-2:]), argv=argv, cwd=cd,
+                           env={"COREDATA": str(cd)}, inputs=[arff, xml]))
+    return out
+
+
+_EVAL = ["--methods", "random", "--k", "2", "--folds", "2", "--quiet"]
+
+
+def gen_evaluate_self_overwrite(n, tmp, rng):
+    out = []
+    for i in range(n):
+        w = tmp / f"a{i}"
+        w.mkdir()
+        name = ["results.csv", "summary.md.csv", "results.csv"][i % 3]
+        sub = w if i % 2 == 0 else w / "ev"
+        sub.mkdir(exist_ok=True)
+        data = _write(_dataset(w, seed=i), sub / name)
+        outdir = "." if sub == w else "ev"
+        out.append(Attempt("evaluate_self_overwrite", f"{data.relative_to(w)} --out {outdir}",
+                           argv=["evaluate", str(data.relative_to(w)), "--labels", "3", *_EVAL, "--out", outdir],
+                           cwd=w, inputs=[data], deadline=120))
+    return out
+
+
+def gen_evaluate_partial(n, tmp, rng):
+    out = []
+    blockers = ["macro_f1.png", "summary.md", "results.csv", "hamming_loss.png", "micro_f1.png"]
+    for i in range(n):
+        w = tmp / f"a{i}"
+        (w / "ev").mkdir(parents=True)
+        data = _write(_dataset(w, seed=i), w / "d.csv")
+        old = {"results.csv": "old,results\n", "summary.md": "old summary\n"}
+        block = blockers[i % len(blockers)]
+        for f, text in old.items():
+            if f != block:
+                (w / "ev" / f).write_text(text)
+        (w / "ev" / block).mkdir()
+        keep = [w / "ev" / f for f in old if f != block]
+
+        def check(r, keep=keep):
+            return None if r.returncode != 0 else "succeeded although an output is a folder"
+        out.append(Attempt("evaluate_partial", f"ev/{block} is a folder",
+                           argv=["evaluate", "d.csv", "--labels", "3", *_EVAL, "--out", "ev"], cwd=w,
+                           inputs=[data, *keep], deadline=120, check=check))
+    return out
+
+
+def gen_signals(n, tmp, rng):
+    out = []
+    for i in range(n):
+        w = tmp / f"a{i}"
+        w.mkdir()
+        _write(_dataset(w, n=3000, d=60, seed=i), w / "d.csv")
+        sig = [signal.SIGINT, signal.SIGTERM][i % 2]
+        kind = i % 3
+        if kind == 0:
+            argv = ["select", "d.csv", "--labels", "3", "-k", "20", "--mode", "rows", "--row-shards", "8", "-q",
+                    "--out", "res.json", "--coverage", "cov.png"]
+            outs = [w / "res.json", w / "cov.png"]
+        elif kind == 1:
+            argv = ["evaluate", "d.csv", "--labels", "3", "--methods", "random,gds", "--k", "5,10", "--folds", "3",
+                    "--quiet", "--out", "ev"]
+            outs = [w / "ev" / "results.csv", w / "ev" / "summary.md"]
+        else:
+            argv = ["select", "d.csv", "--labels", "3", "-k", "20", "--mode", "distributed", "--engine", "local",
+                    "--workers", "2", "-q", "--out", "x.json"]
+            outs = [w / "x.json"]
+        delay = [1.5, 2.5, 3.5][i % 3]
+        out.append(Attempt("signals", f"{signal.Signals(sig).name}@{delay}s {argv[0]} {argv[argv.index('-k') if '-k' in argv else 2]}"
+                           f" kind{kind}", argv=argv, cwd=w, inputs=[w / "d.csv"], must_not_exist=outs,
+                           signal_after=(sig, delay), deadline=90))
+    return out
+
+
+def gen_parquet_nonscalar(n, tmp, rng):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    kinds = {
+        "list": lambda m: pa.array([[i, i + 1] for i in range(m)], pa.list_(pa.int64())),
+        "struct": lambda m: pa.array([{"a": i} for i in range(m)], pa.struct([("a", pa.int64())])),
+        "map": lambda m: pa.array([[("k", i)] for i in range(m)], pa.map_(pa.string(), pa.int64())),
+        "large_list": lambda m: pa.array([[float(i)] for i in range(m)], pa.large_list(pa.float64())),
+        "fixed_list": lambda m: pa.array([[i, i] for i in range(m)], pa.list_(pa.int32(), 2)),
+        "list_of_text": lambda m: pa.array([["x"] * (i % 3) for i in range(m)], pa.list_(pa.string())),
+    }
+    out = []
+    for i in range(n):
+        w = tmp / f"a{i}"
+        w.mkdir()
+        kind = list(kinds)[i % len(kinds)]
+        m = 40
+        cols = {"f0": pa.array([float(j % 5) for j in range(m)]), "weird": kinds[kind](m),
+                "y": pa.array([j % 2 for j in range(m)])}
+        pq.write_table(pa.table(cols), w / "t.parquet")
+        out.append(Attempt("parquet_nonscalar", kind, argv=["select", "t.parquet", "--labels", "y", "-k", "2", "-q"],
+                           cwd=w, inputs=[w / "t.parquet"], ok_allowed=False))
+    return out
+
+
+_API = """
+import sys, numpy as np, scipy.sparse as sp
+import coreselect
+from coreselect.errors import CoreselectError
+rng = np.random.default_rng(0)
+try:
+{body}
+    print("OK")
+except CoreselectError as exc:
+    print("TYPED", type(exc).__name__, str(exc)[:200])
+"""
+
+
+def _api(body: str) -> str:
+    return _API.format(body="\n".join("    " + line for line in body.strip().splitlines()))
+
+
+def gen_api_complex(n, tmp, rng):
+    bodies = {
+        "complex X": "X = rng.random((30, 4)) + 1j * rng.random((30, 4)); Y = rng.integers(0, 2, (30, 2))\n"
+                     "coreselect.select(X, Y, k=2)",
+        "complex X zero imag": "X = rng.random((30, 4)).astype(complex); Y = rng.integers(0, 2, (30, 2))\n"
+                               "coreselect.select(X, Y, k=2)",
+        "complex Y": "X = rng.random((30, 4)); Y = rng.integers(0, 2, (30, 2)).astype(complex)\n"
+                     "coreselect.select(X, Y, k=2)",
+        "complex sparse X": "X = sp.random(30, 6, density=0.3, format='csr', random_state=0).astype(complex)\n"
+                            "Y = rng.integers(0, 2, (30, 2)); coreselect.select(X, Y, k=2)",
+        "complex GDSSelector": "X = rng.random((30, 4)) + 1j; Y = rng.integers(0, 2, (30, 2))\n"
+                               "coreselect.GDSSelector(k=2).fit(X, Y)",
+    }
+    names = list(bodies)
+    return [Attempt("api_complex", names[i % len(names)], code=_api(bodies[names[i % len(names)]]), ok_allowed=False,
+                    cwd=tmp) for i in range(n)]
+
+
+def gen_case_xml(n, tmp, rng):
+    out = []
+    for i in range(n):
+        w = tmp / f"a{i}"
+        w.mkdir()
+        ds = _dataset(w, seed=i)
+        _write(ds, w / "d.arff")
+        other = _dataset(w, L=2, seed=i + 100)
+        (w / "o").mkdir()
+        _write(other, w / "o" / "Emo.arff")
+        shutil.copyfile(w / "o" / "Emo.xml", w / ["Emo.xml", "EMO.xml", "emo.XML"][i % 3])
+        target = ["emo.arff", "Emo.arff", "emo.arff"][i % 3]
+        labels = list(ds.label_names)
+
+        def check(r, w=w, target=target, labels=labels):
+            if r.returncode != 0:
+                return None
+            sys.path.insert(0, str(SRC))
+            from coreselect.io import read
+            try:
+                back = read(w / target)
+            except Exception as exc:  # noqa: BLE001
+                return None if type(exc).__module__.startswith("coreselect") else f"read back: {exc!r}"
+            return None if list(back.label_names) == labels else f"read back labels {back.label_names}, not {labels}"
+        out.append(Attempt("case_xml", f"export {target} beside {['Emo.xml', 'EMO.xml', 'emo.XML'][i % 3]}",
+                           argv=["select", "d.arff", "-k", "3", "-q", "--export", target], cwd=w,
+                           inputs=[w / "d.arff", w / "d.xml"], check=check))
+    return out
+
+
+def gen_malformed_sparse(n, tmp, rng):
+    cases = {
+        "column index out of range": "ind = np.array([0, 9, 1], np.int32); ptr = np.array([0, 1, 2, 3], np.int32)",
+        "negative column index": "ind = np.array([0, -2, 1], np.int32); ptr = np.array([0, 1, 2, 3], np.int32)",
+        "indptr past indices": "ind = np.array([0, 1, 1], np.int32); ptr = np.array([0, 1, 2, 50], np.int32)",
+        "indptr not monotone": "ind = np.array([0, 1, 1], np.int32); ptr = np.array([0, 2, 1, 3], np.int32)",
+        "huge column index": "ind = np.array([0, 2**31 - 1, 1], np.int32); ptr = np.array([0, 1, 2, 3], np.int32)",
+    }
+    names = list(cases)
+    out = []
+    for i in range(n):
+        name = names[i % len(names)]
+        body = (cases[name] + "\nX = sp.csr_matrix((3, 3)); X.data = np.ones(3); X.indices = ind; X.indptr = ptr\n"
+                "Y = np.array([[0, 1], [1, 0], [1, 1]])\ncoreselect.select(X, Y, k=1)")
+        out.append(Attempt("malformed_sparse", name, code=_api(body), ok_allowed=False, cwd=tmp))
+    return out
+
+
+def gen_downloads(n, tmp, rng, server: HostileServer | None = None):
+    out = []
+    modes = list(RAW) + ["inf", "nan", "fifo"]
+    for i in range(n):
+        w = tmp / f"a{i}"
+        w.mkdir()
+        mode = modes[i % len(modes)]
+        env = {"COREDATA": "", "COREDATA_HOME": str(w / "cache")}
+        argv = ["datasets", "fetch", "emotions", "-q", "--deadline", "3", "--timeout", "2"]
+        if mode in ("inf", "nan"):
+            env["COREDATA_MIRROR"] = f"{server.url}/trickle_status"
+            argv[-3] = mode
+        elif mode == "fifo":
+            (w / "mirror" / "mulan" / "emotions").mkdir(parents=True)
+            os.mkfifo(w / "mirror" / "mulan" / "emotions" / "emotions.arff")
+            env["COREDATA_MIRROR"] = (w / "mirror").as_uri()
+        else:
+            env["COREDATA_MIRROR"] = f"{server.url}/{mode}"
+            if i >= len(modes) and mode not in ("trickle_status", "trickle_headers"):
+                argv = ["select", "emotions", "-k", "2", "-q"]  # through name resolution
+        out.append(Attempt("downloads", f"{mode}: {' '.join(argv[:2])}", argv=argv, cwd=w, env=env, deadline=20,
+                           ok_allowed=False))
+    return out
+
+
+def gen_workers_huge(n, tmp, rng):
+    w = tmp / "w"
+    w.mkdir()
+    _write(_dataset(w), w / "d.csv")
+    variants = [["select", "d.csv", "--labels", "3", "-k", "2", "-q", "--mode", "distributed", "--engine", "local",
+                 "--workers", "1000000"],
+                ["select", "d.csv", "--labels", "3", "-k", "2", "-q", "--mode", "distributed", "--engine", "dask",
+                 "--workers", "1000000"],
+                ["evaluate", "d.csv", "--labels", "3", *_EVAL, "--out", "ev", "--jobs", "1000000"],
+                ["select", "d.csv", "--labels", "3", "-k", "2", "-q", "--mode", "rows", "--workers", "100000"]]
+    return [Attempt("workers_huge", " ".join(v[v.index("--workers") if "--workers" in v else -2:]), argv=v, cwd=w,
+                    inputs=[w / "d.csv"], deadline=30, check=lambda r: None) for v in
+            (variants[i % len(variants)] for i in range(n))]
+
+
+def gen_scheduler_killed(n, tmp, rng):
+    out = []
+    for i in range(n):
+        w = tmp / f"a{i}"
+        w.mkdir()
+        _write(_dataset(w, n=3000, d=400, seed=i), w / "d.csv")
+        code = f"""
+import os, signal, subprocess, sys, time, threading
+sf = {str(w / 'sched.json')!r}
+sched = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+                          "--dashboard-address", ":0", "--scheduler-file", sf], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+for _ in range(300):
+    if os.path.exists(sf) and os.path.getsize(sf):
+        break
+    time.sleep(0.1)
+import json
+addr = json.load(open(sf))["address"]
+work = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
+                         "--no-dashboard", "--death-timeout", "5"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(3)
+threading.Timer({1.0 + i}, lambda: os.kill(sched.pid, signal.SIGKILL)).start()
+r = subprocess.run([sys.executable, "-m", "coreselect", "select", "d.csv", "--labels", "3", "-k", "30", "-q",
+                    "--mode", "distributed", "--engine", "dask", "--scheduler", addr, "--partitions", "40"],
+                   capture_output=True, text=True, timeout=120)
+work.kill(); sched.kill()
+sys.stderr.write(r.stderr); sys.exit(r.returncode)
+"""
+        out.append(Attempt("scheduler_killed", f"kill@{1.0 + i}s", code=code, cwd=w, deadline=150))
+    return out
+
+
+def gen_forged_store(n, tmp, rng):
+    sys.path.insert(0, str(SRC))
+    import numpy as np
+
+    from coreselect.store import build_store
+    from coreselect.store._format import file_crc32, meta_checksum
+
+    base = tmp / "pristine"
+    ds = _dataset(tmp, n=300, d=40, seed=5)
+    build_store(ds.X, ds.Y, base, block_size=16, row_block_size=100, seed=1)
+    meta = json.loads((base / "store.json").read_text())
+    ref = subprocess.run([PY, "-m", "coreselect", "select", str(base), "-k", "4", "-q", "--json"],
+                         capture_output=True, text=True, env=_env({}), timeout=120)
+    reference = json.loads(ref.stdout)["selected"] if ref.returncode == 0 else None
+    fields = ["n_samples", "n_features", "n_labels", "block_size", "n_blocks", "row_block_size", "n_row_blocks",
+              "n_constant", "seed"]
+    hows = {"x1e9": lambda x: x * 10**9, "x2": lambda x: x * 2, "plus1": lambda x: x + 1, "half": lambda x: x // 2,
+            "negate": lambda x: -x, "nonint": lambda x: x + 0.5, "2**70": lambda x: 2**70}
+    out = []
+    for i in range(n):
+        dst = tmp / f"s{i}"
+        shutil.copytree(base, dst)
+        if i % 5 == 4:  # n_codes raised, checksums re-forged
+            nc = np.load(dst / "n_codes.npy")
+            nc[rng.randrange(nc.size)] += 1
+            np.save(dst / "n_codes.npy", nc)
+            m = json.loads((dst / "store.json").read_text())
+            m["files"]["n_codes.npy"] = [(dst / "n_codes.npy").stat().st_size, file_crc32(dst / "n_codes.npy")]
+            what = "n_codes+1"
+        else:
+            m = json.loads(json.dumps(meta))
+            f, h = rng.choice(fields), rng.choice(list(hows))
+            m[f] = hows[h](m[f])
+            if rng.random() < 0.5:  # keep the derived counts consistent
+                if f in ("n_samples", "row_block_size") and h in ("x1e9", "2**70"):
+                    m["row_block_size"] = m["n_samples"]
+                try:
+                    m["n_blocks"] = -(-m["n_features"] // m["block_size"])
+                    m["n_row_blocks"] = -(-m["n_samples"] // m["row_block_size"])
+                except (TypeError, ZeroDivisionError):
+                    pass
+            what = f"{f} {h}"
+        noop = {k: v for k, v in m.items() if k != "checksum"} == {k: v for k, v in meta.items() if k != "checksum"}
+        m["checksum"] = meta_checksum(m)
+        (dst / "store.json").write_text(json.dumps(m))
+        mode = ["centralized", "rows", "distributed", "verify"][i % 4]
+        argv = (["store", "verify", str(dst)] if mode == "verify" else
+                ["select", str(dst), "-k", "4", "-q", "--json", "--mode", mode])
+
+        def check(r, mode=mode, reference=reference, what=what, noop=noop):
+            if mode == "verify":  # the seed is only recorded (order.npy holds the shuffle)
+                return None if noop or what.startswith("seed") else f"verify passed a forged {what}"
+            try:
+                sel = json.loads(r.stdout)["selected"]
+            except (ValueError, KeyError):
+                return "no JSON result"
+            return None if sel == reference else f"selected {sel}, pristine {reference}"
+        out.append(Attempt("forged_store", f"{what} ({mode})", argv=argv, cwd=tmp, check=check, deadline=60))
+    return out
+
+
+def _gzip_bomb(path: Path, header: bytes, line: bytes, mib: int) -> None:
+    co = zlib.compressobj(9, zlib.DEFLATED, 31)
+    member = co.compress(line * ((32 << 20) // len(line))) + co.flush()
+    with open(path, "wb") as fh:
+        fh.write(gzip.compress(header))
+        for _ in range(mib // 32):
+            fh.write(member)
+
+
+def gen_bombs(n, tmp, rng):
+    out = []
+    for i in range(n):
+        w = tmp / f"a{i}"
+        w.mkdir()
+        kind = i % 5
+        if kind == 0:
+            _gzip_bomb(w / "b.csv.gz", b"a,b,c,y\n", b"0,0,0,1\n", 2048)
+            argv, what = ["select", "b.csv.gz", "--labels", "1", "-k", "2", "-q"], "gzip CSV 2 GiB"
+        elif kind == 1:
+            import numpy as np
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            rows = 30_000_000
+            t = pa.table({"f": pa.array(np.zeros(rows, np.int8)), "y": pa.array(np.zeros(rows, np.int8))})
+            pq.write_table(t, w / "b.parquet", compression="zstd", write_statistics=False, data_page_size=1 << 30,
+                           row_group_size=1 << 30, max_rows_per_page=1 << 30, write_batch_size=1 << 30)
+            del t
+            argv, what = ["select", "b.parquet", "--labels", "y", "-k", "1", "-q"], "Parquet RLE 30M rows"
+        elif kind == 2:
+            (w / "b.svm").write_text("1 999999999:1\n0 1:1\n")
+            argv, what = ["select", "b.svm", "-k", "1", "-q"], "LIBSVM declared width"
+        elif kind == 3:
+            out.append(Attempt("bombs", "API CSR 3e9 columns", cwd=w, ok_allowed=False, code=_api(
+                "X = sp.csr_matrix((np.ones(2), np.array([0, 5]), np.array([0, 1, 2])), shape=(2, 3 * 10**9))\n"
+                "coreselect.select(X, np.array([[0, 1], [1, 0]]), k=1)"), forbid_text=("out of memory",)))
+            continue
+        else:
+            _gzip_bomb(w / "b.arff.gz", b"@relation r\n@attribute a numeric\n@attribute y {0,1}\n@data\n",
+                       b"0,1\n", 1024)
+            argv, what = ["select", "b.arff.gz", "--labels", "1", "-k", "1", "-q"], "gzip ARFF 1 GiB"
+        out.append(Attempt("bombs", what, argv=argv, cwd=w, ok_allowed=False, forbid_text=("out of memory",),
+                           deadline=90))
+    return out
+
+
+def gen_p_huge(n, tmp, rng):
+    w = tmp / "w"
+    w.mkdir()
+    _write(_dataset(w), w / "d.csv")
+    values = ["1000000000000000000", str(2**63), str(2**64 + 1), "-1", "0"]
+    out = []
+    for i in range(n):
+        v = values[i % len(values)]
+        if i % 2:
+            out.append(Attempt("p_huge", f"API p={v}", cwd=w, code=_api(
+                f"X = rng.integers(0, 3, (30, 4)); Y = rng.integers(0, 2, (30, 2))\ncoreselect.select(X, Y, k=2, p={v})")))
+        else:
+            out.append(Attempt("p_huge", f"--p {v}", argv=["select", "d.csv", "--labels", "3", "-k", "2", "-q",
+                                                           "--p", v], cwd=w, inputs=[w / "d.csv"]))
+    return out
+
+
+def gen_typed_errors(n, tmp, rng):
+    w = tmp / "w"
+    w.mkdir()
+    ds = _dataset(w)
+    for suf in ("csv", "parquet", "svm"):
+        _write(ds, w / f"d.{suf}")
+    api = ["coreselect.load(None)", "coreselect.load(3)", "coreselect.load(b'x')", "coreselect.load([1, 2])",
+           "coreselect.load(3.5)"]
+    cli = [["store", "build", "d.csv", "s", "--labels", "3", "--seed", str(2**64)],
+           ["evaluate", "d.csv", "--labels", "3", *_EVAL, "--out", "ev", "--jobs", "1000000"],
+           ["datasets", "info", "d.csv", "--labels", "3", "--missing", "bin"],
+           ["datasets", "info", "d.parquet", "--labels", "3", "--missing", "bin"],
+           ["datasets", "info", "d.svm", "--missing", "bin"]]
+    out = []
+    for i in range(n):
+        if i % 2:
+            a = api[(i // 2) % len(api)]
+            out.append(Attempt("typed_errors", a, code=_api(a), ok_allowed=False, cwd=w))
+        else:
+            v = cli[(i // 2) % len(cli)]
+            # --jobs beyond the machine may be capped (success) or refused; never an internal error
+            out.append(Attempt("typed_errors", " ".join(v[:2] + v[-2:]), argv=v, cwd=w, ok_allowed="--jobs" in v,
+                               inputs=[w / "d.csv"]))
+    return out
+
+
+def gen_ignored_options(n, tmp, rng):
+    sys.path.insert(0, str(SRC))
+    from coreselect.store import build_store
+
+    w = tmp / "w"
+    w.mkdir()
+    ds = _dataset(w)
+    _write(ds, w / "d.csv")
+    build_store(ds.X, ds.Y, w / "s", seed=1)
+    variants = [["evaluate", "d.csv", "--labels", "3", *_EVAL, "--out", "ev", "--lam", "0.3"],
+                ["evaluate", "d.csv", "--labels", "3", *_EVAL, "--out", "ev", "--relevance", "nmi"],
+                ["evaluate", "d.csv", "--labels", "3", "--methods", "cgds", "--k", "2", "--folds", "2", "--quiet",
+                 "--out", "ev2", "--lam", "0.3", "--lam-sweep", "0,1"],
+                ["select", "s", "-k", "2", "-q", "--seed", "5"]]
+    return [Attempt("ignored_options", " ".join(v[-2:]), argv=v, cwd=w, ok_allowed=False, deadline=120)
+            for v in (variants[i % len(variants)] for i in range(n))]
+
+
+CLASSES: dict[str, Callable] = {
+    "overwrite_found": gen_overwrite_found,
+    "name_resolution": gen_name_resolution,
+    "evaluate_self_overwrite": gen_evaluate_self_overwrite,
+    "evaluate_partial": gen_evaluate_partial,
+    "signals": gen_signals,
+    "parquet_nonscalar": gen_parquet_nonscalar,
+    "api_complex": gen_api_complex,
+    "case_xml": gen_case_xml,
+    "malformed_sparse": gen_malformed_sparse,
+    "downloads": gen_downloads,
+    "workers_huge": gen_workers_huge,
+    "scheduler_killed": gen_scheduler_killed,
+    "forged_store": gen_forged_store,
+    "bombs": gen_bombs,
+    "p_huge": gen_p_huge,
+    "typed_errors": gen_typed_errors,
+    "ignored_options": gen_ignored_options,
+}
+#: Owner of each class's fix (issue 17 was split between helpers).
+OWNER = {"overwrite_found": "outputs", "name_resolution": "outputs", "evaluate_self_overwrite": "outputs",
+         "evaluate_partial": "outputs", "signals": "outputs", "case_xml": "outputs", "api_complex": "api",
+         "malformed_sparse": "api", "workers_huge": "options", "p_huge": "options", "ignored_options": "options",
+         "typed_errors": "api/options/hostile"}
+EXPENSIVE = {"scheduler_killed": 2, "bombs": 5, "signals": 6}  # attempt caps by default
+
+
+# ----------------------------------------------------------------------------------- runner
+def _env(extra: dict) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CORESELECT_DEBUG")}
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
+    env["MPLBACKEND"] = "Agg"
+    env.setdefault("COREDATA", str(SHARED))
+    env["COREDATA_HOME"] = env.get("COREDATA_HOME") or tempfile.mkdtemp(prefix="hostile-cache-")
+    for k, v in extra.items():
+        if v == "":
+            env.pop(k, None)
+        else:
+            env[k] = v
+    return env
+
+
+def _limit() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+
+
+def run_attempt(a: Attempt) -> tuple[bool, str, float]:
+    """(behaved, reason, seconds)."""
+    before = _digest(a.inputs)
+    existed = {str(p): p.exists() for p in a.must_not_exist}
+    cmd = [PY, "-m", "coreselect", *a.argv] if a.argv is not None else [PY, "-c", a.code]
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=a.cwd, env=_env(a.env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=_limit, start_new_session=True)
+    timer = None
+    if a.signal_after is not None:
+        sig, delay = a.signal_after
+        timer = threading.Timer(delay, lambda: proc.poll() is None and proc.send_signal(sig))
+        timer.start()
+    try:
+        out, err = proc.communicate(timeout=a.deadline)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return False, f"hang: still running after {a.deadline:g} s", time.monotonic() - started
+    finally:
+        if timer is not None:
+            timer.cancel()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the run's own children (workers), if any
+        except OSError:
+            pass
+    secs = time.monotonic() - started
+    r = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    after = _digest(a.inputs)
+    changed = [Path(p).name for p in before if before[p] != after[p]]
+    if changed:
+        return False, f"input modified: {', '.join(changed)}", secs
+    first = (err.strip().splitlines() or [""])[-1][:160]
+    if r.returncode < 0:
+        return False, f"killed by {signal.Signals(-r.returncode).name}", secs
+    if a.signal_after is not None:
+        if r.returncode == 0:
+            return True, "finished before the signal", secs
+        left = [Path(p).name for p in existed if not existed[p] and Path(p).exists()]
+        return (not left, f"interrupted, left {left}" if left else "interrupted cleanly", secs)
+    if a.code is not None and a.argv is None:
+        if "TYPED" in out:
+            bad = [t for t in a.forbid_text if t in out.lower()]
+            return (not bad, "typed error" + (f" but {bad[0]}" if bad else ""), secs)
+        if r.returncode == 0 and "OK" in out:
+            if not a.ok_allowed:
+                return False, "accepted (should be refused)", secs
+            reason = a.check(r) if a.check else None
+            return (reason is None, reason or "ok", secs)
+        if r.returncode == 2 and len(err.strip().splitlines()) == 1:
+            return True, "one line, exit 2", secs
+        last = [ln for ln in err.strip().splitlines() if ln.strip()][-1:] or [f"exit {r.returncode}"]
+        return False, f"exit {r.returncode}: {last[0][:160]}", secs
+    if _one_line_refusal(r):
+        bad = [t for t in a.forbid_text if t in err.lower()]
+        if bad:
+            return False, f"exit 2 but {bad[0]}: {first}", secs
+        return True, "one line, exit 2", secs
+    if r.returncode == 0:
+        if not a.ok_allowed:
+            return False, "accepted (should be refused)", secs
+        reason = a.check(r) if a.check else None
+        return (reason is None, reason or "ok", secs)
+    lines = len(err.strip().splitlines())
+    return False, f"exit {r.returncode}, {lines} line(s): {first}", secs
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="One attempt per class (-n to change), deadlines capped at 30 s.")
+    ap.add_argument("-n", type=int, default=None, help="Attempts per class (default 4, fewer for the slow classes; --quick: 1).")
+    ap.add_argument("--classes", default=None, help="Comma-separated subset of the classes: " + ", ".join(CLASSES) + ".")
+    ap.add_argument("--seed", type=int, default=0, help="Seed of the random choices of the generators.")
+    ap.add_argument("--out", default=None, help="Also write the table and every attempt as JSON to this file.")
+    args = ap.parse_args(argv)
+    names = list(CLASSES) if not args.classes else [c.strip() for c in args.classes.split(",") if c.strip()]
+    unknown = [c for c in names if c not in CLASSES]
+    if unknown:
+        ap.error(f"unknown classes {unknown}; known: {', '.join(CLASSES)}")
+    per = args.n if args.n is not None else (1 if args.quick else 4)
+    sys.path.insert(0, str(SRC))
+    os.environ.setdefault("COREDATA", str(SHARED))
+    rng = random.Random(args.seed)
+    server = HostileServer()
+    rows, records = [], []
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="hostile-") as root:
+        for cls in names:
+            n = per if args.n is not None or args.quick else min(per, EXPENSIVE.get(cls, per))
+            if args.quick:
+                n = min(n, 2)
+            tmp = Path(root) / cls
+            tmp.mkdir()
+            gen = CLASSES[cls]
+            try:
+                attempts = gen(n, tmp, rng, server) if cls == "downloads" else gen(n, tmp, rng)
+            except Exception as exc:  # noqa: BLE001 - a generator that cannot set up is reported, not fatal
+                rows.append((cls, 0, 0, f"setup failed: {exc!r}"[:80]))
+                continue
+            escapes = 0
+            for a in attempts:
+                if args.quick:
+                    a.deadline = min(a.deadline, 30.0)  # a hang is a hang after 30 s too
+                ok, reason, secs = run_attempt(a)
+                escapes += not ok
+                records.append({"class": cls, "attempt": a.name, "behaved": ok, "reason": reason,
+                                "seconds": round(secs, 2)})
+                print(f"  {'ok ' if ok else 'ESC'} {cls:<24} {a.name[:48]:<48} {reason[:90]}", file=sys.stderr,
+                      flush=True)
+            rows.append((cls, len(attempts), escapes, OWNER.get(cls, "hostile")))
+    total = sum(r[1] for r in rows)
+    esc = sum(r[2] for r in rows)
+    print(f"\n# Hostile-input campaign ({total} attempts, {time.monotonic() - started:.0f} s, seed {args.seed})\n")
+    print("| class | attempts | escapes | behaved | fix owner |")
+    print("|---|---:|---:|---:|---|")
+    for cls, n, e, owner in rows:
+        print(f"| {cls} | {n} | {e} | {n - e} | {owner} |")
+    print(f"| **all** | {total} | {esc} | {total - esc} ({100 * (total - esc) / max(total, 1):.1f} %) | |")
+    escaped = [r for r in records if not r["behaved"]]
+    if escaped:
+        print("\n## Escapes\n")
+        for r in escaped:
+            print(f"- {r['class']}: `{r['attempt']}`: {r['reason']}")
+    if args.out:
+        Path(args.out).write_text(json.dumps({"rows": [dict(zip(("class", "attempts", "escapes", "owner"), r))
+                                                       for r in rows], "attempts": records}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

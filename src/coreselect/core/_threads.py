@@ -1,0 +1,71 @@
+"""Independent blocks of a compiled (``nogil``) kernel run on several threads.
+
+Python threads rather than numba's ``parallel=True``: no threading layer to pick (the OpenMP
+one is not fork-safe, the work-queue one aborts on concurrent calls, as Dask's threads make),
+and a kernel stays an ordinary function that the row-sharded and Dask paths call too. Every
+block writes its own outputs and nothing is summed across threads, so the results are the same
+bits whatever the number of threads.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+_lock = threading.Lock()
+_pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
+_inside = threading.local()
+
+
+def _after_fork_in_child() -> None:
+    # The parent's pool threads do not exist here, and its lock may have been held by one.
+    global _lock
+    _lock = threading.Lock()
+    _pools.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def n_threads() -> int:
+    """Threads the kernels may use: numba's setting (``NUMBA_NUM_THREADS``, or
+    ``numba.set_num_threads`` in this thread), without starting numba's threading layer when
+    nobody has asked for it (that costs tens of milliseconds)."""
+    try:
+        import numba
+        from numba.np.ufunc import parallel
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return 1
+    if getattr(parallel, "_is_initialized", True):
+        return max(1, int(numba.get_num_threads()))
+    return max(1, int(numba.config.NUMBA_NUM_THREADS))
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    key = (os.getpid(), threads)
+    with _lock:
+        pool = _pools.get(key)
+        if pool is None:
+            pool = _pools[key] = ThreadPoolExecutor(threads, thread_name_prefix="coreselect",
+                                                    initializer=_mark_inside)
+        return pool
+
+
+def _mark_inside() -> None:
+    _inside.active = True
+
+
+def run_blocks(fn: Callable[[int], None], n_blocks: int, threads: int | None = None) -> None:
+    """``fn(b)`` for every block ``b < n_blocks``, on up to ``threads`` threads (default
+    :func:`n_threads`); serially inside a pool thread (no nested pools) or for one block."""
+    threads = n_threads() if threads is None else threads
+    threads = min(threads, n_blocks)
+    if threads <= 1 or getattr(_inside, "active", False):
+        for b in range(n_blocks):
+            fn(b)
+        return
+    for _ in _pool(threads).map(fn, range(n_blocks)):
+        pass

@@ -1,0 +1,37 @@
+"""Smoke test of benchmarks/hostile.py: a --quick run on two classes whose fixes live here
+(Parquet non-scalar columns, downloads from a hostile server) prints its table, writes its
+JSON, and finds no escape in them. No timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_quick_campaign_on_two_classes(tmp_path):
+    out = tmp_path / "h.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "hostile.py"), "--quick", "-n", "2",
+                        "--classes", "parquet_nonscalar,downloads", "--out", str(out)],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "| class | attempts | escapes |" in r.stdout
+    data = json.loads(out.read_text())
+    rows = {row["class"]: row for row in data["rows"]}
+    assert set(rows) == {"parquet_nonscalar", "downloads"}
+    assert all(row["attempts"] == 2 for row in rows.values())
+    assert [a for a in data["attempts"] if not a["behaved"]] == []
+
+
+def test_every_issue_class_has_a_generator():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import hostile
+    finally:
+        sys.path.pop(0)
+    assert len(hostile.CLASSES) == 17

@@ -1,0 +1,254 @@
+"""The blocked, threaded count kernels against the per-pair histograms of tests/reference.py,
+and their invariances: the same bits whatever the thread count, block size, bit-set threshold
+or row sharding (integer counts are exact in any order; every cell is filled by one call)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+import reference as ref
+from coreselect.core import _threads
+from coreselect.core.discretize import DiscreteMatrix, discretize_labels
+from coreselect.core.entropy import DistanceOracle, joint_entropy, relevance_matrix
+from coreselect.core.shards import (
+    RowShardedOracle, merge, shard_counts, statistics, step_counts,
+)
+from coreselect.rowsharded import row_slice
+
+E = sys.modules["coreselect.core.entropy"]  # the module (the package exports a function)
+pytest.importorskip("numba")
+
+
+@st.composite
+def problems(draw, max_n=300, max_d=6, max_labels=5):
+    """Code matrices over the dimensions that vary: 0/1/many rows and columns, sparse to
+    dense, columns with few or many codes, label columns binary or multi-valued."""
+    n = draw(st.sampled_from([1, 2, 3, 17, 64, 257, max_n]))
+    d = draw(st.integers(0, max_d))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    density = draw(st.sampled_from([0.0, 0.02, 0.3, 0.9, 1.0]))
+    codes = draw(st.sampled_from([1, 2, 4, 12]))
+    C = rng.integers(1, codes + 1, size=(n, d)) * (rng.random((n, d)) < density)
+    n_labels = draw(st.integers(1, max_labels))
+    label_codes = draw(st.sampled_from([2, 2, 3, 40]))
+    if label_codes == 2:
+        Y = (rng.random((n, n_labels)) < draw(st.sampled_from([0.0, 0.1, 0.5, 0.97]))).astype(int)
+        labels = discretize_labels(Y)
+    else:
+        Y = rng.integers(0, label_codes, size=(n, n_labels))
+        labels = DiscreteMatrix.from_dense_codes(Y)
+    return DiscreteMatrix.from_dense_codes(C), C, labels, Y
+
+
+# Every example sets every knob, so the fixture's state carries nothing between examples.
+FIXTURE_OK = [HealthCheck.function_scoped_fixture]
+
+
+@pytest.fixture
+def knobs(monkeypatch):
+    """Set the kernels' block sizes, bit-set threshold and thread count."""
+    def set_(*, bitset=None, block=None, threaded=None, part=None, threads=None):
+        if bitset is not None:
+            monkeypatch.setattr(E, "BITSET_MAX_SLOTS", bitset)
+        if block is not None:
+            monkeypatch.setattr(E, "RELEVANCE_BLOCK_CELLS", block)
+        if threaded is not None:
+            monkeypatch.setattr(E, "THREADED_MIN_CELLS", threaded)
+        if part is not None:
+            monkeypatch.setattr(E, "SLOT_ROWS_PART_CELLS", part)
+        if threads is not None:
+            monkeypatch.setattr(_threads, "n_threads", lambda: threads)
+    return set_
+
+
+def _bits(a: np.ndarray) -> bytes:
+    return np.ascontiguousarray(a).tobytes()
+
+
+SETTINGS = [  # (bit sets up to, relevance block cells, threaded from, slot-copy part, threads)
+    (256, 1 << 18, 1 << 16, 1 << 20, 1),
+    (0, 1, 0, 1, 2),         # CSR gather, one column per block, everything threaded
+    (10**9, 7, 0, 5, 3),     # bit sets of several words, odd blocks, three threads
+    (64, 1 << 18, 0, 1, 4),
+]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(problem=problems(), setting=st.sampled_from(SETTINGS))
+def test_relevance_kernel_matches_reference_histograms(knobs, problem, setting):
+    A, C, labels, Y = problem
+    bitset, block, threaded, part, threads = setting
+    knobs(bitset=bitset, block=block, threaded=threaded, part=part, threads=threads)
+    H = joint_entropy(A, labels, "numba")
+    assert H.shape == (A.n_columns, labels.n_columns)
+    for i in range(A.n_columns):
+        for j in range(labels.n_columns):
+            assert H[i, j] == pytest.approx(ref.entropy(C[:, i], Y[:, j]), abs=1e-11)
+    R = relevance_matrix(A, labels, "mi", "numba")
+    for i in range(A.n_columns):
+        for j in range(labels.n_columns):
+            assert R[i, j] == pytest.approx(ref.mutual_information(C[:, i], Y[:, j]), abs=1e-11)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(problem=problems(max_d=8), setting=st.sampled_from(SETTINGS))
+def test_distance_kernel_matches_reference_distances(knobs, problem, setting):
+    A, C, _, _ = problem
+    bitset, block, threaded, part, threads = setting
+    knobs(bitset=bitset, block=block, threaded=threaded, part=part, threads=threads)
+    oracle = DistanceOracle(A, "numba")
+    for u in range(A.n_columns):
+        row = oracle.distances_from(u)
+        for v in range(A.n_columns):
+            assert row[v] == pytest.approx(ref.distance(C[:, u], C[:, v]), abs=1e-11)
+    # The scratch tables are left clean: calling again gives the same bits.
+    for u in range(A.n_columns):
+        assert _bits(oracle.distances_from(u)) == _bits(oracle.distances_from(u))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(problem=problems(max_n=700, max_d=12, max_labels=9))
+@example(problem=(  # 300 rows where feature and label are both on: a byte lane fills up
+    DiscreteMatrix.from_dense_codes((np.arange(700) < 300).astype(int)[:, None]), None,
+    discretize_labels(np.column_stack([np.arange(700) < 300, np.arange(700) % 2]).astype(int)),
+    None))
+def test_same_bits_whatever_threads_blocks_and_bitsets(knobs, problem):
+    """Every setting of the knobs gives the first setting's results bit for bit."""
+    A, _, labels, _ = problem
+    first = None
+    for setting in SETTINGS:
+        bitset, block, threaded, part, threads = setting
+        knobs(bitset=bitset, block=block, threaded=threaded, part=part, threads=threads)
+        oracle = DistanceOracle(A, "numba")
+        got = (_bits(relevance_matrix(A, labels, "nmi", "numba")),
+               _bits(joint_entropy(A, labels, "numba")),
+               [_bits(oracle.distances_from(u)) for u in range(A.n_columns)])
+        if first is None:
+            first = got
+        assert got == first, setting
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=FIXTURE_OK)
+@given(problem=problems(max_d=8), cuts=st.lists(st.floats(0, 1), max_size=3),
+       setting=st.sampled_from(SETTINGS))
+def test_row_shards_give_the_in_memory_bits(knobs, problem, cuts, setting):
+    """Merged shard counts and summed step counts go through the same fill as the in-memory
+    kernels: relevance and distances equal to the last bit, whatever the row cuts (empty
+    shards included)."""
+    A, _, labels, _ = problem
+    bitset, block, threaded, part, threads = setting
+    knobs(bitset=bitset, block=block, threaded=threaded, part=part, threads=threads)
+    n = A.n_samples
+    bounds = [0] + sorted(int(c * n) for c in cuts) + [n]
+    shards = [(row_slice(A, lo, hi), row_slice(labels, lo, hi))
+              for lo, hi in zip(bounds[:-1], bounds[1:])]
+    total = shard_counts(*shards[0], "numba")
+    for f, l in shards[1:]:
+        total = merge(total, shard_counts(f, l, "numba"))
+    assert total == shard_counts(A, labels, "numpy")  # the counts themselves are exact
+    stats = statistics(total, "nmi", "numba")
+    assert _bits(stats.relevance) == _bits(relevance_matrix(A, labels, "nmi", "numba"))
+    sharded = RowShardedOracle(stats, lambda u: sum(step_counts(f, u, "numba") for f, _ in shards),
+                               "numba")
+    oracle = DistanceOracle(A, "numba")
+    for u in range(A.n_columns):
+        assert _bits(sharded.distances_from(u)) == _bits(oracle.distances_from(u))
+        np.testing.assert_array_equal(step_counts(A, u, "numba"), step_counts(A, u, "numpy"))
+
+
+def test_numba_thread_setting_is_followed_and_changes_no_bit():
+    numba = pytest.importorskip("numba")
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba is limited to one thread here")
+    rng = np.random.default_rng(7)
+    X = sp.random(3000, 400, density=0.1, random_state=8, format="csc")
+    X.data = np.ceil(X.data * 3)
+    A = DiscreteMatrix.from_dense_codes(X.toarray().astype(int))
+    labels = discretize_labels((rng.random((3000, 20)) < 0.2).astype(int))
+    before = numba.get_num_threads()
+    results = {}
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            assert _threads.n_threads() == threads
+            oracle = DistanceOracle(A, "numba")
+            results[threads] = (_bits(relevance_matrix(A, labels, "mi", "numba")),
+                                [_bits(oracle.distances_from(u)) for u in range(0, 400, 7)])
+    finally:
+        numba.set_num_threads(before)
+    assert results[1] == results[2]
+
+
+FIT = textwrap.dedent("""
+    import json, numpy as np
+    from coreselect import GDSSelector
+    from coreselect.datasets.synthetic import make_sparse_multilabel
+    from coreselect.core import _threads
+    ds = make_sparse_multilabel(n_samples=4000, n_features=600, n_labels=12, density=0.1,
+                                n_relevant=20, n_redundant=30, random_state=3)
+    s = GDSSelector(k=25).fit(ds.X, ds.Y)
+    print(json.dumps({"threads": _threads.n_threads(), "selected": s.selected_.tolist(),
+                      "objective": float(s.objective_).hex()}))
+""")
+
+
+def test_whole_fit_is_identical_with_one_or_two_numba_threads():
+    import json
+
+    out = {}
+    for threads in ("1", "2"):
+        env = {**os.environ, "NUMBA_NUM_THREADS": threads}
+        run = subprocess.run([sys.executable, "-c", FIT], capture_output=True, text=True,
+                             env=env, timeout=600)
+        assert run.returncode == 0, run.stderr
+        out[threads] = json.loads(run.stdout.strip().splitlines()[-1])
+        assert out[threads]["threads"] == int(threads)
+    assert out["1"]["selected"] == out["2"]["selected"]
+    assert out["1"]["objective"] == out["2"]["objective"]
+
+
+def test_threads_run_every_block_once_and_serially_inside_a_pool_thread():
+    seen = []
+    _threads.run_blocks(seen.append, 50, threads=3)
+    assert sorted(seen) == list(range(50))
+    nested = []
+
+    def outer(b):
+        inner = []
+        _threads.run_blocks(inner.append, 4, threads=3)  # no nested pool: in order, here
+        nested.append(inner)
+
+    _threads.run_blocks(outer, 3, threads=2)
+    assert nested == [[0, 1, 2, 3]] * 3
+
+    def fails(b):
+        if b == 5:
+            raise ValueError("block 5")
+
+    with pytest.raises(ValueError, match="block 5"):
+        _threads.run_blocks(fails, 8, threads=2)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_runs_blocks_on_its_own_threads():
+    _threads.run_blocks(lambda b: None, 4, threads=2)  # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit code
+        seen = []
+        try:
+            _threads.run_blocks(seen.append, 6, threads=2)
+            os._exit(0 if sorted(seen) == list(range(6)) else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -1,0 +1,114 @@
+"""An interrupted run exits 130 (SIGINT) / 143 (SIGTERM) and leaves nothing new; a finished
+one exits 0 with all its outputs (issue 17).
+
+Real ``python -m coreselect`` processes get a real signal at a chosen stage: the
+``CORESELECT_TEST_HOLD`` hook (:func:`coreselect.files.checkpoint`) makes the run wait there
+and say so in a file, so the signal lands at that moment every time (no timing guesses).
+The stages cover the whole life of a run: data read, a part finished while the others are
+still in a local process pool (signal to the whole process group, as Ctrl-C in a terminal
+sends it), every output written to its temporary, the first output renamed into place, and
+all outputs in place. The invariant checked after each: either exit 0 and every output new
+and whole, or exit 128 + signal with every output as it was before (old content or absent)
+and no temporary file left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _data(folder: Path) -> Path:
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(40, 12))
+    Y = (X[:, :2] > 0).astype(int)
+    path = folder / "d.csv"
+    header = ",".join([f"f{i}" for i in range(12)] + ["y0", "y1"])
+    np.savetxt(path, np.hstack([X, Y]), delimiter=",", fmt="%d", header=header, comments="")
+    return path
+
+
+SELECT = ["select", "d.csv", "--labels", "2", "-k", "2", "--quiet"]
+OUTS = ["--out", "res.json", "--coverage", "cov.png"]
+COMMANDS = {
+    "rows": [*SELECT, "--mode", "rows", *OUTS],
+    "pool": [*SELECT, "--mode", "distributed", "--engine", "local", "--workers", "2",
+             "--partitions", "3", *OUTS],
+    "export": [*SELECT, *OUTS, "--export", "x.arff"],
+    "evaluate": ["evaluate", "d.csv", "--labels", "2", "--methods", "gds", "--k", "2",
+                 "--folds", "2", "--out", "ev", "--quiet"],
+}
+OUTPUTS = {
+    "rows": ["res.json", "cov.png"], "pool": ["res.json", "cov.png"],
+    "export": ["res.json", "cov.png", "x.arff", "x.xml"],
+    "evaluate": ["ev/results.csv", "ev/summary.md", "ev/macro_f1.png"],
+}
+
+# (command, stage, signal, whole process group): the stages of a run, each hit by a signal.
+CASES = [
+    ("rows", "loaded", signal.SIGINT, False),
+    ("rows", "commit", signal.SIGTERM, False),
+    ("export", "renamed", signal.SIGINT, False),
+    ("pool", "progress", signal.SIGTERM, True),
+    ("pool", "progress", signal.SIGINT, True),
+    ("evaluate", "renamed", signal.SIGTERM, False),
+    ("rows", "committed", signal.SIGTERM, False),  # after the last output is in place: done
+]
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("command,stage,sig,group", CASES,
+                         ids=[f"{c}-{s}-{g.name}{'-group' if grp else ''}" for c, s, g, grp in CASES])
+def test_signal_at_each_stage_leaves_all_or_nothing(tmp_path, command, stage, sig, group):
+    _data(tmp_path)
+    (tmp_path / "ev").mkdir()
+    for name in OUTPUTS[command][::2]:  # some outputs exist already: they must survive
+        (tmp_path / name).write_text(f"old {name}")
+    before = _snapshot(tmp_path)
+    marker = tmp_path.parent / f"{tmp_path.name}.held"
+    env = {**os.environ, "PYTHONPATH": str(SRC), "MPLBACKEND": "Agg",
+           "CORESELECT_TEST_HOLD": stage, "CORESELECT_TEST_HOLD_FILE": str(marker)}
+    proc = subprocess.Popen([sys.executable, "-m", "coreselect", *COMMANDS[command]], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, f"stage {stage} never reached"
+            time.sleep(0.02)
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    after = _snapshot(tmp_path)
+    leftovers = [p.name for p in tmp_path.rglob(".*")]
+    assert leftovers == [], leftovers
+    if stage == "committed":  # the run had finished: it says so, with every output new
+        assert proc.returncode == 0, err
+        assert json.loads((tmp_path / "res.json").read_text())["selected"]
+        assert all(after.get(n) not in (None, before.get(n)) for n in OUTPUTS[command])
+    else:
+        assert proc.returncode == 128 + sig, (proc.returncode, err)
+        assert after == before, sorted(set(after) ^ set(before))
+        assert b"interrupted" in err or b"terminated" in err
