@@ -148,6 +148,9 @@ def test_select_matrix(capsys, monkeypatch, tmp_path, data, scheduler, mode, sou
             target = tmp_path / {"out": "o.json", "export": "x.csv",
                                  "coverage_png": "c.png"}[option]
             args += [SELECT_OPTIONS[option], target]
+        elif option == "temp_dir":
+            (tmp_path / "scratch").mkdir(exist_ok=True)
+            args += ["--temp-dir", tmp_path / "scratch"]
         else:
             args += VALUES[option]
         why = unused_reason(option, mode, source, engine, _given(option, engine))
@@ -179,6 +182,9 @@ def test_select_matrix(capsys, monkeypatch, tmp_path, data, scheduler, mode, sou
             target.unlink()
             if option == "export":
                 assert report["export"] == str(target)
+        elif option == "temp_dir":  # echoed; the copies were made there and removed
+            assert report["engine_info"]["temp_dir"] == str(tmp_path / "scratch"), cell
+            assert list((tmp_path / "scratch").iterdir()) == [], cell
         elif option == "quiet":
             assert err == "" != noisy_err, cell
         elif option == "verbose":
@@ -223,7 +229,7 @@ def test_store_rows_on_dask_with_defaults(tmp_path, data, scheduler, n_row_block
 # -- the library refuses what the command line refuses (rules with api=True) ----------------
 API_VALUES = {"partitions": 2, "coreset_size": 5, "row_shards": 3, "engine": "dask",
               "n_workers": 2, "scheduler": "tcp://127.0.0.1:1", "n_bins": 3,
-              "strategy": "uniform", "min_bin_count": 40}
+              "strategy": "uniform", "min_bin_count": 40, "temp_dir": "."}
 
 
 @pytest.mark.parametrize("mode,source,engine", CELLS)

@@ -53,7 +53,8 @@ def make_strategy(
 
 def as_source(data: Any, Y: Any = None, *, n_bins: int | None = None,
               strategy: str | None = None, min_bin_count: int | None = None,
-              keep_constant: bool | None = None) -> Source:
+              keep_constant: bool | None = None,
+              temp_dir: str | os.PathLike | None = None) -> Source:
     """The source of ``data``:
 
     * a :class:`~coreselect.sources.Source`: itself (binning parameters must be None);
@@ -80,7 +81,9 @@ def as_source(data: Any, Y: Any = None, *, n_bins: int | None = None,
     if isinstance(data, (str, os.PathLike)):
         # As the command line: a folder is a column store, anything else goes to
         # coreselect.load (a file, a path under $COREDATA, "synthesized", a registry name).
-        if Path(data).is_dir():
+        from coreselect.store.fs import scheme
+
+        if scheme(data) is not None or Path(data).is_dir():  # a URL is never a path
             data = open_store(data)  # says so when the folder holds no store
         else:
             if Y is not None:
@@ -93,7 +96,7 @@ def as_source(data: Any, Y: Any = None, *, n_bins: int | None = None,
         if Y is not None:
             raise InputError("a column store holds its own labels; do not pass Y")
         built = StoreSource.built_binning(data) or Binning()
-        return StoreSource(data, replace(built, **given))
+        return StoreSource(data, replace(built, **given), temp_dir=temp_dir)
     binning = Binning(**given)
     if isinstance(data, Dataset):
         if Y is not None:
@@ -128,6 +131,7 @@ def select(
     random_state: Any = None,
     backend: str = default("backend"),
     progress: Progress | None = None,
+    temp_dir: str | os.PathLike | None = None,
 ) -> SelectionResult:
     """Select ``k`` features of ``data``: a feature matrix with labels ``Y``, a
     :class:`~coreselect.io.dataset.Dataset`, or a column store (see :func:`as_source`).
@@ -135,6 +139,8 @@ def select(
     The parameters are those of :class:`coreselect.GDSSelector`, with ``calibration`` None for
     the library default, and binning parameters None for the defaults (or, on a store, the
     binning it was built with). Selected indices are columns of ``data``, in selection order.
+    ``temp_dir``: the folder for the row-major copies of ``mode="rows"`` on a column store with
+    the local engine (removed when the run ends, however it ends).
 
     Raises
     ------
@@ -149,15 +155,18 @@ def select(
                            scheduler=scheduler, random_state=random_state)
     check("backend", backend)
     source = as_source(data, Y, n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
-                       keep_constant=keep_constant)
+                       keep_constant=keep_constant, temp_dir=temp_dir)
     # An option this run would ignore is refused (the option matrix, coreselect.spec.UNUSED).
     check_used(dict(partitions=partitions, coreset_size=coreset_size, row_shards=row_shards,
                     engine=engine, n_workers=n_workers, client=client, scheduler=scheduler,
                     random_state=random_state, n_bins=n_bins, strategy=strategy,
-                    min_bin_count=min_bin_count),
+                    min_bin_count=min_bin_count, temp_dir=temp_dir),
                mode=mode, source="store" if isinstance(source, StoreSource) else "file",
                engine=engine)
-    return runner.run(objective, source, backend=backend, progress=progress)
+    result = runner.run(objective, source, backend=backend, progress=progress)
+    if temp_dir is not None:
+        result.engine_info["temp_dir"] = str(temp_dir)
+    return result
 
 
 __all__ = ["select", "make_strategy", "as_source"]

@@ -449,9 +449,19 @@ class StoreSource(Source):
     Its codes were binned when it was built, so ``binning`` (default: the store's binning,
     constant columns not selectable) must bin as the store did; only ``keep_constant`` is
     free. Its partition is fixed by the seed it was built with (its column order).
+    ``temp_dir``: where the row shards' row-major copies go (:class:`StoreRowShards`;
+    default: the system's temporary folder).
     """
 
-    def __init__(self, store: ColumnStore | str | os.PathLike, binning: Binning | None = None):
+    def __init__(self, store: ColumnStore | str | os.PathLike, binning: Binning | None = None,
+                 *, temp_dir: str | os.PathLike | None = None):
+        if temp_dir is not None:
+            from coreselect.store.fs import refuse_url
+
+            refuse_url(str(temp_dir), "temp_dir")
+            if not os.path.isdir(temp_dir):
+                raise InputError(f"temp_dir {temp_dir} is not a folder (it must exist)")
+        self.temp_dir = temp_dir
         self.store = store if isinstance(store, ColumnStore) else open_store(store)
         built = self.built_binning(self.store)
         if binning is None:
@@ -499,7 +509,7 @@ class StoreSource(Source):
             raise InputError(
                 f"the row shards of a store are its {self.store.n_row_blocks} row block(s); "
                 f"row_shards={n_shards!r} cannot change them (rebuild with --row-block-size)")
-        return StoreRowShards(self.store), None
+        return StoreRowShards(self.store, cache_dir=self.temp_dir), None
 
     def column_parts(self, objective: Objective, m: int, random_state: Any) -> ColumnParts:
         seed = self.store.seed
@@ -534,9 +544,15 @@ __all__ = ["Source", "InMemorySource", "StoreSource", "ColumnParts", "check_feat
            "as_label_matrix", "check_sparse_structure", "label_sets_to_matrix"]
 
 
-def _store_tile(path: str, row_block: int) -> tuple[DiscreteMatrix, DiscreteMatrix]:
-    """One row block of a store, columns in original-id order (what a worker runs)."""
-    return StoreRowShards(open_store(path)).tile(row_block)
+def _store_tile(ref, row_block: int) -> tuple[DiscreteMatrix, DiscreteMatrix]:
+    """One row block of a store (its path or :class:`~coreselect.store.StoreRef`: a URL and
+    its storage options), columns in original-id order (what a worker runs)."""
+    from coreselect.store.fs import is_url
+
+    # A remote store's every read is checksummed; its open-time check is a listing and a
+    # read per file, too much per tile.
+    url = is_url(getattr(ref, "path", ref))
+    return StoreRowShards(open_store(ref, check=not url)).tile(row_block)
 
 
 class StoreRowShards:
@@ -559,6 +575,7 @@ class StoreRowShards:
         self._n_codes = np.asarray(store.n_codes, dtype=np.int64)[self._to_ids]
         self._offsets = slot_offsets(self._n_codes)
         self._cache_root = cache_dir
+        self._remote = getattr(store, "url", None) is not None
         self._cache: Path | None = None
         self._row_major: dict[int, Path] = {}
 
@@ -568,6 +585,15 @@ class StoreRowShards:
 
     def tile(self, row_block: int) -> tuple[DiscreteMatrix, DiscreteMatrix]:
         return self._features_tile(row_block), self.store.labels_tile(row_block)
+
+    def close(self) -> None:
+        """Remove the row-major copies now (the run calls it on success, on failure and when
+        SIGTERM unwinds it; otherwise they go with this object)."""
+        import shutil
+
+        if self._cache is not None:
+            shutil.rmtree(self._cache, ignore_errors=True)
+        self._cache, self._row_major = None, {}
 
     def _features_tile(self, row_block: int) -> DiscreteMatrix:
         codes = self.store.read_tile(row_block, 0, self.store.n_features)
@@ -585,7 +611,7 @@ class StoreRowShards:
     def loader(self, shard: int):
         import functools
 
-        return functools.partial(_store_tile, self.store.ref.path, shard)
+        return functools.partial(_store_tile, self.store.ref, shard)
 
     def step_counts(self, shard: int, u: int, backend: str = "auto") -> np.ndarray:
         """:func:`~coreselect.core.shards.step_counts` of ``u`` on one row block, equal to
@@ -595,7 +621,12 @@ class StoreRowShards:
 
         a = max(int(self._n_codes[u]) - 1, 0)
         pos = int(self._to_ids[u])
-        column = self.store.read_tile(shard, pos, pos + 1).codes
+        if self._remote:  # a remote read fetches the whole tile: use the local copy
+            if shard not in self._row_major:
+                self._save_row_major(shard, self._features_tile(shard))
+            column = self._local_column(shard, u)
+        else:
+            column = self.store.read_tile(shard, pos, pos + 1).codes
         if a == 0 or column.nnz == 0:
             return np.zeros((a, int(self._offsets[-1])), dtype=np.int64)
         if shard not in self._row_major:
@@ -626,4 +657,19 @@ class StoreRowShards:
         np.save(folder / "indptr.npy", csr.indptr.astype(np.int64, copy=False))
         np.save(folder / "cols.npy", csr.indices.astype(np.int32, copy=False))
         np.save(folder / "codes.npy", csr.data.astype(code_type, copy=False))
+        if self._remote:  # and the columns, read one at a time by step_counts
+            csc = features.codes
+            np.save(folder / "col_indptr.npy", csc.indptr.astype(np.int64, copy=False))
+            np.save(folder / "col_rows.npy", csc.indices.astype(np.int32, copy=False))
+            np.save(folder / "col_codes.npy", csc.data.astype(code_type, copy=False))
         self._row_major[shard] = folder
+
+    def _local_column(self, shard: int, u: int) -> sp.csc_matrix:
+        """Column ``u`` (original id) of a remote store's tile, from the local copy."""
+        folder = self._row_major[shard]
+        ptr = np.load(folder / "col_indptr.npy", mmap_mode="r")
+        a, z = int(ptr[u]), int(ptr[u + 1])
+        rows = np.array(np.load(folder / "col_rows.npy", mmap_mode="r")[a:z])
+        codes = np.array(np.load(folder / "col_codes.npy", mmap_mode="r")[a:z])
+        n_rows = int(self.store.row_bounds[shard + 1] - self.store.row_bounds[shard])
+        return sp.csc_matrix((codes, rows, np.array([0, z - a])), shape=(n_rows, 1))

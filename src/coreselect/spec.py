@@ -252,6 +252,7 @@ SELECT_OPTIONS: dict[str, str | None] = {
     "labels": "--labels", "backend": "--backend", "progress": None,
     "as_json": "--json", "out": "--out", "export": "--export", "explain": "--explain",
     "coverage_png": "--coverage", "quiet": "--quiet", "verbose": "--verbose",
+    "temp_dir": "--temp-dir",
 }
 
 
@@ -313,6 +314,12 @@ UNUSED: tuple[Unused, ...] = (
     Unused(("n_workers",), "the scheduler at --scheduler has its own workers",
            together="scheduler"),
     Unused(("n_workers",), "the Dask client has its own workers", together="client"),
+    Unused(("temp_dir",), "only --mode rows on a column store writes row copies",
+           modes=("centralized", "distributed", "streaming")),
+    Unused(("temp_dir",), "only a column store's row blocks are copied (a data file's rows "
+           "stay in memory)", sources=("file",)),
+    Unused(("temp_dir",), "with --engine dask the tiles stay on the workers (no row copies)",
+           modes=("rows",), engines=("dask",)),
 )
 
 

@@ -437,6 +437,7 @@ class RowSharded(Strategy):
                 # blocks, whatever the workers (DaskRows spreads them: 1 block on 2 workers
                 # and 4 blocks on 2 workers both run).
                 n_shards = max(1, len(cluster.client.scheduler_info()["workers"]))
+        shards = None
         try:
             shards, ids = source.row_shards(n_shards)
             if cluster is not None:
@@ -454,6 +455,8 @@ class RowSharded(Strategy):
         finally:
             if cluster is not None:
                 cluster.close()
+            if hasattr(shards, "close"):  # a store's row-major copies (temp_dir)
+                shards.close()
         res = run.result
         positions = np.asarray(res.selected, dtype=np.int64)
         selected = positions if ids is None else np.asarray(ids, dtype=np.int64)[positions]

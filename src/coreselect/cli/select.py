@@ -86,21 +86,30 @@ def _calibration_help() -> str:
               help="Say why each feature was picked: the labels it is among the top-p for, its share of g, its nearest selected neighbour.")
 @click.option("--coverage", "coverage_png", type=click.Path(dir_okay=False), default=None,
               help="Also draw the selected-feature x label coverage as a PNG at this path.")
+@click.option("--temp-dir", "temp_dir", type=click.Path(file_okay=False), default=None,
+              help="Folder for the row copies of --mode rows on a column store (local engine; "
+                   "default: the system's temporary folder). Removed when the run ends.")
 @click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 @click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)
 @handle_errors
 def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, strategy,
                keep_constant, mode, partitions, coreset_size, row_shards, engine, n_workers,
                scheduler, random_state, labels, backend, as_json, out, export, explain, coverage_png,
-               quiet, verbose):
-    """Select K features of DATA (a file, a built-in dataset name, or a column store folder)."""
+               temp_dir, quiet, verbose):
+    """Select K features of DATA (a file, a built-in dataset name, or a column store: its
+    folder, or its URL: s3://bucket/prefix, gs://, az://, memory://, file://)."""
     if verbose:
         log_to_stderr()
     ctx = click.get_current_context()
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
     store = None
-    if Path(data).is_dir():
+    from coreselect.store.fs import refuse_url, scheme
+
+    for option, value in (("--labels", labels), ("--out", out), ("--export", export),
+                          ("--coverage", coverage_png), ("--temp-dir", temp_dir)):
+        refuse_url(value, option)  # never a local folder named "s3:"
+    if scheme(data) is not None or Path(data).is_dir():
         from coreselect.store import open_store
 
         store = open_store(data)  # one line when the folder holds no store
@@ -142,6 +151,8 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
                   partitions=_int_or_auto(partitions), coreset_size=coreset_size,
                   row_shards=_int_or_auto(row_shards), engine=engine,
                   n_workers=n_workers, scheduler=scheduler, backend=backend, progress=progress)
+    if temp_dir is not None:
+        params["temp_dir"] = temp_dir
     started = time.perf_counter()
     dataset = None
     xml = None

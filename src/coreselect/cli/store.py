@@ -38,23 +38,29 @@ def store_cmd() -> None:
 @handle_errors
 def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, n_bins, strategy,
               min_bin_count, quiet, verbose):
-    """Discretize DATA and write it as a tiled column store in STORE_DIR (a new folder).
+    """Discretize DATA and write it as a tiled column store in STORE_DIR (a new folder, or
+    a URL fsspec writes: s3://bucket/prefix, gs://, az://, memory://, file://).
 
     The columns are shuffled once with --seed, so contiguous blocks are random partitions;
     the store holds discretized codes (cut points over all rows; binning is per column, so
     it equals binning all at once), in tiles of row block x column block, each with a
-    checksum. STORE_DIR appears only when complete. It holds the columns 'select DATA'
+    checksum. STORE_DIR appears only when complete (on object storage: store.json is
+    written last). Storage options (endpoint, timeouts) come from the JSON object in
+    $CORESELECT_STORAGE_OPTIONS, credentials from the storage library's usual chain. It holds the columns 'select DATA'
     chooses from (ID columns left out) and selections from it report the file's column
     numbers.
     """
     from coreselect.datasets.load import load
     from coreselect.store import build_store, check_build_target
+    from coreselect.store.fs import refuse_url
 
     from coreselect.datasets.inputs import check_read_outputs, check_run_outputs
 
     if verbose:
         log_to_stderr()
-    check_build_target(store_dir)  # before the (possibly long) read
+    refuse_url(data, "DATA")  # data files are read from local paths only
+    refuse_url(labels, "--labels")
+    check_build_target(store_dir)  # before the (possibly long) read (a URL: its bucket too)
     check_run_outputs(data, labels, {"STORE_DIR": store_dir})  # never over (or into) an input
     ds = load(data, labels=labels) if labels else load(data)
     check_read_outputs(ds, {"STORE_DIR": store_dir})
@@ -130,5 +136,6 @@ def verify_cmd(store_dir, quiet, verbose):
 
     if verbose:
         log_to_stderr()
-    summary = open_store(store_dir).verify()
-    click.echo(f"{store_dir}: ok ({summary['files']} files, {summary['bytes']} bytes)")
+    store = open_store(store_dir)
+    summary = store.verify()
+    click.echo(f"{store.path}: ok ({summary['files']} files, {summary['bytes']} bytes)")

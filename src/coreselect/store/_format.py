@@ -6,7 +6,7 @@ import json
 import mmap
 import os
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -37,9 +37,11 @@ def store_error(message: str, block: str | None, path: str | os.PathLike | None 
 
 @dataclass(frozen=True)
 class StoreRef:
-    """What a task receives instead of data: the store's path (picklable, a few bytes)."""
+    """What a task receives instead of data: the store's path or URL, and the storage options
+    of a URL (picklable, a few bytes; the options never show in a repr)."""
 
     path: str
+    options: dict | None = field(default=None, repr=False, compare=False)
 
 
 def shuffled_order(n_columns: int, seed: int | np.random.RandomState | None) -> np.ndarray:

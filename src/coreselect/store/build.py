@@ -54,6 +54,7 @@ def build_store(
     name: str = "dataset",
     column_ids: Sequence[int] | None = None,
     progress: Progress | None = None,
+    storage_options: dict | None = None,
 ) -> ColumnStore:
     """Discretize ``X`` column block by column block and write a tiled column store at
     ``path`` (layout in :mod:`coreselect.store`).
@@ -68,6 +69,10 @@ def build_store(
     ``X`` was taken from (for example a file's candidate columns, ID columns left out);
     selections from the store report them (default: ``0 .. d-1``).
 
+    ``path`` may be a URL fsspec writes (``s3://bucket/prefix``, ``memory://x``, ...; with
+    ``storage_options``): the store is built in a local temporary folder and published all
+    or nothing, ``store.json`` last (:func:`coreselect.store.fs.build_at_url`).
+
     Raises
     ------
     InputError
@@ -77,6 +82,15 @@ def build_store(
         X = np.asarray(X)
         if X.ndim != 2:
             raise InputError(f"X must be a 2-D matrix, got shape {X.shape}")
+    from coreselect.store import fs
+
+    path = fs.local_path(path)
+    if fs.scheme(path) is not None:
+        return fs.build_at_url(path, lambda local: build_store(
+            X, Y, local, block_size=block_size, row_block_size=row_block_size, seed=seed,
+            n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
+            feature_names=feature_names, label_names=label_names, name=name,
+            column_ids=column_ids, progress=progress), storage_options)
     n, d = X.shape
     nnz = int(X.nnz) if sp.issparse(X) else int(np.count_nonzero(X))
     # Column slicing wants CSC; a dense X is sliced directly.
@@ -102,6 +116,7 @@ def build_store_from_chunks(
     label_names: Sequence[str] | None = None,
     name: str = "dataset",
     progress: Progress | None = None,
+    storage_options: dict | None = None,
 ) -> ColumnStore:
     """Like :func:`build_store`, from an iterable of row chunks ``(X_k, Y_k)`` (all dense or
     all sparse, with the same columns), never holding the whole ``X``.
@@ -112,6 +127,15 @@ def build_store_from_chunks(
     ``build_store(vstack(X_k), vstack(Y_k))``. Peak memory is one column block over all rows
     (choose ``block_size`` for that) plus the labels.
     """
+    from coreselect.store import fs
+
+    path = fs.local_path(path)
+    if fs.scheme(path) is not None:
+        return fs.build_at_url(path, lambda local: build_store_from_chunks(
+            chunks, local, block_size=block_size, row_block_size=row_block_size, seed=seed,
+            n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
+            feature_names=feature_names, label_names=label_names, name=name,
+            progress=progress), storage_options)
     block_size, seed = _check_params(block_size, row_block_size, seed)
     target = Path(path)
     check_build_target(target)
@@ -188,9 +212,15 @@ def _check_params(block_size, row_block_size, seed) -> tuple[int, int]:
     return int(block_size), int(seed)
 
 
-def check_build_target(path: str | os.PathLike) -> None:
+def check_build_target(path: str | os.PathLike, storage_options: dict | None = None) -> None:
     """Raise :class:`InputError` unless ``path`` is free for a new store (absent or an
-    empty folder): the CLI checks this before reading the data."""
+    empty folder; for a URL, an empty prefix in a bucket that exists): the CLI checks this
+    before reading the data."""
+    from coreselect.store import fs
+
+    path = fs.local_path(path)
+    if fs.scheme(path) is not None:
+        return fs.check_url_target(path, storage_options)
     target = Path(path)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise InputError(f"{target} already exists; choose a new folder for the store")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -105,9 +106,8 @@ class ColumnStore:
             from coreselect.io.dataset import IndexedNames
 
             return IndexedNames(self.n_features, prefix)
-        self._verified("feature_names.json", "feature names")
         try:
-            names = json.loads((self.path / "feature_names.json").read_text(encoding="utf-8"))
+            names = json.loads(self._read_text("feature_names.json", "feature names"))
         except (OSError, ValueError) as exc:
             raise store_error(f"column store {self.path}: feature names are damaged "
                              f"(feature_names.json: {exc})", block="feature names") from None
@@ -160,7 +160,9 @@ class ColumnStore:
     # -- data ----------------------------------------------------------------------------
     def labels(self) -> DiscreteMatrix:
         """The discretized labels of all rows."""
-        pieces = [self._label_arrays(r) for r in range(self.n_row_blocks)]
+        with self._prefetch([f"{label_dir(r)}/{a}.npy" for r in range(self.n_row_blocks)
+                             for a in ARRAYS]):
+            pieces = [self._label_arrays(r) for r in range(self.n_row_blocks)]
         codes = self._stack_rows(pieces, self.n_labels)
         self._check_code_counts(codes, self.label_n_codes, "labels")
         return DiscreteMatrix(codes, self.label_n_codes)
@@ -179,7 +181,10 @@ class ColumnStore:
         r = self._row_block(row_block)
         start, stop = self._col_range(col_start, col_stop)
         n_rows = int(self.row_bounds[r + 1] - self.row_bounds[r])
-        pieces = [self._tile_cols(b, r, lo, hi) for b, lo, hi in self._col_blocks(start, stop)]
+        with self._prefetch([f"{tile_dir(b, r)}/{a}.npy" for b, _, _ in
+                             self._col_blocks(start, stop) for a in ARRAYS]):
+            pieces = [self._tile_cols(b, r, lo, hi)
+                      for b, lo, hi in self._col_blocks(start, stop)]
         if start == 0 and stop == self.n_features:
             self._note_row_block(r, pieces)
         return DiscreteMatrix(_hstack(pieces, n_rows), np.array(self.n_codes[start:stop]))
@@ -217,7 +222,9 @@ class ColumnStore:
         start, stop = self._col_range(start, stop)
         pieces = []
         for b, lo, hi in self._col_blocks(start, stop):
-            rows = [self._tile_cols(b, r, lo, hi) for r in range(self.n_row_blocks)]
+            with self._prefetch([f"{tile_dir(b, r)}/{a}.npy" for r in range(self.n_row_blocks)
+                                 for a in ARRAYS]):
+                rows = [self._tile_cols(b, r, lo, hi) for r in range(self.n_row_blocks)]
             pieces.append(self._stack_rows(rows, hi - lo))
         codes = _hstack([(p.indptr, p.indices, p.data) for p in pieces], self.n_samples)
         n_codes = np.array(self.n_codes[start:stop])
@@ -405,6 +412,14 @@ class ColumnStore:
                 _VERIFIED.add(key)
         return path
 
+    def _prefetch(self, rels: list[str]):
+        """A context in which ``rels`` are about to be read (a remote store fetches them
+        concurrently, :mod:`coreselect.store.fs`); nothing to do for mapped files."""
+        return contextlib.nullcontext()
+
+    def _read_text(self, rel: str, block: str) -> str:
+        return self._verified(rel, block).read_text(encoding="utf-8")
+
     def _array(self, rel: str, block: str) -> np.ndarray:
         path = self._verified(rel, block)
         try:
@@ -586,8 +601,11 @@ def _check_meta(meta, folder: Path, meta_path: Path) -> None:
                          f"for {n_tiles} tiles", block=META_FILE)
 
 
-def open_store(path: str | os.PathLike | StoreRef, check: bool = True) -> ColumnStore:
-    """Open the column store at ``path``.
+def open_store(path: str | os.PathLike | StoreRef, check: bool = True,
+               storage_options: dict | None = None) -> ColumnStore:
+    """Open the column store at ``path``: a folder, or a URL that fsspec reads (``s3://``,
+    ``gs://``, ``az://``, ``memory://``, ``file://``; see :mod:`coreselect.store.fs`) with
+    ``storage_options``.
 
     Raises
     ------
@@ -596,8 +614,13 @@ def open_store(path: str | os.PathLike | StoreRef, check: bool = True) -> Column
         ``store.json``, or (``check=True``) a missing or resized file. Blocks are checksummed
         and checked when they are read.
     """
+    from coreselect.store import fs
+
     if isinstance(path, StoreRef):
-        path = path.path
+        path, storage_options = path.path, path.options
+    path = fs.local_path(path)
+    if fs.scheme(path) is not None:  # never a folder named "s3:"
+        return fs.open_remote(path, storage_options, check)
     folder = Path(path)
     meta_path = folder / META_FILE
     if not meta_path.is_file():
