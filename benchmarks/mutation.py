@@ -140,8 +140,8 @@ MUTANTS: list[Mutant] = [
     M("store/build.py", '"n_constant": int((n_codes <= 1).sum()),', '"n_constant": 0,',
       "store metadata miscounts constant columns (k check)"),
     # -- selection.py --------------------------------------------------------------------------
-    M("strategies.py", "feature_relevance=problem.relevance[pos].sum(axis=1),",
-      "feature_relevance=problem.relevance[pos].max(axis=1),",
+    M("strategies.py", "feature_relevance=rows.sum(axis=1),",
+      "feature_relevance=rows.max(axis=1),",
       "feature relevance is the max, not the sum, over labels"),
     M("selection.py", "scheduler=scheduler, random_state=random_state,\n",
       "scheduler=scheduler, random_state=None,\n",
@@ -186,16 +186,17 @@ MUTANTS: list[Mutant] = [
       "spec: lam has no upper bound"),
     M("spec.py", '"k": Constraint("int", 10, low=1),', '"k": Constraint("int", 10, low=0),',
       "spec: k = 0 accepted"),
-    M("files.py", "                        os.replace(backups[i], q.target)\n", "",
+    M("files.py", "                    os.replace(backups[i], q.target)\n", "",
       "output_set: a failed set leaves replaced outputs new (no rollback)"),
-    M("files.py", "                    else:\n                        os.unlink(q.target)\n", "",
+    M("files.py", "                else:\n                    os.unlink(q.target)\n", "",
       "output_set: a failed set leaves newly created outputs behind"),
     # -- engines ------------------------------------------------------------------------------
     M("engines/local.py", "results[futures[fut]] = fut.result()", "results[done - 1] = fut.result()",
       "process pool returns parts in completion order"),
     M("engines/dask.py", "results[index[fut.key]] = fut.result()", "results[done - 1] = fut.result()",
       "Dask returns parts in completion order"),
-    M("engines/dask.py", "except (CancelledError, OSError) as exc:", "except OSError as exc:",
+    M("engines/dask.py", "return (CancelledError, OSError)  # CommClosedError is an OSError",
+      "return (OSError,)  # CommClosedError is an OSError",
       "cancelled futures escape as a raw Dask error"),
     M("engines/base.py", "        out.append(func(shared, task))", "        out.insert(0, func(shared, task))",
       "in-process/streaming engine returns the parts in reverse order"),
@@ -291,14 +292,14 @@ MUTANTS += [
       "if not 0 <= a <= z <= max(indices.size, data.size):",
       "tile check: indptr may point past the shorter of indices and data"),
     # -- files.py: all-or-nothing outputs -------------------------------------------------------
-    R("files.py", "        if len(items) > 1:\n", "        if len(items) > 2:\n",
+    R("files.py", "                    if q.target.is_file():\n",
+      "                    if q.target.is_file() and len(regular) > 2:\n",
       "output_set: with two outputs, the first replaced one has no backup to roll back to"),
     R("files.py",
-      "        for q in regular:\n            q.commit()  # one rename: the target is either old or new, never partial\n"
-      "            done.append(q)\n        for q in special:\n            q.commit()\n",
-      "        for q in special:\n            q.commit()\n"
-      "        for q in regular:\n            q.commit()  # one rename: the target is either old or new, never partial\n"
-      "            done.append(q)\n",
+      "                for i, q in enumerate(regular):\n                    q.commit()",
+      "                for q in special:\n                    q.commit()\n"
+      "                special = []\n"
+      "                for i, q in enumerate(regular):\n                    q.commit()",
       "output_set: special files (FIFO, device) are written before the regular outputs"),
     # -- baselines -------------------------------------------------------------------------------
     R("baselines/chi2.py", "- np.minimum(mins, 0)", "- mins",
