@@ -109,6 +109,22 @@ def relevance_gains(relevance, p: int, use_numba: bool = False):
     return RelevanceGains(relevance, p, use_numba=use_numba)
 
 
+def enter_top(top: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Put a new feature's relevances ``vals`` (one per label) into the per-label top-p table
+    ``top`` (labels x p, descending; updated in place). Returns the labels whose p-th best
+    (the threshold a candidate's gain is measured against) rose, with the thresholds before
+    and after."""
+    old = top[:, -1].copy()
+    enters = np.flatnonzero(vals > old)
+    if enters.size == 0:
+        return enters, old, old
+    merged = np.concatenate([top[enters], vals[enters, None]], axis=1)
+    merged = -np.sort(-merged, axis=1)
+    top[enters] = merged[:, : top.shape[1]]
+    new = top[:, -1]
+    return enters[new[enters] > old[enters]], old, new
+
+
 class RelevanceGains:
     """Marginal gains ``g(S + v) - g(S)`` of every candidate ``v``, updated as ``S`` grows.
 
@@ -144,16 +160,8 @@ class RelevanceGains:
 
     def add(self, u: int) -> None:
         """Add feature ``u`` to ``S`` and update every candidate's gain."""
-        vals = self.relevance[u]
-        old = self.top[:, -1].copy()
-        enters = np.flatnonzero(vals > old)
-        if enters.size == 0:
-            return
-        merged = np.concatenate([self.top[enters], vals[enters, None]], axis=1)
-        merged = -np.sort(-merged, axis=1)
-        self.top[enters] = merged[:, : self.top.shape[1]]
-        new = self.top[:, -1]
-        for label in enters[new[enters] > old[enters]]:
+        raised, old, new = enter_top(self.top, self.relevance[u])
+        for label in raised:
             self._raise(int(label), old[label], new[label])
 
     def _raise(self, label: int, low: float, high: float) -> None:

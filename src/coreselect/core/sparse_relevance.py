@@ -48,6 +48,7 @@ import scipy.sparse as sp
 
 from coreselect.core.discretize import DiscreteMatrix
 from coreselect.core.entropy import ZERO_ENTROPY, entropy, xlogx_table, zero_small
+from coreselect.core.objective import enter_top
 
 #: ``relevance_backend="auto"`` takes the sparse form when the dense matrix would be larger
 #: than this (and the labels are binary).
@@ -378,16 +379,7 @@ class SparseRelevanceGains:
         return float(self.top.sum())
 
     def add(self, u: int) -> None:
-        vals = self.rel.row(u)
-        old = self.top[:, -1].copy()
-        enters = np.flatnonzero(vals > old)
-        if enters.size == 0:
-            return
-        merged = np.concatenate([self.top[enters], vals[enters, None]], axis=1)
-        merged = -np.sort(-merged, axis=1)
-        self.top[enters] = merged[:, : self.top.shape[1]]
-        new = self.top[:, -1]
-        raised = enters[new[enters] > old[enters]]
+        raised, old, new = enter_top(self.top, self.rel.row(u))
         if raised.size == 0:
             return
         self._pairs(raised, old[raised], new[raised])

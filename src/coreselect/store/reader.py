@@ -420,10 +420,13 @@ class ColumnStore:
     def _read_text(self, rel: str, block: str) -> str:
         return self._verified(rel, block).read_text(encoding="utf-8")
 
+    def _load_npy(self, rel: str, block: str):
+        """The verified file ``rel`` as numpy loads it (memory-mapped: a local store)."""
+        return np.load(self._verified(rel, block), mmap_mode="r", allow_pickle=False)
+
     def _array(self, rel: str, block: str) -> np.ndarray:
-        path = self._verified(rel, block)
         try:
-            arr = np.load(path, mmap_mode="r", allow_pickle=False)
+            arr = self._load_npy(rel, block)
         except (ValueError, OSError, EOFError) as exc:
             raise store_error(f"column store {self.path}: {block} is damaged ({rel} is not a "
                              f"numeric .npy file: {exc})", block=block) from None
