@@ -38,6 +38,9 @@ class _LazyGroup(click.Group):
 @click.version_option(package_name="coreselect")
 def cli() -> None:
     """Multi-label feature selection: relevance (submodular) plus diversity, on huge data."""
+    from coreselect.cli._common import quiet_dask
+
+    quiet_dask()
 
 
 def main(args: list[str] | None = None) -> None:

@@ -253,6 +253,17 @@ def verbose_option(func: Callable) -> Callable:
     return click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)(func)
 
 
+#: Dask's own log level in a command without -v: its client and workers would otherwise print
+#: their warnings and errors (a lost scheduler, a restarted worker) beside our one line.
+QUIET_DASK = "critical"
+
+
+def quiet_dask() -> None:
+    """Keep Dask's logs off stderr unless the user configured them (read when Dask is imported,
+    also by worker processes, which inherit the environment)."""
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", QUIET_DASK)
+
+
 def log_to_stderr() -> None:
     """What ``-v`` turns on: coreselect's stage log (INFO) on stderr."""
     import logging
@@ -268,7 +279,8 @@ def log_to_stderr() -> None:
     logger.setLevel(logging.INFO)
     # -v is about our stages: Dask's scheduler and workers log their internals at INFO. Dask
     # reads this when it is imported (also in worker processes, which inherit it).
-    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
+    if os.environ.get("DASK_LOGGING__DISTRIBUTED") in (None, QUIET_DASK):
+        os.environ["DASK_LOGGING__DISTRIBUTED"] = "warning"
     for name in ("distributed", "tornado", "bokeh"):
         logging.getLogger(name).setLevel(logging.WARNING)
 
