@@ -447,9 +447,12 @@ r = subprocess.run([sys.executable, "-m", "coreselect", "select", "d.csv", "--la
                     "--mode", "distributed", "--engine", "dask", "--scheduler", addr, "--partitions", "40"],
                    capture_output=True, text=True, timeout=120)
 work.kill(); sched.kill()
+if r.returncode == 0 and "objective h =" in r.stdout:
+    print("OK")  # the run finished before the scheduler was killed: a complete result
 sys.stderr.write(r.stderr); sys.exit(r.returncode)
 """
-        out.append(Attempt("scheduler_killed", f"kill@{1.0 + i}s", code=code, cwd=w, deadline=150))
+        out.append(Attempt("scheduler_killed", f"kill@{1.0 + i}s", code=code, cwd=w, deadline=150,
+                           ok_allowed=True))
     return out
 
 

@@ -253,15 +253,24 @@ def verbose_option(func: Callable) -> Callable:
     return click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)(func)
 
 
-#: Dask's own log level in a command without -v: its client and workers would otherwise print
-#: their warnings and errors (a lost scheduler, a restarted worker) beside our one line.
-QUIET_DASK = "critical"
+def _dask_logging(level: str) -> str:
+    # The whole `logging` table of Dask's config as one literal (DASK_LOGGING): distributed's
+    # own defaults set distributed.client apart, which DASK_LOGGING__DISTRIBUTED does not reach.
+    names = ("distributed", "distributed.client", "distributed.scheduler", "distributed.worker",
+             "distributed.nanny", "tornado", "bokeh")
+    return repr({name: level for name in names})
+
+
+#: Dask's own logs in a command without -v: its client and workers would otherwise print their
+#: errors (a lost scheduler, with tracebacks) beside our one line.
+QUIET_DASK = _dask_logging("critical")
 
 
 def quiet_dask() -> None:
     """Keep Dask's logs off stderr unless the user configured them (read when Dask is imported,
     also by worker processes, which inherit the environment)."""
-    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", QUIET_DASK)
+    if not any(k.startswith("DASK_LOGGING") for k in os.environ):
+        os.environ["DASK_LOGGING"] = QUIET_DASK
 
 
 def log_to_stderr() -> None:
@@ -279,7 +288,9 @@ def log_to_stderr() -> None:
     logger.setLevel(logging.INFO)
     # -v is about our stages: Dask's scheduler and workers log their internals at INFO. Dask
     # reads this when it is imported (also in worker processes, which inherit it).
-    if os.environ.get("DASK_LOGGING__DISTRIBUTED") in (None, QUIET_DASK):
+    if os.environ.get("DASK_LOGGING") == QUIET_DASK:
+        os.environ["DASK_LOGGING"] = _dask_logging("warning")
+    elif not any(k.startswith("DASK_LOGGING") for k in os.environ):
         os.environ["DASK_LOGGING__DISTRIBUTED"] = "warning"
     for name in ("distributed", "tornado", "bokeh"):
         logging.getLogger(name).setLevel(logging.WARNING)
