@@ -670,6 +670,11 @@ def _limit() -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+    # As from a terminal: a campaign started in the background (`&`) hands its children SIGINT
+    # ignored, which coreselect keeps ignored on purpose (nohup), and the signal class would
+    # then test nothing.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def run_attempt(a: Attempt) -> tuple[bool, str, float]:

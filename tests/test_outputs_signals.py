@@ -68,6 +68,14 @@ CASES = [
 ]
 
 
+def _as_from_a_terminal() -> None:
+    # A test run started in the background of a script (`cmd &`) inherits SIGINT ignored, and
+    # coreselect keeps an ignored SIGINT ignored on purpose (nohup, `&`): the run under test is
+    # started as from a terminal, where Ctrl-C reaches it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _snapshot(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -85,7 +93,7 @@ def test_signal_at_each_stage_leaves_all_or_nothing(tmp_path, command, stage, si
            "CORESELECT_TEST_HOLD": stage, "CORESELECT_TEST_HOLD_FILE": str(marker)}
     proc = subprocess.Popen([sys.executable, "-m", "coreselect", *COMMANDS[command]], cwd=tmp_path,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_as_from_a_terminal)
     try:
         deadline = time.monotonic() + 120
         while not marker.exists():
