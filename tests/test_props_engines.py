@@ -115,6 +115,29 @@ def test_every_tile_counted_once(client, n_tiles, fan_in):
     np.testing.assert_array_equal(again, total)
 
 
+class _NoWorkersYetClient:
+    """A real client whose scheduler has not reported any worker yet (a cluster still starting,
+    or a stale ``scheduler_info``): the tiles go wherever the scheduler puts them."""
+
+    def __init__(self, client):
+        self._client = client
+
+    def scheduler_info(self, *a, **kw):
+        return {**self._client.scheduler_info(*a, **kw), "workers": {}}
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+
+@pytest.mark.parametrize("n_tiles,fan_in", [(1, 2), (3, 2), (9, 8), (17, 8)])
+def test_tiles_placed_when_no_worker_is_known_yet(client, n_tiles, fan_in):
+    from coreselect.engines.dask_rows import DaskRows
+
+    with DaskRows(_NoWorkersYetClient(client), _TaggedShards(n_tiles), fan_in=fan_in) as rows:
+        total = rows.map_reduce(_one_hot, n_tiles)
+    np.testing.assert_array_equal(total, np.ones(n_tiles, dtype=np.int64))
+
+
 @settings(max_examples=20, deadline=None, derandomize=True,
           phases=(Phase.explicit, Phase.generate))
 @given(n_tiles=st.integers(1, 30), fan_in=st.integers(2, 9), weight=st.integers(1, 4))

@@ -76,7 +76,9 @@ class DaskRows:
             where = workers[i * len(workers) // self.n_row_shards]
             self.tiles.append(client.submit(
                 _load, loader, key=f"rowtile-{run}-{i}", pure=False,
-                workers=None if where is None else [where], allow_other_workers=True))
+                workers=None if where is None else [where],
+                # no worker known yet (a cluster still starting): anywhere, no preference
+                allow_other_workers=where is not None))
             placed.setdefault(where, []).append(self.tiles[-1])
         # One map task per group of tiles placed on one worker: per-step task overhead grows
         # with the number of workers, not of tiles (a group of at most ``fan_in`` tiles).
