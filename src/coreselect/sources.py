@@ -42,6 +42,7 @@ from coreselect.distributed import ProblemParts, StoreParts, partition, partitio
 from coreselect.errors import InputError
 from coreselect.spec import Binning, Objective
 from coreselect.store import ColumnStore, open_store
+from coreselect.store._format import load_npy
 
 if TYPE_CHECKING:
     from coreselect.rowsharded import RowShards
@@ -632,7 +633,7 @@ class StoreRowShards:
         if shard not in self._row_major:
             self._save_row_major(shard, self._features_tile(shard))
         folder = self._row_major[shard]
-        indptr, cols, codes = (np.load(folder / f"{name}.npy", mmap_mode="r")
+        indptr, cols, codes = (load_npy(folder / f"{name}.npy", mmap_mode="r")
                                for name in ("indptr", "cols", "codes"))
         try:
             return step_counts_rows(column.indices, column.data, np.asarray(indptr),
@@ -667,9 +668,9 @@ class StoreRowShards:
     def _local_column(self, shard: int, u: int) -> sp.csc_matrix:
         """Column ``u`` (original id) of a remote store's tile, from the local copy."""
         folder = self._row_major[shard]
-        ptr = np.load(folder / "col_indptr.npy", mmap_mode="r")
+        ptr = load_npy(folder / "col_indptr.npy", mmap_mode="r")
         a, z = int(ptr[u]), int(ptr[u + 1])
-        rows = np.array(np.load(folder / "col_rows.npy", mmap_mode="r")[a:z])
-        codes = np.array(np.load(folder / "col_codes.npy", mmap_mode="r")[a:z])
+        rows = np.array(load_npy(folder / "col_rows.npy", mmap_mode="r")[a:z])
+        codes = np.array(load_npy(folder / "col_codes.npy", mmap_mode="r")[a:z])
         n_rows = int(self.store.row_bounds[shard + 1] - self.store.row_bounds[shard])
         return sp.csc_matrix((codes, rows, np.array([0, z - a])), shape=(n_rows, 1))

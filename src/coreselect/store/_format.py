@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,3 +154,16 @@ def as_int_field(meta: dict, key: str, where: str, minimum: int = 0) -> int:
         raise store_error(f"column store {where}: store.json field {key!r} is {value!r}, "
                          f"expected an integer in {minimum}..{MAX_FIELD}", block=META_FILE)
     return value
+
+
+#: numpy parses a ``.npy`` header with ``ast.literal_eval``, and CPython 3.11's AST constructor
+#: is not safe in several threads at once ("AST constructor recursion depth mismatch": seen with
+#: two Dask threads reading tiles). Header parses are microseconds: one at a time.
+NPY_HEADER_LOCK = threading.Lock()
+
+
+def load_npy(file, **kwargs) -> np.ndarray:
+    """``np.load`` of one ``.npy`` file (a path or a binary file object), its header parsed
+    under :data:`NPY_HEADER_LOCK`."""
+    with NPY_HEADER_LOCK:
+        return np.load(file, **kwargs)

@@ -39,7 +39,7 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 
 from coreselect.errors import InputError, StoreError
-from coreselect.store._format import META_FILE, StoreRef, store_error
+from coreselect.store._format import META_FILE, NPY_HEADER_LOCK, StoreRef, load_npy, store_error
 from coreselect.store.reader import ColumnStore, _block_of, _check_meta
 
 __all__ = ["is_url", "scheme", "local_path", "scrub", "filesystem", "storage_options",
@@ -302,7 +302,7 @@ class RemoteColumnStore(ColumnStore):
 
     def _load_npy(self, rel: str, block: str):
         # Remote bytes were checksummed when read; numpy parses them from memory.
-        return np.load(io.BytesIO(self._verified(rel, block)), allow_pickle=False)
+        return load_npy(io.BytesIO(self._verified(rel, block)), allow_pickle=False)
 
     def _npy_length(self, rel: str, block: str) -> int:
         """The length a ``.npy`` header declares (one ranged read of the header)."""
@@ -313,10 +313,11 @@ class RemoteColumnStore(ColumnStore):
             raise _remote_error(self.path, rel, exc, self.options, block) from None
         fh = io.BytesIO(head)
         try:
-            version = np.lib.format.read_magic(fh)
-            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                    else np.lib.format.read_array_header_2_0)
-            shape, _, dtype = read(fh)
+            with NPY_HEADER_LOCK:
+                version = np.lib.format.read_magic(fh)
+                read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                        else np.lib.format.read_array_header_2_0)
+                shape, _, dtype = read(fh)
         except Exception as exc:  # noqa: BLE001 - numpy's header parser raises many types
             raise store_error(f"column store {self.path}: {block} is damaged ({rel} is not a "
                               f"numeric .npy file: {type(exc).__name__})", block=block) from None

@@ -20,11 +20,13 @@ from coreselect.store._format import (
     FORMAT,
     FORMAT_VERSION,
     META_FILE,
+    NPY_HEADER_LOCK,
     StoreRef,
     as_int_field,
     check_csc,
     file_crc32,
     label_dir,
+    load_npy,
     meta_checksum,
     store_error,
     tile_dir,
@@ -311,11 +313,12 @@ class ColumnStore:
         path = self.path / rel
         try:
             with open(path, "rb") as fh:
-                version = np.lib.format.read_magic(fh)
-                if version == (1, 0):
-                    shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
-                else:
-                    shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+                with NPY_HEADER_LOCK:
+                    version = np.lib.format.read_magic(fh)
+                    if version == (1, 0):
+                        shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+                    else:
+                        shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
                 start, size = fh.tell(), os.fstat(fh.fileno()).st_size
         except Exception as exc:  # noqa: BLE001 - numpy's header parser raises SyntaxError, TokenError ...
             raise store_error(f"column store {self.path}: {block} is damaged ({rel} is not a "
@@ -422,7 +425,7 @@ class ColumnStore:
 
     def _load_npy(self, rel: str, block: str):
         """The verified file ``rel`` as numpy loads it (memory-mapped: a local store)."""
-        return np.load(self._verified(rel, block), mmap_mode="r", allow_pickle=False)
+        return load_npy(self._verified(rel, block), mmap_mode="r", allow_pickle=False)
 
     def _array(self, rel: str, block: str) -> np.ndarray:
         try:
