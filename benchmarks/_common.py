@@ -158,6 +158,19 @@ def run_command(cmd: Sequence[str], env: dict | None = None) -> tuple[float, flo
 
 
 # -- output --------------------------------------------------------------------------------
+def save_method_rows(df, path: Path, methods: Sequence[str]) -> None:
+    """Write the results ``df`` of ``methods`` to the CSV ``path`` atomically, keeping the rows
+    of the other methods already there (a rerun of some methods replaces only theirs)."""
+    import pandas as pd
+
+    if path.exists():
+        kept = pd.read_csv(path)
+        df = pd.concat([kept[~kept["method"].isin(methods)], df], ignore_index=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    df.to_csv(tmp, index=False, float_format="%.6g")
+    tmp.replace(path)
+
+
 def fmt(value: Any, digits: int = 3) -> str:
     if value is None:
         return "–"

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import REPO_ROOT, machine, md_table  # noqa: E402
+from _common import REPO_ROOT, machine, md_table, save_method_rows  # noqa: E402
 from calibration_research import FILES, load_xy  # noqa: E402
 
 OUT = REPO_ROOT / "docs" / "results" / "published"
@@ -65,13 +65,7 @@ def run(datasets: list[str], folds: int, ks: list[int], methods: list[str], max_
         df.insert(0, "dataset", name)
         df["rows_used"] = X.shape[0]
         df["rows_total"] = n_rows
-        old = OUT / f"{name}.csv"
-        if old.exists():  # rerunning some methods: keep the other methods' rows
-            kept = pd.read_csv(old)
-            df = pd.concat([kept[~kept["method"].isin(methods)], df], ignore_index=True)
-        tmp = OUT / f".{name}.csv.tmp"
-        df.to_csv(tmp, index=False, float_format="%.6g")
-        tmp.replace(old)
+        save_method_rows(df, OUT / f"{name}.csv", methods)
         sel = df[df.method.isin(methods)].groupby("method")["select_seconds"].mean()
         print(f"{name}: {X.shape} in {time.perf_counter() - t0:.0f} s; selection seconds "
               + ", ".join(f"{m} {sel[m]:.2f}" for m in methods if m in sel), flush=True)

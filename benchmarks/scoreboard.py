@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import REPO_ROOT, describe  # noqa: E402
+from _common import REPO_ROOT, describe, save_method_rows  # noqa: E402
 from calibration_research import FILES, load_xy  # noqa: E402
 
 OUT = REPO_ROOT / "docs" / "results" / "scoreboard"
@@ -67,13 +67,7 @@ def run(datasets: list[str], folds: int, jobs: int, methods: list[str], max_rows
         df["relieff_samples"] = (options or {}).get("n_samples", 0)
         df["rows_used"] = X.shape[0]
         df["rows_total"] = n_rows
-        old = OUT / f"{name}.csv"
-        if old.exists():  # rerunning some methods: keep the other methods' rows
-            kept = pd.read_csv(old)
-            df = pd.concat([kept[~kept["method"].isin(methods)], df], ignore_index=True)
-        tmp = OUT / f".{name}.csv.tmp"
-        df.to_csv(tmp, index=False, float_format="%.6g")
-        tmp.replace(OUT / f"{name}.csv")
+        save_method_rows(df, OUT / f"{name}.csv", methods)
         print(f"{name}: {X.shape} in {time.perf_counter() - t0:.0f} s", flush=True)
 
 
