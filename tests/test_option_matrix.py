@@ -89,7 +89,7 @@ VALUES = {
     "row_shards": ["--row-shards", "3"], "n_workers": ["--workers", "2"],
     "random_state": ["--seed", "7"], "labels": ["--labels", "y0,y1"],
     "backend": ["--backend", "numpy"], "explain": ["--explain"], "quiet": ["--quiet"],
-    "verbose": ["--verbose"],
+    "verbose": ["--verbose"], "labels_as_features": ["--labels-as-features"],
 }
 CLI_OPTIONS = [name for name, flag in SELECT_OPTIONS.items() if flag is not None]
 
@@ -252,6 +252,39 @@ def test_api_refuses_what_the_matrix_refuses(data, mode, source, engine):
             select(obj, k=K, mode=mode, engine=engine, **params)
 
 
+def test_labels_as_features(capsys, tmp_path, data, light_report):
+    """--labels-as-features with --labels keeps the declared labels left out as candidates
+    (select, evaluate and store build alike); without --labels, or on a file that declares no
+    labels, it is one line and exit 2."""
+    def selection(*extra):
+        code, out, err = run(capsys, "select", data["file"], "-k", 2, "--json",
+                             "--labels", "y0,y1", *extra)
+        assert code == 0, err
+        return json.loads(out)
+
+    plain, kept = selection(), selection("--labels-as-features")
+    assert (plain["n_features"], plain["n_labels"]) == (D + 2, 2)
+    assert (kept["n_features"], kept["n_labels"]) == (D + 4, 2)
+    assert set(kept["names"]) <= {f"f{j}" for j in range(D + 2)} | {"y2", "y3"}
+    assert set(plain["names"]) <= {f"f{j}" for j in range(D + 2)}
+    for command in (["select", data["file"], "-k", 2], ["evaluate", data["file"], "--k", 2,
+                    "--out", tmp_path / "e"], ["store", "build", data["file"], tmp_path / "s"]):
+        code, out, err = run(capsys, *command, "--labels-as-features")
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (command, err)
+        assert "--labels-as-features" in err and "--labels" in err, err
+    assert not (tmp_path / "e").exists() and not (tmp_path / "s").exists()
+    code, _, err = run(capsys, "store", "build", data["file"], tmp_path / "s2", "--labels",
+                       "y0,y1", "--labels-as-features", "--quiet")
+    assert code == 0, err
+    assert json.loads((tmp_path / "s2" / "store.json").read_text())["n_features"] == D + 4
+    csv = tmp_path / "m.csv"
+    csv.write_text("a,b,y\n1,2,0\n3,4,1\n5,6,0\n")
+    code, out, err = run(capsys, "select", csv, "-k", 1, "--labels", "y",
+                         "--labels-as-features")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "ARFF" in err, err
+
+
 def test_limits_are_one_line(capsys, data):
     code, _, err = run(capsys, "select", data["file"], "-k", K, "--mode", "distributed",
                        "--workers", 10**6)
@@ -271,6 +304,7 @@ EVAL_VALUES = {"lam": ["--lam", "0.9"], "relevance": ["--relevance", "nmi"],
                "seed": ["--seed", "3"], "folds": ["--folds", "3"], "k_spec": ["--k", "2,3"],
                "evaluator": ["--evaluator", "brknn"], "measures": ["--measures", "p@1,psndcg@3"],
                "labels": ["--labels", "y0,y1,y2"],
+               "labels_as_features": ["--labels", "y0,y1", "--labels-as-features"],
                "jobs": ["--jobs", "2"], "quiet": ["--quiet"], "verbose": ["--verbose"]}
 
 
@@ -369,6 +403,7 @@ def test_evaluate_limits(capsys, tmp_path, data, light_report):
 # -- store build --------------------------------------------------------------------------------
 BUILD_VALUES = {"block_size": ["--block-size", "4"], "row_block_size": ["--row-block-size", "50"],
                 "seed": ["--seed", "3"], "labels": ["--labels", "y0,y1"],
+                "labels_as_features": ["--labels", "y0,y1", "--labels-as-features"],
                 "n_bins": ["--bins", "3"], "strategy": ["--strategy", "uniform"],
                 "min_bin_count": ["--min-bin-count", "40"], "quiet": ["--quiet"],
                 "verbose": ["--verbose"]}

@@ -252,7 +252,7 @@ SELECT_OPTIONS: dict[str, str | None] = {
     "labels": "--labels", "backend": "--backend", "progress": None,
     "as_json": "--json", "out": "--out", "export": "--export", "explain": "--explain",
     "coverage_png": "--coverage", "quiet": "--quiet", "verbose": "--verbose",
-    "temp_dir": "--temp-dir",
+    "temp_dir": "--temp-dir", "labels_as_features": "--labels-as-features",
 }
 
 
@@ -260,7 +260,8 @@ SELECT_OPTIONS: dict[str, str | None] = {
 class Unused:
     """A rule of the option matrix: a run with ``mode`` in ``modes``, its data from one of
     ``sources`` and (for :data:`ENGINE_MODES`) its work on one of ``engines`` ignores
-    ``options`` (``together``: only when that option is given too), for the reason ``why``.
+    ``options`` (``together``: only when that option is given too; ``without``: only when that
+    option is not given), for the reason ``why``.
     ``api=False``: the command line refuses it, the library checks the value instead (the
     store's own seed and row blocks are accepted; every scikit-learn estimator takes a
     ``random_state``, and scikit-learn's checks set one)."""
@@ -271,13 +272,15 @@ class Unused:
     sources: tuple[str, ...] = SOURCES
     engines: tuple[str, ...] = ENGINES
     together: str | None = None
+    without: str | None = None
     api: bool = True
 
     def applies(self, option: str, mode: str, source: str, engine: str,
                 given: Any = ()) -> bool:
         return (option in self.options and mode in self.modes and source in self.sources
                 and (mode not in ENGINE_MODES or engine in self.engines)
-                and (self.together is None or self.together in given))
+                and (self.together is None or self.together in given)
+                and (self.without is None or self.without not in given))
 
 
 _IN_PROCESS = "runs in this process"
@@ -300,6 +303,10 @@ UNUSED: tuple[Unused, ...] = (
            "it was built (store build --bins, --strategy, --min-bin-count)", sources=("store",)),
     Unused(("labels",), "a column store holds the labels it was built with (store build "
            "--labels)", sources=("store",)),
+    Unused(("labels_as_features",), "a column store holds the labels and features it was "
+           "built with (store build --labels-as-features)", sources=("store",), api=False),
+    Unused(("labels_as_features",), "only --labels leaves declared labels out (without it "
+           "every declared label is a label)", without="labels", api=False),
     Unused(("export",), "a column store holds discretized codes, not the data; export from "
            "the data file", sources=("store",)),
     # random_state on a store in --mode distributed/streaming is checked by the store: its

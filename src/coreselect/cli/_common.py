@@ -28,6 +28,9 @@ EXIT_BAD_INPUT = 2
 #: One label-spec convention for every format (coreselect.io.labels).
 LABELS_HELP = ("Labels: N = the last N columns, -N = the first N, names a,b,c, a name prefix, "
                "or a Mulan XML file (every format).")
+LABELS_AS_FEATURES_HELP = ("With --labels on an ARFF file: keep the declared labels that --labels "
+                           "leaves out as candidate features (by default they are neither "
+                           "labels nor features).")
 #: -q/--quiet and -v/--verbose mean the same in every command.
 QUIET_HELP = "No progress bar and no progress notes on stderr (results, warnings and errors only)."
 VERBOSE_HELP = ("Log each stage with its time on stderr, and print the traceback of an "
@@ -245,6 +248,24 @@ def handle_errors(func: Callable) -> Callable:
 def quiet_option(func: Callable) -> Callable:
     """The ``-q/--quiet`` flag (argument ``quiet``)."""
     return click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)(func)
+
+
+def labels_as_features_option(func: Callable) -> Callable:
+    """The ``--labels-as-features`` flag (argument ``labels_as_features``)."""
+    return click.option("--labels-as-features", "labels_as_features", is_flag=True,
+                        help=LABELS_AS_FEATURES_HELP)(func)
+
+
+def load_options(labels: str | None, labels_as_features: bool) -> dict:
+    """The reader options of ``--labels`` and ``--labels-as-features`` (one line and exit 2
+    for the flag without ``--labels``: every declared label is then a label)."""
+    if labels_as_features and not labels:
+        fail("--labels-as-features needs --labels: only --labels leaves declared labels out "
+             "(without it every declared label is a label)")
+    options: dict = {"labels": labels} if labels else {}
+    if labels_as_features:
+        options["labels_as_features"] = True
+    return options
 
 
 def verbose_option(func: Callable) -> Callable:

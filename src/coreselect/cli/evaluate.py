@@ -7,7 +7,8 @@ import click
 from click.core import ParameterSource
 
 from coreselect.cli._common import (
-    LABELS_HELP, fail, handle_errors, log_to_stderr, progress_bar, quiet_option, verbose_option,
+    LABELS_HELP, fail, handle_errors, labels_as_features_option, load_options, log_to_stderr,
+    progress_bar, quiet_option, verbose_option,
 )
 from coreselect.spec import evaluate_unused_reason, max_workers
 
@@ -15,12 +16,10 @@ _DEFAULT_METHODS = "gds,cgds,dgds,br-ig,br-rf,lp-ig,lp-rf,br-chi2"
 _DEFAULT_K = "10:100:10"
 
 
-def _load(data: str, labels: str | None):
+def _load(data: str, labels: str | None, labels_as_features: bool = False):
     import coreselect
 
-    if labels:
-        return coreselect.load(data, labels=labels)
-    return coreselect.load(data)
+    return coreselect.load(data, **load_options(labels, labels_as_features))
 
 
 @click.command("evaluate")
@@ -57,11 +56,12 @@ def _load(data: str, labels: str | None):
 @click.option("--relevance", type=click.Choice(["mi", "nmi"]), default="mi", show_default=True,
               help="Relevance term of the GDS methods: gds, gds-CALIBRATION, cgds, dgds.")
 @click.option("--labels", default=None, help=LABELS_HELP)
+@labels_as_features_option
 @quiet_option
 @verbose_option
 @handle_errors
 def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_dir, jobs, lam, lam_sweep, relevance,
-                 labels, quiet, verbose):
+                 labels, labels_as_features, quiet, verbose):
     """Cross-validate feature selectors on DATA (a file or a built-in name).
 
     Selection is fit on each training fold only; the evaluator (BRkNN-b with 5 neighbours,
@@ -122,7 +122,7 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
     outputs = {str(p): p for p in planned}
     check_run_outputs(data, labels, outputs)
     check_writable(planned)
-    ds = _load(data, labels)
+    ds = _load(data, labels, labels_as_features)
     check_read_outputs(ds, outputs)
     if k_spec is None and ks[-1] > ds.n_features:
         ks = [k for k in ks if k < ds.n_features] + [ds.n_features]

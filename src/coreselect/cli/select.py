@@ -19,7 +19,8 @@ from click.core import ParameterSource
 
 from coreselect.cli import _common
 from coreselect.cli._common import (
-    LABELS_HELP, QUIET_HELP, VERBOSE_HELP, fail, handle_errors, log_to_stderr, progress_bar,
+    LABELS_HELP, QUIET_HELP, VERBOSE_HELP, fail, handle_errors, labels_as_features_option,
+    load_options, log_to_stderr, progress_bar,
 )
 from coreselect.spec import (
     CONSTRAINTS, ENGINE_MODES, HARD_MAX_WORKERS, SELECT_OPTIONS, WORKERS_PER_CORE, default,
@@ -76,6 +77,7 @@ def _calibration_help() -> str:
               help="Seed of the random partition of --mode distributed/streaming on a data file "
                    "(a store's partition is fixed by its build seed).")
 @click.option("--labels", "labels", default=None, help=LABELS_HELP)
+@labels_as_features_option
 @click.option("--backend", type=_choice("backend"), default=default("backend"), show_default=True,
               help="Kernel implementation (both select the same features).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
@@ -95,7 +97,7 @@ def _calibration_help() -> str:
 def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, strategy,
                keep_constant, mode, partitions, coreset_size, row_shards, engine, n_workers,
                scheduler, random_state, labels, backend, as_json, out, export, explain, coverage_png,
-               temp_dir, quiet, verbose):
+               temp_dir, quiet, verbose, labels_as_features):
     """Select K features of DATA (a file, a built-in dataset name, or a column store: its
     folder, or its URL: s3://bucket/prefix, gs://, az://, memory://, file://)."""
     if verbose:
@@ -162,7 +164,7 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
             result = select(store, random_state=random_state if "random_state" in given
                             else None, **params)
         else:
-            dataset = _load(data, labels)
+            dataset = _load(data, labels, labels_as_features)
             # Again with what the reader actually read, and with the export's label XML.
             xml = _export_xml(dataset, export)
             check_read_outputs(dataset, {**outputs, "--export's label XML": xml})
@@ -261,13 +263,13 @@ def _int_or_auto(value: str) -> str | int:
         return value
 
 
-def _load(data: str, labels: str | None):
+def _load(data: str, labels: str | None, labels_as_features: bool = False):
     from coreselect.datasets.load import load
 
     # numba's start-up and the kernels' cache load overlap with reading the file.
     warm = threading.Thread(target=_warm_up, daemon=True)
     warm.start()
-    dataset = load(data, labels=labels)
+    dataset = load(data, **load_options(labels, labels_as_features))
     warm.join()
     return dataset
 

@@ -7,7 +7,8 @@ import json
 import click
 
 from coreselect.cli._common import (
-    LABELS_HELP, handle_errors, log_to_stderr, progress_bar, quiet_option, verbose_option,
+    LABELS_HELP, handle_errors, labels_as_features_option, load_options, log_to_stderr,
+    progress_bar, quiet_option, verbose_option,
 )
 
 
@@ -27,6 +28,7 @@ def store_cmd() -> None:
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1),
               help="Seed of the column shuffle (it fixes the random partition).")
 @click.option("--labels", default=None, help=LABELS_HELP)
+@labels_as_features_option
 @click.option("--bins", "n_bins", default=5, show_default=True, type=click.IntRange(min=2),
               help="Bins per split column.")
 @click.option("--strategy", type=click.Choice(["auto", "quantile", "uniform", "none"]),
@@ -36,8 +38,8 @@ def store_cmd() -> None:
 @quiet_option
 @verbose_option
 @handle_errors
-def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, n_bins, strategy,
-              min_bin_count, quiet, verbose):
+def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_as_features,
+              n_bins, strategy, min_bin_count, quiet, verbose):
     """Discretize DATA and write it as a tiled column store in STORE_DIR (a new folder, or
     a URL fsspec writes: s3://bucket/prefix, gs://, az://, memory://, file://).
 
@@ -62,7 +64,7 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, n_bins,
     refuse_url(labels, "--labels")
     check_build_target(store_dir)  # before the (possibly long) read (a URL: its bucket too)
     check_run_outputs(data, labels, {"STORE_DIR": store_dir})  # never over (or into) an input
-    ds = load(data, labels=labels) if labels else load(data)
+    ds = load(data, **load_options(labels, labels_as_features))
     check_read_outputs(ds, {"STORE_DIR": store_dir})
     bar = progress_bar(total=0, desc="store", enabled=not quiet)
 
