@@ -261,7 +261,7 @@ def _pstd(values: list) -> float:
 
 
 def calibrated_scores(how, dg: dict, dd: dict, n_selected, lam, coefficient=1.0,
-                      alternate=False, relevance_scale=None) -> dict:
+                      alternate=False, relevance_scale=None, ranges=None) -> dict:
     """Score of every *live* candidate ``u`` (the keys of ``dg`` and ``dd``: relevance gain
     ``g(S+u) - g(S)`` and distance sum ``sum_{x in S} d(x, u)``) in one step after the first,
     one candidate at a time, from the definitions of the calibrations:
@@ -276,12 +276,17 @@ def calibrated_scores(how, dg: dict, dd: dict, n_selected, lam, coefficient=1.0,
     * balanced: as range, the diversity term divided by ``max(max - min, 1)``;
     * ratio: ``(1-lam) log dg + lam log(dD / |S|)`` (log 0 = -inf; dD / |S| at least
       1e-300); only the mean distance ``log(dD / |S|)`` once no live candidate gains any
-      relevance, or when lam = 1.
+      relevance, or when lam = 1;
+    * fixed: ``(1-lam)/R_g dg + lam/R_D dD`` with ``ranges = (R_g, R_D)`` (a range of 0
+      counts as 1; the relevance weight halved for AltGreedy), no residue rule.
     """
     live = sorted(dg)
     if how == "paper":
         w = (1 - lam) * coefficient * (0.5 if alternate else 1.0)
         return {u: w * dg[u] + lam * dd[u] for u in live}
+    if how == "fixed":
+        a, b = fixed_weights(lam, ranges)
+        return {u: a * (0.5 if alternate else 1.0) * dg[u] + b * dd[u] for u in live}
     scale = max(dg.values()) if relevance_scale is None else relevance_scale
     dg = {u: dg[u] if dg[u] > GAIN_RTOL * scale else 0.0 for u in live}
 
@@ -309,8 +314,27 @@ def calibrated_scores(how, dg: dict, dd: dict, n_selected, lam, coefficient=1.0,
     raise ValueError(f"unknown calibration {how!r}")
 
 
+def fixed_weights(lam, ranges) -> tuple[float, float]:
+    """``(a, b)`` of the "fixed" objective ``a g + b D`` from its ranges ``(R_g, R_D)``."""
+    r_g, r_d = ranges
+    return (1 - lam) / (r_g if r_g > 0 else 1.0), lam / (r_d if r_d > 0 else 1.0)
+
+
+def fixed_ranges(relevance_matrix, codes, selectable=None) -> tuple[float, float]:
+    """``(R_g, R_D)`` from the definitions: the range of ``g({v}) = sum_l MI(v, l)`` over the
+    selectable columns, and the range of ``d(u0, v)`` over the other selectable columns, ``u0``
+    the largest ``g({u})`` (lowest index on ties)."""
+    d = codes.shape[1]
+    allowed = [u for u in range(d) if selectable is None or selectable[u]]
+    singles = {u: float(sum(relevance_matrix[u])) for u in allowed}
+    first = _argmax_first(singles)
+    dist = [distance(codes[:, first], codes[:, v]) for v in allowed if v != first]
+    r_d = max(dist) - min(dist) if dist else 0.0
+    return max(singles.values()) - min(singles.values()), r_d
+
+
 def greedy_calibrated(relevance_matrix, codes, k, lam, p, calibration, alternate=True,
-                      selectable=None):
+                      selectable=None, ranges=None):
     """Greedy / AltGreedy under any calibration, from set functions recomputed at every step:
     ``g`` is the sum over labels of the top-``p`` of ``relevance_matrix`` (rows: columns of
     ``codes``), ``D`` the sum of pairwise :func:`distance`. The first pick is the largest
@@ -328,11 +352,13 @@ def greedy_calibrated(relevance_matrix, codes, k, lam, p, calibration, alternate
         return sum(distance(codes[:, a], codes[:, b]) for a, b in itertools.combinations(subset, 2))
 
     c = k * (k - 1) / (2 * p * n_labels)
+    if calibration == "fixed" and ranges is None:  # a part gets the whole data's instead
+        ranges = fixed_ranges(relevance_matrix, codes, selectable)
     singles = {u: g_of([u]) for u in allowed}
     chosen = [_argmax_first(singles)]
     while len(chosen) < k:
         candidates = [u for u in allowed if u not in chosen]
-        if calibration != "paper":
+        if calibration not in ("paper", "fixed"):  # the per-step ones skip copies
             fresh = [u for u in candidates
                      if min(distance(codes[:, u], codes[:, x]) for x in chosen) > 1e-9]
             candidates = fresh or candidates
@@ -340,6 +366,6 @@ def greedy_calibrated(relevance_matrix, codes, k, lam, p, calibration, alternate
         dg = {u: g_of(chosen + [u]) - g_now for u in candidates}
         dd = {u: d_of(chosen + [u]) - d_now for u in candidates}
         scores = calibrated_scores(calibration, dg, dd, len(chosen), lam, c, alternate,
-                                   relevance_scale=max(singles.values()))
+                                   relevance_scale=max(singles.values()), ranges=ranges)
         chosen.append(_argmax_first(scores))
     return chosen

@@ -13,10 +13,16 @@ from hypothesis import strategies as st
 import reference as ref
 from coreselect.core import Problem
 from coreselect.core.greedy import greedy, step_scores
-from coreselect.core.objective import CALIBRATIONS, DEFAULT_CALIBRATION, ObjectiveParams
+from coreselect.core.objective import (
+    CALIBRATIONS,
+    DEFAULT_CALIBRATION,
+    FIXED_OBJECTIVE,
+    ObjectiveParams,
+)
 from coreselect.errors import InputError
 
 CALIBRATED = [c for c in CALIBRATIONS if c != "paper"]
+PER_STEP = [c for c in CALIBRATIONS if c not in FIXED_OBJECTIVE]  # weights change every step
 
 
 def _problem(seed: int, n=80, d=16, n_labels=4, k=6, lam=0.5, p=2) -> Problem:
@@ -61,7 +67,7 @@ def _reference(problem: Problem, calibration: str) -> list[int]:
     return chosen
 
 
-@pytest.mark.parametrize("calibration", CALIBRATED)
+@pytest.mark.parametrize("calibration", PER_STEP)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_fast_calibrated_greedy_equals_reference(calibration, seed):
     problem = _with(_problem(seed), calibration=calibration)
@@ -131,7 +137,7 @@ def test_calibrated_selection_is_a_prefix_of_larger_k(calibration):
     assert list(large.selected[:4]) == list(small.selected)
 
 
-@pytest.mark.parametrize("calibration", CALIBRATED)
+@pytest.mark.parametrize("calibration", PER_STEP)
 def test_calibrated_steps_skip_copies_of_selected_features(calibration):
     """A copy of a selected feature (distance 0) adds no information: while anything else is
     left a calibrated greedy never picks it (eq. (2) is left as the paper wrote it)."""

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import reference as ref
 from coreselect.core import Problem
 from coreselect.core.greedy import step_scores
-from coreselect.core.objective import CALIBRATIONS, ObjectiveParams
+from coreselect.core.objective import CALIBRATIONS, FIXED_OBJECTIVE, ObjectiveParams
 
 PROPS = settings(max_examples=150, deadline=None, derandomize=True)
 CALIBRATED = [c for c in CALIBRATIONS if c != "paper"]
@@ -65,15 +65,18 @@ def steps(draw, how=None):
     return dg, dd, live, lam, n_selected, scale, alternate
 
 
-def _compare(how, dg, dd, live, lam, n_selected, scale, alternate, k=6, p=2, n_labels=3):
-    params = ObjectiveParams(k=k, lam=lam, p=p, n_labels=n_labels, calibration=how)
+def _compare(how, dg, dd, live, lam, n_selected, scale, alternate, k=6, p=2, n_labels=3,
+             ranges=(0.7, 1.3)):
+    params = ObjectiveParams(k=k, lam=lam, p=p, n_labels=n_labels, calibration=how,
+                             ranges=ranges)
     fast = step_scores(params, dg.copy(), dd.copy(), n_selected,
-                       live if how != "paper" else None, alternate=alternate,
+                       live if how not in FIXED_OBJECTIVE else None, alternate=alternate,
                        relevance_scale=scale)
     ids = np.flatnonzero(live)
     slow = ref.calibrated_scores(how, {int(u): float(dg[u]) for u in ids},
                                  {int(u): float(dd[u]) for u in ids}, n_selected, lam,
-                                 params.coefficient, alternate, relevance_scale=scale)
+                                 params.coefficient, alternate, relevance_scale=scale,
+                                 ranges=ranges)
     expected = np.array([slow[int(u)] for u in ids])
     np.testing.assert_allclose(fast[ids], expected, rtol=1e-9, atol=1e-9,
                                err_msg=f"{how}: dg={dg}, dd={dd}, live={live}, lam={lam}")
@@ -81,9 +84,9 @@ def _compare(how, dg, dd, live, lam, n_selected, scale, alternate, k=6, p=2, n_l
 
 @pytest.mark.parametrize("how", CALIBRATIONS)
 @PROPS
-@given(step=steps())
-def test_step_scores_equal_the_definitions(how, step):
-    _compare(how, *step)
+@given(step=steps(), ranges=st.sampled_from([(0.7, 1.3), (0.0, 0.25), (3.0, 0.0)]))
+def test_step_scores_equal_the_definitions(how, step, ranges):
+    _compare(how, *step, ranges=ranges)
 
 
 @pytest.mark.filterwarnings("ignore:overflow:RuntimeWarning")  # dead ones, huge
@@ -93,7 +96,7 @@ def test_step_scores_equal_the_definitions(how, step):
 def test_dead_candidates_set_no_spread(how, step):
     """Changing what the dead candidates hold changes no live score."""
     dg, dd, live, lam, n_selected, scale, alternate = step
-    params = ObjectiveParams(k=6, lam=lam, p=2, n_labels=3, calibration=how)
+    params = ObjectiveParams(k=6, lam=lam, p=2, n_labels=3, calibration=how, ranges=(0.7, 1.3))
     scale = 1.0 if scale is None else scale  # (by default the scale is a live maximum too)
     a = step_scores(params, dg, dd, n_selected, live, alternate=alternate, relevance_scale=scale)
     dg2, dd2 = dg.copy(), dd.copy()

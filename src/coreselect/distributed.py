@@ -20,6 +20,7 @@ slave-to-master message), so step 3 never touches the full data.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -125,6 +126,7 @@ class StoreParts:
     ref: StoreRef
     objective: Objective
     keep_constant: bool
+    ranges: tuple[float, float] | None = None  # calibration "fixed": the whole store's
     is_reference = True  # a few bytes: travels inside every task
 
     def load(self, columns: tuple[int, int]) -> tuple[Problem, int]:
@@ -141,6 +143,8 @@ class StoreParts:
         sub = Problem.from_discrete(block.take(sort), store.labels(), k=o.k, lam=o.lam, p=o.p,
                                     relevance=o.relevance, calibration=o.calibration,
                                     keep_constant=self.keep_constant, column_ids=ids[sort])
+        if self.ranges is not None:
+            sub.params = dataclasses.replace(sub.params, ranges=self.ranges)
         return sub, int(ids.size)
 
 

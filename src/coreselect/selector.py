@@ -63,7 +63,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
     (docs/results/calibration.md). It does *not* maximize the paper's
     ``h(S) = (1 - lam) * k(k-1)/(2 p |L|) * g(S) + lam * D(S)``; ``calibration="paper"`` does
     (the greedy of eq. (2), with its approximation guarantee). ``objective_`` reports ``h`` of
-    the selection whichever calibration chose it.
+    the selection whichever calibration chose it (``"fixed"``: its own ``h``, below).
 
     Calibrations (``calibration=``; :data:`coreselect.core.objective.CALIBRATIONS`):
 
@@ -76,10 +76,15 @@ class GDSSelector(SelectorMixin, BaseEstimator):
       distance unit, so candidates whose diversity differs by a fraction of a distance do not
       get the full weight of the diversity term;
     * ``"ratio"``: the product ``dg^(1-lam) * (dD/|S|)^lam`` (relevance gain times a power of
-      the mean distance to the selection; no exchange rate between bits and distances).
+      the mean distance to the selection; no exchange rate between bits and distances);
+    * ``"fixed"``: one objective for the whole run, ``h = (1 - lam) g / R_g + lam D / R_D``,
+      ``R_g`` the range of ``g({v})`` and ``R_D`` that of ``d(u0, v)`` over the candidates
+      (``u0`` the first pick), measured once on the whole data (before partitioning in
+      distributed mode); the paper's guarantees hold for it.
 
-    All but ``"paper"`` select the same features whether MI is in bits or nats, and take no
-    copy (distance 0) of a selected feature while anything else is left.
+    All but ``"paper"`` select the same features whether MI is in bits or nats; all but
+    ``"paper"`` and ``"fixed"`` take no copy (distance 0) of a selected feature while anything
+    else is left.
 
     Parameters
     ----------
@@ -95,7 +100,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         better on rcv1subset1 and emotions, a tie on scene, slightly worse on Corel5k).
         ``"nmi"``: ``I(x,l)/sqrt(H(x)H(l))``, the definition in the paper's text; on sparse
         text it favours very rare words.
-    calibration : {"range", "paper", "spread", "balanced", "ratio"} or None, default=None
+    calibration : {"range", "paper", "spread", "balanced", "ratio", "fixed"} or None, default=None
         How relevance and diversity are weighed in each greedy step (listed above). None:
         ``coreselect.core.objective.DEFAULT_CALIBRATION`` (``"range"``).
     n_bins : int, default=5

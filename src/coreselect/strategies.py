@@ -21,6 +21,7 @@ in the result's timing, names and data description. Every strategy returns the s
 from __future__ import annotations
 
 import abc
+import dataclasses
 import logging
 import time
 from dataclasses import asdict, dataclass, field
@@ -39,6 +40,7 @@ from coreselect.distributed import (
 )
 from coreselect.engines import make_engine
 from coreselect.errors import InputError
+from coreselect.fixed_rate import measure_ranges, with_ranges
 from coreselect.sources import Source, StoreSource
 from coreselect.spec import Objective, Progress, check
 
@@ -358,6 +360,12 @@ class DistributedGreedy(Strategy):
         timings["engine_start"] = time.perf_counter() - t0
         with engine:
             info = engine.describe()
+            ranges = None
+            if objective.calibration == "fixed":  # one objective for the parts and the union
+                t3 = time.perf_counter()
+                ranges = measure_ranges(engine, parts.shared, parts.columns, backend)
+                parts.shared = with_ranges(parts.shared, ranges)
+                timings["ranges"] = time.perf_counter() - t3
             if progress is not None:
                 progress("parts", 0, len(tasks))
             t1 = time.perf_counter()
@@ -369,7 +377,8 @@ class DistributedGreedy(Strategy):
 
         # Step 3: AltGreedy on the union, assembled from what the parts sent back.
         t2 = time.perf_counter()
-        union = union_problem(outputs, parts.labels, objective.params(parts.labels.n_columns))
+        params = dataclasses.replace(objective.params(parts.labels.n_columns), ranges=ranges)
+        union = union_problem(outputs, parts.labels, params)
         if union.n_columns < k:
             raise InputError(
                 f"the parts' coresets hold only {union.n_columns} selectable features, fewer "

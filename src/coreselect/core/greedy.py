@@ -16,6 +16,7 @@ O(d) vector work; no d x d matrix is ever built.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -24,7 +25,13 @@ import numpy as np
 
 from coreselect.core.discretize import DiscreteMatrix
 from coreselect.core.entropy import Backend, DistanceOracle
-from coreselect.core.objective import CALIBRATIONS, ObjectiveParams, argmax_first, relevance_gains
+from coreselect.core.objective import (
+    CALIBRATIONS,
+    FIXED_OBJECTIVE,
+    ObjectiveParams,
+    argmax_first,
+    relevance_gains,
+)
 from coreselect.errors import InputError
 
 #: Relevance gains below this fraction of the largest single-feature relevance are rounding
@@ -51,6 +58,35 @@ def _spread_scaled(values: np.ndarray, live: np.ndarray, how: str,
         return (values - low) / spread if spread > 0 else np.zeros_like(values)
     spread = vals.std()
     return values / spread if spread > 0 else np.zeros_like(values)
+
+
+def span(values: np.ndarray, mask: np.ndarray) -> tuple[float, float]:
+    """``(min, max)`` of ``values`` over ``mask`` (``(inf, -inf)`` over nothing): parts' spans
+    combine by min and max, so ranges over a partition equal the whole data's."""
+    vals = np.asarray(values)[np.asarray(mask, dtype=bool)]
+    return (float(vals.min()), float(vals.max())) if vals.size else (np.inf, -np.inf)
+
+
+def range_of(spans) -> float:
+    """``max - min`` of combined :func:`span` results (0 over nothing)."""
+    spans = list(spans)
+    low, high = min(s[0] for s in spans), max(s[1] for s in spans)
+    return float(high - low) if high >= low else 0.0
+
+
+def first_ranges(relevance, selectable: np.ndarray, distances_from: Callable[[int], np.ndarray],
+                 ) -> tuple[tuple[float, float], int]:
+    """The ``"fixed"`` calibration's ranges ``(R_g, R_D)`` of a whole problem, and its first
+    pick ``u0``: ``R_g`` is the range of ``g({v})`` (the first step's relevance gains) over the
+    selectable columns, ``R_D`` the range of ``d(u0, v)`` (the second step's diversity gains)
+    over the other selectable columns. The greedy measures the same inline."""
+    selectable = np.asarray(selectable, dtype=bool)
+    singles = relevance_gains(relevance, 1).gains
+    first = argmax_first(np.where(selectable, singles, -np.inf))
+    others = selectable.copy()
+    others[first] = False
+    r_d = range_of([span(distances_from(first), others)]) if others.any() else 0.0
+    return (range_of([span(singles, selectable)]), r_d), first
 
 
 def step_scores(
@@ -90,6 +126,9 @@ def step_scores(
     if how == "paper":
         weight_g = (1.0 - lam) * params.coefficient * (0.5 if alternate else 1.0)
         return weight_g * relevance_gains + lam * diversity_gains
+    if how == "fixed":  # eq. (2)'s form, weights fixed for the run (AltGreedy halves, too)
+        weight_g, weight_d = params.weights
+        return weight_g * (0.5 if alternate else 1.0) * relevance_gains + weight_d * diversity_gains
     if relevance_scale is None:
         relevance_scale = float(relevance_gains[live].max()) if live.any() else 0.0
     relevance_gains = np.where(relevance_gains > GAIN_RTOL * relevance_scale, relevance_gains, 0.0)
@@ -194,10 +233,18 @@ def greedy(
     if params.calibration not in CALIBRATIONS:
         raise InputError(f"unknown calibration {params.calibration!r}; choose from {CALIBRATIONS}")
     penalty = np.where(allowed, 0.0, -np.inf)
-    # Calibrated steps skip copies of selected features (distance 0) while anything else is
-    # left: min-max scaling gives a copy of the most relevant feature the full relevance score
-    # until its labels' top-p fill up, whatever its (zero) distance. Eq. (2) is left as is.
-    skip_copies = params.calibration != "paper"
+    # Per-step calibrations skip copies of selected features (distance 0) while anything else
+    # is left: min-max scaling gives a copy of the most relevant feature the full relevance
+    # score until its labels' top-p fill up, whatever its (zero) distance. A fixed objective
+    # (eq. (2), "fixed") is maximized as the paper does, copies included.
+    per_step = params.calibration not in FIXED_OBJECTIVE
+    skip_copies = per_step
+    # "fixed" without ranges: this run sees the whole data (a centralized run) and measures
+    # them on its first two steps; Algorithm 3's parts get the whole data's from the caller.
+    measure = params.calibration == "fixed" and params.ranges is None
+    if measure:
+        r_g = range_of([span(gains.gains, allowed)])
+        params = dataclasses.replace(params, ranges=(r_g, 0.0))
     copies = np.zeros(d, dtype=bool)
     diversity_to_s = np.zeros(d)
     scale = float(gains.gains[allowed].max()) if n_allowed else 0.0
@@ -209,7 +256,7 @@ def greedy(
         if step == 0:
             u = argmax_first(gains.gains + penalty)  # the largest g({u})
         else:
-            live = None if params.calibration == "paper" else penalty == 0.0
+            live = penalty == 0.0 if per_step else None
             if skip_copies and np.any(live & ~copies):
                 live &= ~copies
             scores = step_scores(params, gains.gains, diversity_to_s, step, live,
@@ -222,6 +269,9 @@ def greedy(
         if oracle is not None:
             dist = oracle.distances_from(u)
             diversity_to_s += dist
+            if measure and step == 0:
+                params = dataclasses.replace(
+                    params, ranges=(params.ranges[0], range_of([span(dist, penalty == 0.0)])))
             if skip_copies:
                 copies |= dist <= COPY_ATOL
             pair[step, :step] = dist[chosen[:-1]]
@@ -239,6 +289,7 @@ def greedy(
         pair_distances=pair,
         seconds=time.perf_counter() - start,
         algorithm="altgreedy" if alternate else "greedy",
-        extra={"backend": oracle.backend if oracle is not None else "none"},
+        extra={"backend": oracle.backend if oracle is not None else "none",
+               **({"ranges": params.ranges} if params.calibration == "fixed" else {})},
     )
 

@@ -35,11 +35,16 @@ TIE_RTOL = 1e-9
 #:   remaining candidates, ``(1-lam) dg' + lam dD'``;
 #: * ``"balanced"``: as ``"range"``, with the diversity spread at least one distance unit;
 #: * ``"ratio"``: ``dg^(1-lam) * (dD/|S|)^lam``, the relevance gain times a power of the mean
-#:   distance to the selection (a product, so no exchange rate between bits and distances).
+#:   distance to the selection (a product, so no exchange rate between bits and distances);
+#: * ``"fixed"``: eq. (2)'s form with an exchange rate fixed once per run, from the whole
+#:   data's first steps: ``h = (1-lam) g / R_g + lam D / R_D`` (:attr:`ObjectiveParams.ranges`,
+#:   :func:`coreselect.core.greedy.first_ranges`). A fixed objective, so the paper's bounds
+#:   hold for it (AltGreedy halves the relevance weight, as in eq. (2)).
 #:
-#: All but ``"paper"`` pick the same features whatever the unit of MI (bits or nats), and skip
-#: copies (distance 0) of selected features while anything else is left.
-CALIBRATIONS = ("paper", "spread", "range", "balanced", "ratio")
+#: All but ``"paper"`` pick the same features whatever the unit of MI (bits or nats); the
+#: per-step ones (spread, range, balanced, ratio) skip copies (distance 0) of selected features
+#: while anything else is left.
+CALIBRATIONS = ("paper", "spread", "range", "balanced", "ratio", "fixed")
 DEFAULT_CALIBRATION = "range"
 #: One line per calibration, for help texts (the command line's ``--calibration``).
 CALIBRATION_HELP = {
@@ -48,7 +53,11 @@ CALIBRATION_HELP = {
     "range": "each gain min-max scaled to [0, 1] over the candidates",
     "balanced": "as range, with the diversity spread at least one distance unit",
     "ratio": "dg^(1-lam) * (dD/|S|)^lam, a product: no exchange rate between bits and distances",
+    "fixed": "(1-lam) g/R_g + lam D/R_D, ranges of the first steps fixed once per run "
+             "(a fixed objective: the paper's bounds hold)",
 }
+#: Calibrations whose greedy maximizes one fixed ``h = a g + b D`` (the paper's bounds hold).
+FIXED_OBJECTIVE = ("paper", "fixed")
 
 
 @dataclass(frozen=True)
@@ -62,15 +71,31 @@ class ObjectiveParams:
     p: int
     n_labels: int
     calibration: str = "paper"
+    #: ``"fixed"`` only: ``(R_g, R_D)``, the whole data's ranges that fix the exchange rate
+    #: (:func:`coreselect.core.greedy.first_ranges`); None until measured (a centralized
+    #: greedy measures them itself; Algorithm 3 measures them before partitioning).
+    ranges: tuple[float, float] | None = None
 
     @property
     def coefficient(self) -> float:
         """``c = k (k - 1) / (2 p |L|)``."""
         return self.k * (self.k - 1) / (2.0 * self.p * self.n_labels)
 
+    @property
+    def weights(self) -> tuple[float, float]:
+        """``(a, b)`` of ``h = a g + b D``: ``((1 - lam) c, lam)`` for eq. (2); for
+        ``"fixed"`` ``((1 - lam) / R_g, lam / R_D)`` (a range of 0 counts as 1)."""
+        if self.calibration != "fixed":
+            return (1.0 - self.lam) * self.coefficient, self.lam
+        if self.ranges is None:
+            raise ValueError("the 'fixed' calibration's ranges are not measured yet")
+        r_g, r_d = (r if r > 0 else 1.0 for r in self.ranges)
+        return (1.0 - self.lam) / r_g, self.lam / r_d
+
     def value(self, relevance: float, diversity: float) -> float:
-        """``h = (1 - lam) c g + lam D``."""
-        return (1.0 - self.lam) * self.coefficient * relevance + self.lam * diversity
+        """``h = a g + b D`` (eq. (2): ``(1 - lam) c g + lam D``; see :attr:`weights`)."""
+        a, b = self.weights
+        return a * relevance + b * diversity
 
 
 def top_p_sum(values: np.ndarray, p: int) -> np.ndarray:

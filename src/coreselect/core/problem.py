@@ -3,6 +3,7 @@ parameters. Engines (local, Dask, streaming) take parts of it and call the greed
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -11,8 +12,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from coreselect.core.discretize import DiscreteMatrix, Strategy, discretize, discretize_labels
-from coreselect.core.entropy import Backend, Relevance, pairwise_distances, relevance_matrix
-from coreselect.core.greedy import GreedyResult, StepCallback, greedy
+from coreselect.core.entropy import (
+    Backend,
+    DistanceOracle,
+    Relevance,
+    pairwise_distances,
+    relevance_matrix,
+)
+from coreselect.core.greedy import GreedyResult, StepCallback, first_ranges, greedy
 from coreselect.core import objective as _objective
 from coreselect.core.objective import ObjectiveParams, relevance_of
 from coreselect.core.sparse_relevance import SparseRelevance, choose_backend
@@ -179,13 +186,22 @@ class Problem:
                  n_select, self.n_columns, result.seconds, result.objective)
         return result
 
+    def with_ranges(self) -> "Problem":
+        """This problem with the ``"fixed"`` calibration's ranges measured on its columns (call
+        it on the whole data: a part must carry the whole data's); itself otherwise."""
+        if self.params.calibration != "fixed" or self.params.ranges is not None:
+            return self
+        oracle = DistanceOracle(self.features)
+        ranges, _ = first_ranges(self.relevance, self.selectable, oracle.distances_from)
+        return dataclasses.replace(self, params=dataclasses.replace(self.params, ranges=ranges))
+
     def evaluate(self, ids: np.ndarray) -> tuple[float, float, float]:
         """``(h, g, D)`` of a set of original column ids, recomputed from scratch."""
         pos = self.positions_of(np.asarray(ids, dtype=np.int64))
         g_value = relevance_of(self.relevance, pos, self.params.p)
         dist = pairwise_distances(self.features.take(pos))
         diversity = float(np.triu(dist, 1).sum())
-        return self.params.value(g_value, diversity), g_value, diversity
+        return self.with_ranges().params.value(g_value, diversity), g_value, diversity
 
 
 def centralized(problem: Problem, *, backend: Backend = "auto",
