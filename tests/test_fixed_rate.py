@@ -177,7 +177,7 @@ def test_dask_parts_use_the_whole_datas_ranges(wide_store):
     obj = Objective(k=6, calibration="fixed")
     ref_run = DistributedGreedy(partitions=4, random_state=5).run(obj, InMemorySource(X, Y))
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         for src in (InMemorySource(X, Y), StoreSource(wide_store)):
             got = DistributedGreedy(partitions=4, random_state=5, engine="dask",
                                     client=client).run(obj, src)
