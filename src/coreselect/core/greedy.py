@@ -8,7 +8,8 @@ candidate with the largest
 
 with ``c = k (k - 1) / (2 p |L|)``. Ties go to the lowest original column index (the paper's
 consistent tie-breaking, Definition 1), also inside a partition. That is the ``"paper"``
-calibration; the others rescale the two marginal gains at every step (:func:`step_scores`).
+calibration; ``"fixed"`` is the same with other constant weights (:func:`first_ranges`); the
+others rescale the two marginal gains at every step (:func:`step_scores`).
 
 A step costs one distance oracle call (from the newly added feature to every candidate) plus
 O(d) vector work; no d x d matrix is ever built.
