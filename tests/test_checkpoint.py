@@ -39,17 +39,24 @@ MODES = ("centralized", "distributed", "streaming", "rows")
 
 class Snapshots(Checkpoint):
     """A checkpoint in memory that keeps every record written (``records``) and reads back
-    ``data`` (None: nothing recorded yet)."""
+    ``data`` (None: nothing recorded yet); part files in ``part_files``."""
 
-    def __init__(self, data: bytes | None = None):
+    def __init__(self, data: bytes | None = None, part_files: dict | None = None):
         super().__init__("snapshots.ckpt")
         self.data, self.records = data, []
+        self.part_files = dict(part_files or {})
 
     def read(self) -> bytes | None:
         return self.data
 
     def write(self, data: bytes) -> None:
         self.records.append(data)
+
+    def read_part(self, name: str) -> bytes | None:
+        return self.part_files.get(name)
+
+    def write_part(self, name: str, data: bytes) -> None:
+        self.part_files[name] = data
 
 
 def _data(seed: int = 0, n: int = 80, d: int = 14, labels: int = 3):
@@ -83,7 +90,8 @@ def _resume_from_every_record(data, Y, k, **kwargs) -> int:
     assert first.engine_info["resumed_from_step"] == 0
     for record in recorder.records:
         header, _ = decode(record, "x")
-        resumed = select(data, Y, k=k, checkpoint=Snapshots(record), **kwargs)
+        resumed = select(data, Y, k=k, checkpoint=Snapshots(record, recorder.part_files),
+                         **kwargs)
         _same(resumed, reference)
         assert resumed.engine_info["resumed_from_step"] == (header["step"] or 0)
         if "partitions" in header["spec"]:
@@ -135,9 +143,9 @@ def test_resume_on_the_dask_engine(tmp_path):
                          scheduler=cluster.scheduler_address, **kwargs)
         _same(on_dask, reference)
         for record in recorder.records[:5]:  # after 1..4 parts, and the first union step
-            _same(select(X, Y, k=4, checkpoint=Snapshots(record), **kwargs), reference)
-            _same(select(X, Y, k=4, checkpoint=Snapshots(record), engine="dask",
-                         scheduler=cluster.scheduler_address, **kwargs), reference)
+            for engine in ({}, {"engine": "dask", "scheduler": cluster.scheduler_address}):
+                resumed = Snapshots(record, recorder.part_files)
+                _same(select(X, Y, k=4, checkpoint=resumed, **kwargs, **engine), reference)
     finally:
         cluster.close()
 
@@ -272,6 +280,25 @@ def test_a_damaged_checkpoint_is_refused_in_one_line(tmp_path, capsys, how):
         assert path.read_bytes() == before  # left as it was: never silently restarted
 
 
+@pytest.mark.parametrize("how", ["missing", "altered"])
+def test_a_damaged_part_file_is_refused(tmp_path, how):
+    X, Y = _data()
+    path = tmp_path / "run.ckpt"
+    kwargs = {"mode": "streaming", "random_state": 0, "partitions": 3}
+    first = select(X, Y, k=3, checkpoint=path, **kwargs)
+    part = tmp_path / "run.ckpt.parts" / "part-000001"
+    assert sorted(p.name for p in part.parent.iterdir()) == [
+        "part-000000", "part-000001", "part-000002"]
+    if how == "missing":
+        part.unlink()
+    else:
+        part.write_bytes(part.read_bytes()[:-1] + b"x")
+    with pytest.raises(CheckpointError, match=f"part-000001 is {how}"):
+        select(X, Y, k=3, checkpoint=path, **kwargs)
+    (tmp_path / "run.ckpt").unlink()  # deleted: the run starts afresh
+    _same(select(X, Y, k=3, checkpoint=path, **kwargs), first)
+
+
 def test_cli_refuses_a_mismatch_in_one_line(tmp_path, capsys):
     from coreselect.io import from_arrays, write
 
@@ -367,7 +394,7 @@ def test_killed_run_resumes_with_the_same_result(tmp_path, capsys, monkeypatch, 
     assert info["resumed_from_step"] == (header["step"] or 0)
     if "--partitions" in mode:
         assert info["resumed_parts"] == len(header["parts"])
-    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+    leftovers = [p.name for p in tmp_path.rglob(".*")]
     assert leftovers == [], leftovers
 
 
@@ -412,6 +439,8 @@ def test_s3_checkpoint(monkeypatch):
         recorder = Snapshots()
         select(X, Y, k=4, checkpoint=recorder, **kwargs)
         server.fs().pipe_file("ckpt/run.ckpt", recorder.records[3])  # 3 parts and 1 step
+        for name, data in recorder.part_files.items():
+            server.fs().pipe_file(f"ckpt/run.ckpt.parts/{name}", data)
         resumed = select(X, Y, k=4, checkpoint="s3://ckpt/run.ckpt", **kwargs)
         _same(resumed, reference)
         assert resumed.engine_info["resumed_parts"] == 3

@@ -12,6 +12,10 @@ it, ending with the selection and objective of an uninterrupted run, bit for bit
   the file that the run cannot check;
 * Algorithm 3: each finished part's message to the master (its selected columns' codes and
   relevances), so the resumed run skips the finished parts, then the AltGreedy on the union.
+  A part's message is written once, to its own file in the folder ``PATH.parts`` beside the
+  record (at a URL: under ``URL.parts/``), before the record that lists it with its SHA-256:
+  the record rewritten after every step stays small (the greedy's state), whatever the
+  parts hold.
 
 A record carries the fingerprints of what the run depends on: the checkpoint format, the
 coreselect version, the spec (objective, binning, mode, partition, backend) and the data
@@ -146,17 +150,39 @@ class Checkpoint:
 
     def write(self, data: bytes) -> None:
         """Replace the record whole (see the module docstring)."""
+        self._put(self.path, "", data)
+
+    def read_part(self, name: str) -> bytes | None:
+        """A part's file (``PATH.parts/NAME``), or None when it is not there."""
+        if not self.url:
+            try:
+                return (self.path.parent / f"{self.path.name}.parts" / name).read_bytes()
+            except OSError:
+                return None
+        fs, root = self._filesystem()
+        try:
+            return fs.cat_file(f"{root}.parts/{name}")
+        except Exception:  # noqa: BLE001 - a missing or unreadable part: the caller says so
+            return None
+
+    def write_part(self, name: str, data: bytes) -> None:
+        """Write a part's file, whole (written once per part)."""
+        self._put(None if self.url else self.path.parent / f"{self.path.name}.parts" / name,
+                  f".parts/{name}", data)
+
+    def _put(self, path: Path | None, suffix: str, data: bytes) -> None:
         if not self.url:
             from coreselect.files import atomic_output
 
-            with atomic_output(self.path, "wb") as fh:
+            with atomic_output(path, "wb") as fh:
                 fh.write(data)
             return
         fs, root = self._filesystem()
         try:
-            fs.pipe_file(root, data)
+            fs.pipe_file(root + suffix, data)  # one PUT: an object store applies it whole
         except Exception as exc:  # noqa: BLE001
-            raise OutputError(self.shown, f"cannot write the checkpoint ({type(exc).__name__}: "
+            raise OutputError(self.shown + suffix, f"cannot write the checkpoint "
+                              f"({type(exc).__name__}: "
                               f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
 
 
@@ -183,6 +209,7 @@ class Resumable:
     spec: dict
     dataset: Any
     parts: dict = field(default_factory=dict)  # part index -> PartOutput
+    digests: dict = field(default_factory=dict)  # part index -> SHA-256 of its file
     state: GreedyState | None = None
     n_steps: int | None = None
     resumed_parts: int = 0
@@ -198,7 +225,8 @@ class Resumable:
         header, arrays = decode(data, self.checkpoint.shown)
         self._check(header)
         try:
-            self.parts = {int(i): _part_from(arrays, int(i)) for i in header.get("parts", [])}
+            self.digests = {int(i): str(h) for i, h in (header.get("parts") or {}).items()}
+            self.parts = {i: self._load_part(i, h) for i, h in self.digests.items()}
             if header.get("step") is not None:
                 self.state = _state_from(arrays, int(header["step"]))
         except (KeyError, ValueError, TypeError) as exc:
@@ -233,10 +261,24 @@ class Resumable:
             raise CheckpointError(f"checkpoint {shown} was written for other data (its data "
                                   "fingerprint differs); give another path, or delete it")
 
+    def _load_part(self, i: int, digest: str):
+        shown = f"{self.checkpoint.shown}.parts/{_part_name(i)}"
+        data = self.checkpoint.read_part(_part_name(i))
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            raise CheckpointError(f"checkpoint {self.checkpoint.shown} is damaged (its part "
+                                  f"file {shown} is {'missing' if data is None else 'altered'});"
+                                  " delete the checkpoint and its .parts folder to start afresh")
+        _, arrays = decode(data, shown)
+        return _part_from(arrays, i)
+
     # -- writers -------------------------------------------------------------------------
     def record_part(self, output) -> None:
-        """After a finished part of Algorithm 3: its message, kept for the union."""
-        self.parts[int(output.index)] = output
+        """After a finished part of Algorithm 3: its message in its own file, then the record
+        that lists it."""
+        i = int(output.index)
+        data = encode({"format": FORMAT, "part": i}, _part_arrays(output, i))
+        self.checkpoint.write_part(_part_name(i), data)
+        self.parts[i], self.digests[i] = output, hashlib.sha256(data).hexdigest()
         self._write()
 
     def record_step(self, state: GreedyState) -> None:
@@ -248,8 +290,6 @@ class Resumable:
         from coreselect.files import checkpoint as test_hold
 
         arrays: dict[str, np.ndarray] = {}
-        for i, out in self.parts.items():
-            arrays.update(_part_arrays(out, i))
         step = None
         if self.state is not None:
             s = self.state
@@ -260,7 +300,8 @@ class Resumable:
                            "greedy_pair": np.asarray(s.pair, dtype=np.float64),
                            "greedy_diversity": np.float64(s.diversity)})
         header = {"format": FORMAT, "coreselect": _version(), "spec": self.spec,
-                  "dataset": self.fingerprint(), "parts": sorted(self.parts), "step": step,
+                  "dataset": self.fingerprint(), "parts": {str(i): self.digests[i] for i in sorted(self.digests)},
+                  "step": step,
                   "complete": step is not None and step == self.n_steps}
         self.checkpoint.write(encode(header, arrays))
         self.n_records += 1
@@ -272,6 +313,10 @@ class Resumable:
         if "partitions" in self.spec:
             out["resumed_parts"] = self.resumed_parts
         return out
+
+
+def _part_name(i: int) -> str:
+    return f"part-{i:06d}"
 
 
 def _part_arrays(out, i: int) -> dict[str, np.ndarray]:
