@@ -7,7 +7,8 @@ random record of its checkpoint and started again, on a synthetic sparse column 
 Every run is ``coreselect select STORE -k K --mode MODE --json`` in its own process. Per mode:
 ``plain`` (no checkpoint), ``recorded`` (``--checkpoint``, uninterrupted: the cost of the
 records), then a run killed with SIGKILL right after its N-th record (N drawn with ``--seed``
-among the run's records: one per part of Algorithm 3, one per greedy step; the
+among the run's records: one per part of Algorithm 3, one after the counts pass of
+``--mode rows``, one per greedy step; the
 ``CORESELECT_TEST_HOLD`` hook stops the run there, so the kill lands exactly after that
 record) and the same command again, which resumes. *killed + resumed* is the wall time of
 both together, the work a user pays for; the ratio compares it with the plain run. The
@@ -108,7 +109,9 @@ def case(store: str, k: int, mode: str, rng: random.Random, folder: str) -> list
     ckpt = os.path.join(folder, f"{mode}.ckpt")
     recorded_s, recorded = run_whole(_command(store, k, mode, "--checkpoint", ckpt))
     os.unlink(ckpt)
-    records = k + (plain.get("partitions") or 0 if mode in ("distributed", "streaming") else 0)
+    # one record per part of Algorithm 3, one after mode rows' counts pass, one per step
+    records = k + (plain.get("partitions") or 0 if mode in ("distributed", "streaming")
+                   else 1 if mode == "rows" else 0)
     after = rng.randint(1, records)
     killed_s = run_killed(_command(store, k, mode, "--checkpoint", ckpt), after, folder)
     resumed_s, resumed = run_whole(_command(store, k, mode, "--checkpoint", ckpt))

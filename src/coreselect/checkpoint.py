@@ -210,6 +210,8 @@ class Resumable:
     dataset: Any
     parts: dict = field(default_factory=dict)  # part index -> PartOutput
     digests: dict = field(default_factory=dict)  # part index -> SHA-256 of its file
+    stats: Any = None  # mode rows: the counts pass's Statistics
+    stats_digest: str | None = None
     state: GreedyState | None = None
     n_steps: int | None = None
     resumed_parts: int = 0
@@ -227,6 +229,9 @@ class Resumable:
         try:
             self.digests = {int(i): str(h) for i, h in (header.get("parts") or {}).items()}
             self.parts = {i: self._load_part(i, h) for i, h in self.digests.items()}
+            if header.get("statistics"):
+                self.stats_digest = str(header["statistics"])
+                self.stats = _stats_from(self._load_file("statistics", self.stats_digest))
             if header.get("step") is not None:
                 self.state = _state_from(arrays, int(header["step"]))
         except (KeyError, ValueError, TypeError) as exc:
@@ -261,15 +266,17 @@ class Resumable:
             raise CheckpointError(f"checkpoint {shown} was written for other data (its data "
                                   "fingerprint differs); give another path, or delete it")
 
-    def _load_part(self, i: int, digest: str):
-        shown = f"{self.checkpoint.shown}.parts/{_part_name(i)}"
-        data = self.checkpoint.read_part(_part_name(i))
+    def _load_file(self, name: str, digest: str) -> dict:
+        shown = f"{self.checkpoint.shown}.parts/{name}"
+        data = self.checkpoint.read_part(name)
         if data is None or hashlib.sha256(data).hexdigest() != digest:
             raise CheckpointError(f"checkpoint {self.checkpoint.shown} is damaged (its part "
                                   f"file {shown} is {'missing' if data is None else 'altered'});"
                                   " delete the checkpoint and its .parts folder to start afresh")
-        _, arrays = decode(data, shown)
-        return _part_from(arrays, i)
+        return decode(data, shown)[1]
+
+    def _load_part(self, i: int, digest: str):
+        return _part_from(self._load_file(_part_name(i), digest), i)
 
     # -- writers -------------------------------------------------------------------------
     def record_part(self, output) -> None:
@@ -279,6 +286,16 @@ class Resumable:
         data = encode({"format": FORMAT, "part": i}, _part_arrays(output, i))
         self.checkpoint.write_part(_part_name(i), data)
         self.parts[i], self.digests[i] = output, hashlib.sha256(data).hexdigest()
+        self._write()
+
+    def record_stats(self, stats) -> None:
+        """Mode rows, after the counts pass: its statistics (a resumed run skips the pass)."""
+        from dataclasses import fields
+
+        arrays = {f.name: np.asarray(getattr(stats, f.name)) for f in fields(stats)}
+        data = encode({"format": FORMAT, "statistics": True}, arrays)
+        self.checkpoint.write_part("statistics", data)
+        self.stats, self.stats_digest = stats, hashlib.sha256(data).hexdigest()
         self._write()
 
     def record_step(self, state: GreedyState) -> None:
@@ -301,7 +318,7 @@ class Resumable:
                            "greedy_diversity": np.float64(s.diversity)})
         header = {"format": FORMAT, "coreselect": _version(), "spec": self.spec,
                   "dataset": self.fingerprint(), "parts": {str(i): self.digests[i] for i in sorted(self.digests)},
-                  "step": step,
+                  "step": step, "statistics": self.stats_digest,
                   "complete": step is not None and step == self.n_steps}
         self.checkpoint.write(encode(header, arrays))
         self.n_records += 1
@@ -345,6 +362,16 @@ def _part_from(arrays: dict, i: int):
                       features=DiscreteMatrix(codes, arrays[f"part{i}_n_codes"]),
                       relevance=arrays[f"part{i}_relevance"],
                       selectable=arrays[f"part{i}_selectable"])
+
+
+def _stats_from(arrays: dict):
+    from dataclasses import fields
+
+    from coreselect.core.shards import Statistics
+
+    values = {f.name: arrays[f.name] for f in fields(Statistics)}
+    values["n_samples"] = int(values["n_samples"])
+    return Statistics(**values)
 
 
 def _state_from(arrays: dict, step: int) -> GreedyState:

@@ -196,15 +196,25 @@ def select_row_sharded(
     calibration: str = "paper",
     start: GreedyState | None = None,
     on_step: StateCallback | None = None,
+    stats: Statistics | None = None,
+    on_stats: Callable[[Statistics], None] | None = None,
 ) -> RowShardedRun:
     """Greedy (``alternate=False``) or AltGreedy over all columns, rows in shards.
 
     Selects what ``Problem.from_discrete(features, labels, ...).run(alternate=...)`` selects
-    on the unsharded matrix, with the same objective (up to float rounding).
+    on the unsharded matrix, with the same objective (up to float rounding). A resumed run
+    passes the ``stats`` an earlier run gave ``on_stats`` (no counts pass), and its greedy
+    ``start`` (``on_step``: as :func:`~coreselect.core.greedy.greedy`).
     """
     began = time.perf_counter()
-    stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
-                                           backend=backend, calibration=calibration)
+    if stats is None:
+        stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
+                                               backend=backend, calibration=calibration)
+        if on_stats is not None:
+            on_stats(stats)
+    else:
+        params = ObjectiveParams(k=int(k), lam=float(lam), p=int(p),
+                                 n_labels=stats.relevance.shape[1], calibration=calibration)
     t_counts = time.perf_counter() - began
     result = greedy_on_columns(source, stats, params, None, k, alternate=alternate,
                                keep_constant=keep_constant, backend=backend, callback=callback,

@@ -563,7 +563,9 @@ class RowSharded(Strategy):
                 keep_constant=source.binning.keep_constant, alternate=True, backend=backend,
                 callback=_stage(progress, "select"),
                 start=None if record is None else record.state,
-                on_step=None if record is None else record.record_step)
+                on_step=None if record is None else record.record_step,
+                stats=None if record is None else record.stats,
+                on_stats=None if record is None else record.record_stats)
         finally:
             if cluster is not None:
                 cluster.close()
