@@ -450,3 +450,51 @@ def test_s3_checkpoint(monkeypatch):
         assert header["complete"]
     finally:
         server.stop()
+
+
+# -- the core: greedy from a recorded state -------------------------------------------------------
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**16), n_select=st.integers(1, 7), alternate=st.booleans(),
+       calibration=st.sampled_from(["paper", "spread", "range", "balanced", "ratio"]),
+       backend=st.sampled_from(["numpy", "auto"]))
+def test_greedy_goes_on_from_any_state_bit_for_bit(seed, n_select, alternate, calibration,
+                                                   backend):
+    """The pure core: ``greedy(start=state)`` from the state after any step ends as the
+    uninterrupted run (selection, h, g, D, pair distances), Greedy and AltGreedy alike."""
+    import copy
+
+    from coreselect.core.problem import Problem
+
+    X, Y = _data(seed, n=40, d=9)
+    problem = Problem.build(X, Y, k=n_select, calibration=calibration, min_bin_count=1,
+                            keep_constant=True)
+    states = []
+    whole = problem.run(alternate=alternate, backend=backend,
+                        on_step=lambda s: states.append(copy.deepcopy(s)))
+    assert [s.step for s in states] == list(range(1, n_select + 1))
+    for state in states:
+        again = problem.run(alternate=alternate, backend=backend, start=state)
+        assert again.selected.tolist() == whole.selected.tolist()
+        assert (again.objective, again.relevance, again.diversity) == (
+            whole.objective, whole.relevance, whole.diversity)
+        assert np.array_equal(again.pair_distances, whole.pair_distances)
+        assert again.extra["resumed_from_step"] == state.step
+
+
+def test_greedy_refuses_a_state_of_another_run():
+    import copy
+    from dataclasses import replace
+
+    from coreselect.core.problem import Problem
+    from coreselect.errors import InputError
+
+    X, Y = _data(0, n=40, d=9)
+    problem = Problem.build(X, Y, k=3, min_bin_count=1, keep_constant=True)
+    states = []
+    problem.run(alternate=True, on_step=lambda s: states.append(copy.deepcopy(s)))
+    bad = [replace(states[1], selected=np.array([0, 99])),
+           replace(states[1], diversity_to_s=np.zeros(3)),
+           replace(states[1], step=5)]
+    for state in bad:
+        with pytest.raises(InputError, match="does not fit"):
+            problem.run(alternate=True, start=state)

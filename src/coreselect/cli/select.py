@@ -92,8 +92,9 @@ def _calibration_help() -> str:
               help="Folder for the row copies of --mode rows on a column store (local engine; "
                    "default: the system's temporary folder). Removed when the run ends.")
 @click.option("--checkpoint", "checkpoint", default=None, metavar="PATH_OR_URL",
-              help="Record the run's state in this file (or s3://, gs://, az://, memory:// URL) "
-                   "after every greedy step and finished part; the same command run again "
+              help="Record the run's state in this file (or s3://, gs://, az://, memory:// URL; "
+                   "parts in PATH.parts beside it) after every greedy step and finished "
+                   "part; the same command run again "
                    "after the run was killed resumes there, with the same result. Kept when "
                    "the run ends (a rerun returns at once); one of another dataset, spec or "
                    "version is refused.")
