@@ -83,8 +83,9 @@ def run_killed(cmd: list[str], after: int, folder: str) -> float:
     marker = os.path.join(folder, f"held-{after}")
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            # TMPDIR: the scratch the killed run leaves is removed with folder
                             env=_env(CORESELECT_TEST_HOLD=f"checkpointed-{after}",
-                                     CORESELECT_TEST_HOLD_FILE=marker),
+                                     CORESELECT_TEST_HOLD_FILE=marker, TMPDIR=folder),
                             start_new_session=True)
     try:
         while not os.path.exists(marker):

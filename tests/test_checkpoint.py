@@ -366,9 +366,12 @@ def test_killed_run_resumes_with_the_same_result(tmp_path, capsys, monkeypatch, 
 
     reference = finish()
     marker = tmp_path / "held"
+    (tmp_path / "scratch").mkdir()
     proc = subprocess.Popen([*command, "--checkpoint", "run.ckpt"], cwd=tmp_path,
+                            # TMPDIR: the scratch a killed run leaves goes with tmp_path
                             env={**env, "CORESELECT_TEST_HOLD": f"checkpointed-{after}",
-                                 "CORESELECT_TEST_HOLD_FILE": str(marker)},
+                                 "CORESELECT_TEST_HOLD_FILE": str(marker),
+                                 "TMPDIR": str(tmp_path / "scratch")},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, preexec_fn=_as_from_a_terminal)
     try:
