@@ -183,3 +183,23 @@ def test_dask_parts_use_the_whole_datas_ranges(wide_store):
                                     client=client).run(obj, src)
             assert list(got.selected) == list(ref_run.selected)
             assert got.objective == pytest.approx(ref_run.objective, rel=1e-12)
+
+
+@pytest.mark.parametrize("alternate", [True, False])
+@pytest.mark.parametrize("backend", ["numpy", "auto"])
+def test_a_resumed_run_measures_the_same_ranges(alternate, backend):
+    """A checkpointed run resumed after any step (the ranges are measured in steps 0 and 1 of
+    the uninterrupted run) ends bit for bit as the uninterrupted one."""
+    import copy
+
+    X, Y = _small(7, d=10)
+    problem = Problem.build(X, Y, k=6, min_bin_count=1, calibration="fixed")
+    states = []
+    whole = problem.run(alternate=alternate, backend=backend,
+                        on_step=lambda s: states.append(copy.deepcopy(s)))
+    for state in states:
+        again = problem.run(alternate=alternate, backend=backend, start=state)
+        assert again.selected.tolist() == whole.selected.tolist()
+        assert again.extra["ranges"] == whole.extra["ranges"]
+        assert (again.objective, again.relevance, again.diversity) == (
+            whole.objective, whole.relevance, whole.diversity)
