@@ -5,7 +5,10 @@ discretized with cut points found over all rows). Every statistic is a sum over 
 :mod:`coreselect.core.shards` count tables, so the selection is the unsharded one:
 
 1. one map-reduce of :func:`~coreselect.core.shards.shard_counts` gives entropies and the
-   relevance matrix;
+   relevance matrix (with many binary labels, of
+   :func:`~coreselect.core.shards.sparse_shard_counts`: (label, feature code) co-occurrences
+   as a sparse matrix, and the relevance in the sparse form of
+   :mod:`coreselect.core.sparse_relevance`, as the centralized run chooses);
 2. each greedy step is one map-reduce of :func:`~coreselect.core.shards.step_counts` of the
    newly chosen feature (an ``a_u x slots`` count table per shard, whatever its rows).
 
@@ -30,8 +33,10 @@ from coreselect.core.entropy import Backend, Relevance
 from coreselect.core.greedy import GreedyResult, StepCallback, greedy
 from coreselect.core.objective import ObjectiveParams
 from coreselect.core.shards import (
-    RowShardedOracle, ShardCounts, Statistics, shard_counts, statistics, step_counts,
+    RowShardedOracle, ShardCounts, SparseShardCounts, Statistics, shard_counts,
+    sparse_shard_counts, sparse_statistics, statistics, step_counts,
 )
+from coreselect.core.sparse_relevance import choose_backend
 from coreselect.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -145,7 +150,13 @@ class SequentialRows:
 
 # -- functions run on each shard (module level: they travel to workers by reference) --------
 def counts_task(features: DiscreteMatrix, labels: DiscreteMatrix,
-                backend: Backend = "auto") -> ShardCounts:
+                backend: Backend = "auto", relevance_backend: str = "auto",
+                ) -> ShardCounts | SparseShardCounts:
+    """The shard's count tables: sparse co-occurrences where the centralized run would take
+    the sparse relevance (:func:`choose_backend` reads only the global numbers of codes, so
+    every shard chooses alike)."""
+    if choose_backend(features, labels, relevance_backend) == "sparse":
+        return sparse_shard_counts(features, labels)
     return shard_counts(features, labels, backend)
 
 
@@ -194,6 +205,7 @@ def select_row_sharded(
     backend: Backend = "auto",
     callback: StepCallback | None = None,
     calibration: str = "paper",
+    relevance_backend: str = "auto",
 ) -> RowShardedRun:
     """Greedy (``alternate=False``) or AltGreedy over all columns, rows in shards.
 
@@ -202,7 +214,8 @@ def select_row_sharded(
     """
     start = time.perf_counter()
     stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
-                                           backend=backend, calibration=calibration)
+                                           backend=backend, calibration=calibration,
+                                           relevance_backend=relevance_backend)
     t_counts = time.perf_counter() - start
     result = greedy_on_columns(source, stats, params, None, k, alternate=alternate,
                                keep_constant=keep_constant, backend=backend, callback=callback)
@@ -213,11 +226,21 @@ def select_row_sharded(
 
 def row_sharded_statistics(source: RowMapReduce, *, k: int, lam: float = 0.5, p: int = 10,
                            relevance: Relevance = "mi", backend: Backend = "auto",
-                           calibration: str = "paper",
+                           calibration: str = "paper", relevance_backend: str = "auto",
                            ) -> tuple[Statistics, ObjectiveParams]:
     """One map-reduce of the shards' count tables: entropies, relevance, objective params."""
     start = time.perf_counter()
-    stats = statistics(source.map_reduce(counts_task, backend), relevance, backend)
+    try:
+        merged = source.map_reduce(counts_task, backend, relevance_backend)
+    except ValueError as exc:  # relevance_backend="sparse" with labels that are not binary
+        if "binary" not in str(exc):
+            raise
+        raise InputError(str(exc)) from None
+    if isinstance(merged, SparseShardCounts):
+        stats = sparse_statistics(merged, relevance)
+    else:
+        stats = statistics(merged, relevance, backend)
+    del merged
     log.info("row-sharded counts of %d shards in %.3f s", source.n_row_shards,
              time.perf_counter() - start)
     params = ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=stats.relevance.shape[1],
@@ -243,6 +266,16 @@ def greedy_on_columns(source: RowMapReduce, stats: Statistics, params: Objective
         def step(u: int, backend: Backend) -> np.ndarray:
             return source.map_reduce(step_task, u, backend)
     oracle = RowShardedOracle(stats, lambda u: step(int(u), backend), backend)
+    if not isinstance(stats.relevance, np.ndarray) and 2 * columns.size > stats.n_columns:
+        # A sparse relevance restricted to the columns would copy every pair: run over all
+        # columns with the others not selectable (the same selection, as Problem.run).
+        allowed = np.zeros(stats.n_columns, dtype=bool)
+        allowed[columns] = True
+        result = greedy(_Columns(stats.n_columns), stats.relevance, params, n_select,
+                        alternate=alternate, backend=backend, callback=callback,
+                        oracle=oracle, selectable=allowed)
+        result.local = result.selected.copy()
+        return result
     result = greedy(_Columns(columns.size), stats.relevance[columns], params, n_select,
                     alternate=alternate, column_ids=columns, backend=backend,
                     callback=callback, oracle=_Restricted(oracle, columns))
@@ -261,13 +294,14 @@ def select_grid(
     relevance: Relevance = "mi",
     keep_constant: bool = False,
     backend: Backend = "auto",
+    relevance_backend: str = "auto",
 ) -> RowShardedRun:
     """Algorithm 3 on a 2-D grid: Greedy on each column part (given as column ids), every part
     row-sharded, then AltGreedy on the union of the parts' selections. The counts are taken
     once for all parts."""
     start = time.perf_counter()
     stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
-                                           backend=backend)
+                                           backend=backend, relevance_backend=relevance_backend)
     cs = int(k if coreset_size is None else coreset_size)
     chosen = []
     for part in parts:

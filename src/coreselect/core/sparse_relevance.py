@@ -37,8 +37,9 @@ O(co-occurring pairs + features + labels x p + keys), never features x labels.
 Only binary label columns qualify (``n_codes <= 2``; empty and all-ones labels are constant
 columns with count 0 and are handled by the same closed form); many-valued labels keep the
 dense path (:func:`choose_backend`). Used by every mode built on :class:`Problem`
-(centralized, distributed parts through :meth:`SparseRelevance.take`, streaming, stores);
-the row-sharded mode still sums dense count tables.
+(centralized, distributed parts through :meth:`SparseRelevance.take`, streaming, stores)
+and by the row-sharded mode (:class:`MergedSparseRelevance`: the (label, feature code)
+co-occurrence counts add over row shards, :class:`coreselect.core.shards.SparseShardCounts`).
 """
 
 from __future__ import annotations
@@ -101,32 +102,43 @@ class SparseRelevance:
             raise ValueError("the sparse relevance needs binary label columns")
         if features.n_samples != labels.n_samples:
             raise ValueError("the two matrices have different numbers of samples")
-        self.features, self.labels, self.kind = features, labels, kind
-        n = self.n = features.n_samples
-        self.xl = xlogx_table(max(n, 1))
-        # Features: key = (nnz, base); the closed forms read only the key.
-        self.nnz = features.nonzero_counts
-        self.base = np.bincount(features.expanded_owner, weights=self.xl[features.code_counts],
-                                minlength=features.n_columns)
-        self.h_x = entropy(features)
-        # Labels: count of code 1 (0 for a constant label), its entropy and base.
-        self.count = np.where(labels.n_codes >= 2, labels.nonzero_counts, 0).astype(np.int64)
-        self.base_l = np.bincount(labels.expanded_owner, weights=self.xl[labels.code_counts],
-                                  minlength=labels.n_columns)
-        self.h_l = entropy(labels)
-        self.group_counts, self.label_group = np.unique(self.count, return_inverse=True)
-        self.label_group = self.label_group.astype(np.int64)
-        # One label of each group stands for it in the closed forms (same count, same base).
-        first = np.zeros(self.group_counts.size, dtype=np.int64)
-        first[self.label_group[::-1]] = np.arange(labels.n_columns)[::-1]
-        self.group_label = first
+        self.features, self.labels = features, labels
+        n = features.n_samples
+        xl = xlogx_table(max(n, 1))
+        self._set_marginals(
+            n, kind, features.nonzero_counts,
+            np.bincount(features.expanded_owner, weights=xl[features.code_counts],
+                        minlength=features.n_columns),
+            entropy(features),
+            # Labels: count of code 1 (0 for a constant label), its entropy and base.
+            np.where(labels.n_codes >= 2, labels.nonzero_counts, 0).astype(np.int64),
+            np.bincount(labels.expanded_owner, weights=xl[labels.code_counts],
+                        minlength=labels.n_columns),
+            entropy(labels), features.expanded_owner, features.code_counts)
         self.indptr, self.pair_feature, self.pair_value, self.pair_closed = (
             self._all_pairs() if _pairs is None else _pairs)
+
+    def _set_marginals(self, n, kind, nnz, base, h_x, count, base_l, h_l, slot_owner,
+                       slot_counts) -> None:
+        """What the closed forms read: per feature its key ``(nnz, base)`` and entropy, per
+        label its count, base and entropy; per feature code slot its owner and count."""
+        self.n, self.kind = int(n), kind
+        self.xl = xlogx_table(max(self.n, 1))
+        self.nnz, self.base, self.h_x = nnz, base, h_x
+        self.count, self.base_l, self.h_l = count, base_l, h_l
+        self.slot_owner, self.slot_counts = slot_owner, slot_counts
+        self.n_features, self.n_labels = int(nnz.size), int(count.size)
+        self.group_counts, self.label_group = np.unique(self.count, return_inverse=True)
+        self.label_group = self.label_group.astype(np.int64).reshape(-1)
+        # One label of each group stands for it in the closed forms (same count, same base).
+        first = np.zeros(self.group_counts.size, dtype=np.int64)
+        first[self.label_group[::-1]] = np.arange(self.n_labels)[::-1]
+        self.group_label = first
 
     # -- shape -----------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, int]:
-        return (self.features.n_columns, self.labels.n_columns)
+        return (self.n_features, self.n_labels)
 
     @property
     def n_pairs(self) -> int:
@@ -163,14 +175,13 @@ class SparseRelevance:
     def _from_counts(self, label: np.ndarray, slot: np.ndarray, count: np.ndarray):
         """Pairs ``(label, feature, relevance)`` from co-occurrence counts of (label, feature
         code slot) entries sorted by label then slot (a feature's slots are consecutive)."""
-        feats = self.features
         xl = self.xl
-        owner = feats.expanded_owner[slot]
+        owner = self.slot_owner[slot]
         if label.size == 0:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, np.zeros(0)
         start = np.flatnonzero(np.r_[True, (label[1:] != label[:-1]) | (owner[1:] != owner[:-1])])
-        m_i = feats.code_counts[slot]
+        m_i = self.slot_counts[slot]
         lens = np.diff(np.r_[start, label.size])
         s1 = _run_sums(xl[count], start, lens)
         s2 = _run_sums(xl[m_i - count] - xl[m_i], start, lens)
@@ -204,7 +215,7 @@ class SparseRelevance:
         return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
     def _assemble(self, counts, out_f, out_v, out_c):
-        L = self.labels.n_columns
+        L = self.n_labels
         indptr = np.zeros(L + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
         pf = np.concatenate(out_f) if out_f else np.zeros(0, dtype=np.int32)
@@ -248,17 +259,23 @@ class SparseRelevance:
             co = (ind_y[r0:r1] @ ind_x).tocsr()
             co.sort_indices()
             rows = np.repeat(np.arange(r0, r1), np.diff(co.indptr))
-            lab, f, v = self._from_counts(slot_label[rows], co.indices.astype(np.int64),
-                                          np.rint(co.data).astype(np.int64))
-            if lab.size == 0:
-                continue
-            closed = self.closed(f, lab)
-            order = np.lexsort((-np.maximum(v, closed), lab))
-            counts += np.bincount(lab, minlength=L)
-            out_f.append(f[order].astype(np.int32))
-            out_v.append(v[order])
-            out_c.append(closed[order])
+            self._block_pairs(slot_label[rows], co.indices.astype(np.int64),
+                              np.rint(co.data).astype(np.int64), counts, out_f, out_v, out_c)
         return self._assemble(counts, out_f, out_v, out_c)
+
+    def _block_pairs(self, label, slot, count, counts, out_f, out_v, out_c) -> None:
+        """Pairs of a block of labels from their (label, slot) co-occurrence counts (sorted
+        by label then slot), each label's sorted by ``max(MI, f_closed)`` descending,
+        appended to ``out_*`` (``counts``: pairs per label, added to)."""
+        lab, f, v = self._from_counts(label, slot, count)
+        if lab.size == 0:
+            return
+        closed = self.closed(f, lab)
+        order = np.lexsort((-np.maximum(v, closed), lab))
+        counts += np.bincount(lab, minlength=counts.size)
+        out_f.append(f[order].astype(np.int32))
+        out_v.append(v[order])
+        out_c.append(closed[order])
 
     def pairs_of(self, positions: np.ndarray):
         """Co-occurring pairs ``(feature, label, relevance)`` of some features (positions,
@@ -302,22 +319,25 @@ class SparseRelevance:
 
     def toarray(self) -> np.ndarray:
         """The dense matrix (tests and small data only)."""
-        return self[np.arange(self.features.n_columns)]
+        return self[np.arange(self.n_features)]
 
     def take(self, positions: np.ndarray) -> "SparseRelevance":
         """The relevance of some features (in the given order), pairs filtered, not recounted."""
         positions = np.asarray(positions, dtype=np.int64)
-        new_of = np.full(self.features.n_columns, -1, dtype=np.int64)
+        new_of = np.full(self.n_features, -1, dtype=np.int64)
         new_of[positions] = np.arange(positions.size)
         mapped = new_of[self.pair_feature]
         keep = mapped >= 0
-        L = self.labels.n_columns
+        L = self.n_labels
         label_of = np.repeat(np.arange(L), np.diff(self.indptr))
         counts = np.bincount(label_of[keep], minlength=L)
         indptr = np.zeros(L + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
         pairs = (indptr, mapped[keep].astype(np.int32), self.pair_value[keep],
                  self.pair_closed[keep])
+        return self._taken(positions, pairs)
+
+    def _taken(self, positions: np.ndarray, pairs: tuple) -> "SparseRelevance":
         return SparseRelevance(self.features.take(positions), self.labels, self.kind,
                                _pairs=pairs)
 
@@ -327,6 +347,51 @@ class SparseRelevance:
 
     def gains_state(self, p: int, use_numba: bool = False) -> "SparseRelevanceGains":
         return SparseRelevanceGains(self, p, use_numba=use_numba)
+
+
+class MergedSparseRelevance(SparseRelevance):
+    """A :class:`SparseRelevance` from co-occurrence counts summed over row shards
+    (:class:`coreselect.core.shards.SparseShardCounts`), without the data: the marginals are
+    given, the pairs come from the merged ``(labels x feature code slots)`` counts with the
+    same closed forms and sums as :meth:`SparseRelevance._all_pairs_sparse`, and the pairs
+    of a few features (:meth:`pairs_of`) are read back from the stored pairs."""
+
+    def __init__(self, n: int, kind: str, nnz: np.ndarray, base: np.ndarray, h_x: np.ndarray,
+                 count: np.ndarray, base_l: np.ndarray, h_l: np.ndarray,
+                 slot_owner: np.ndarray | None, slot_counts: np.ndarray | None,
+                 co: sp.csr_matrix | None = None, *, _pairs: tuple | None = None):
+        if kind not in ("mi", "nmi"):
+            raise ValueError(f"unknown relevance {kind!r}")
+        self._set_marginals(n, kind, nnz, base, h_x, count, base_l, h_l, slot_owner,
+                            slot_counts)
+        if _pairs is None:
+            _pairs = self._pairs_from_merged(co)
+        self.indptr, self.pair_feature, self.pair_value, self.pair_closed = _pairs
+
+    def _pairs_from_merged(self, co: sp.csr_matrix):
+        co.sort_indices()
+        per_label = np.diff(co.indptr).astype(np.float64)
+        counts = np.zeros(self.n_labels, dtype=np.int64)
+        out_f, out_v, out_c = [], [], []
+        for r0, r1 in self._blocks(per_label):
+            a, b = int(co.indptr[r0]), int(co.indptr[r1])
+            label = np.repeat(np.arange(r0, r1), np.diff(co.indptr[r0:r1 + 1]))
+            self._block_pairs(label, co.indices[a:b].astype(np.int64),
+                              co.data[a:b].astype(np.int64), counts, out_f, out_v, out_c)
+        return self._assemble(counts, out_f, out_v, out_c)
+
+    def pairs_of(self, positions: np.ndarray):
+        """The stored pairs of some features (one pass over the pairs: a step reads one)."""
+        wanted = np.zeros(self.n_features, dtype=bool)
+        wanted[np.asarray(positions, dtype=np.int64)] = True
+        idx = np.flatnonzero(wanted[self.pair_feature])
+        label = np.searchsorted(self.indptr, idx, side="right") - 1
+        return label, self.pair_feature[idx].astype(np.int64), self.pair_value[idx]
+
+    def _taken(self, positions: np.ndarray, pairs: tuple) -> "MergedSparseRelevance":
+        return MergedSparseRelevance(
+            self.n, self.kind, self.nnz[positions], self.base[positions],
+            self.h_x[positions], self.count, self.base_l, self.h_l, None, None, _pairs=pairs)
 
 
 class SparseRelevanceGains:
