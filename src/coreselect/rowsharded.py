@@ -121,17 +121,23 @@ class InMemoryRowShards:
 
 class SequentialRows:
     """Map-reduce over the shards one after another in this process (streaming: a provider
-    that reads tiles from disk holds one tile in memory at a time)."""
+    that reads tiles from disk holds one tile in memory at a time). ``progress(done, total)``
+    is called after each shard of the count tables' pass."""
 
-    def __init__(self, shards: RowShards):
+    def __init__(self, shards: RowShards,
+                 progress: Callable[[int, int], None] | None = None):
         self.shards = shards
         self.n_row_shards = shards.n_row_shards
+        self.progress = progress
 
     def map_reduce(self, fn: ShardFunction, *args: Any) -> Any:
         total = None
         for i in range(self.n_row_shards):
             part = fn(self.shards.features(i), self.shards.labels(i), *args)
             total = part if total is None else total + part
+            del part
+            if fn is counts_task and self.progress is not None:
+                self.progress(i + 1, self.n_row_shards)
         return total
 
     def step(self, u: int, backend: Backend = "auto") -> np.ndarray:

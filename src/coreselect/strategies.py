@@ -271,7 +271,7 @@ class _Centralized(Strategy):
     alternate: bool
 
     def _select(self, objective, source, backend, progress):
-        problem = source.problem(objective)
+        problem = source.problem(objective, progress=_stage(progress, "relevance"))
         res = problem.run(objective.k, alternate=self.alternate, backend=backend,
                           callback=_stage(progress, "select"))
         return _from_problem(problem, res, self.name,
@@ -464,7 +464,8 @@ class RowSharded(Strategy):
                 rows = DaskRows(cluster.client, shards)
                 info = cluster.describe()
             else:
-                rows, info = SequentialRows(shards), {"engine": "local"}
+                rows = SequentialRows(shards, progress=_stage(progress, "counts"))
+                info = {"engine": "local"}
             run = select_row_sharded(
                 rows, k=objective.k, lam=objective.lam, p=objective.p,
                 relevance=objective.relevance, calibration=objective.calibration,

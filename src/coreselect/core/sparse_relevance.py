@@ -44,6 +44,8 @@ co-occurrence counts add over row shards, :class:`coreselect.core.shards.SparseS
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -95,7 +97,8 @@ class SparseRelevance:
     features (a subproblem)."""
 
     def __init__(self, features: DiscreteMatrix, labels: DiscreteMatrix, kind: str = "mi",
-                 *, _pairs: tuple | None = None):
+                 *, progress: Callable[[int, int], None] | None = None,
+                 _pairs: tuple | None = None):
         if kind not in ("mi", "nmi"):
             raise ValueError(f"unknown relevance {kind!r}")
         if not labels_are_binary(labels):
@@ -116,7 +119,7 @@ class SparseRelevance:
                         minlength=labels.n_columns),
             entropy(labels), features.expanded_owner, features.code_counts)
         self.indptr, self.pair_feature, self.pair_value, self.pair_closed = (
-            self._all_pairs() if _pairs is None else _pairs)
+            self._all_pairs(progress) if _pairs is None else _pairs)
 
     def _set_marginals(self, n, kind, nnz, base, h_x, count, base_l, h_l, slot_owner,
                        slot_counts) -> None:
@@ -193,16 +196,17 @@ class SparseRelevance:
         cells = ((s1 + s2) + s3) + ((self.base[f] + self.base_l[lab]) + xl[n00])
         return lab, f, self._finish(cells, f, lab)
 
-    def _all_pairs(self):
+    def _all_pairs(self, progress=None):
         """Every co-occurring pair, label-major, each label's pairs sorted by
         ``max(MI, f_closed)`` descending (the greedy's live prefixes): ``(indptr, feature,
         value, closed)``. Compiled when numba is available (one pass over the label's rows,
-        no slot-level temporaries), else sparse products; the same numbers either way."""
+        no slot-level temporaries), else sparse products; the same numbers either way.
+        ``progress(done, total)`` is called after each block of labels."""
         from coreselect.core.entropy import _numba_enabled
 
         if _numba_enabled("auto"):
-            return self._all_pairs_compiled()
-        return self._all_pairs_sparse()
+            return self._all_pairs_compiled(progress)
+        return self._all_pairs_sparse(progress)
 
     def _blocks(self, work: np.ndarray) -> list[tuple[int, int]]:
         bounds, total = [0], 0.0
@@ -223,30 +227,47 @@ class SparseRelevance:
         pc = np.concatenate(out_c) if out_c else np.zeros(0)
         return indptr, pf, pv, pc
 
-    def _all_pairs_compiled(self):
+    def _all_pairs_compiled(self, progress=None):
         from coreselect.core._numba_sparse import count_pairs, label_pairs
 
         feats, labels = self.features, self.labels
         rm = feats.row_major
         ycodes = labels.codes
+        L = labels.n_columns
         mark = np.zeros(feats.n_columns, dtype=np.int8)
         touched = np.zeros(feats.n_columns, dtype=np.int64)
+        # Blocks of labels of about equal work (one label's work: its rows' entries), so a
+        # progress callback sees the pass move; the kernels run per block on slices.
+        entries = np.r_[0, np.cumsum(np.diff(rm.indptr)[ycodes.indices], dtype=np.float64)]
+        cum = np.cumsum(entries[ycodes.indptr[1:]] - entries[ycodes.indptr[:-1]] + 1.0)
+        cuts = np.unique(np.r_[0, np.searchsorted(cum, cum[-1] * np.arange(1, 50) / 50)
+                               if L else [], L]).astype(np.int64)
         # Counted first, so the pairs are written once into arrays of their exact size.
-        sizes = count_pairs(ycodes.indptr, ycodes.indices, rm.indptr, rm.indices, mark, touched)
-        indptr = np.zeros(labels.n_columns + 1, dtype=np.int64)
+        sizes = np.zeros(L, dtype=np.int64)
+        for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+            sizes[a:b] = count_pairs(ycodes.indptr[a:b + 1], ycodes.indices, rm.indptr,
+                                     rm.indices, mark, touched)
+            if progress is not None:
+                progress(int(b), 2 * L)
+        indptr = np.zeros(L + 1, dtype=np.int64)
         np.cumsum(sizes, out=indptr[1:])
         total = int(indptr[-1])
         feature = np.empty(total, dtype=np.int32)
         value, closed = np.empty(total), np.empty(total)
         log2n = float(np.log2(self.n)) if self.n else 0.0
-        label_pairs(indptr, feature, value, closed, ycodes.indptr, ycodes.indices, rm.indptr,
-                    rm.indices, rm.data, feats.offsets, feats.code_counts, self.nnz, self.base,
-                    self.h_x, _inverse_sqrt(self.h_x), self.count, self.base_l, self.h_l,
-                    _inverse_sqrt(self.h_l), self.xl, log2n, self.kind == "nmi",
-                    np.zeros(int(feats.offsets[-1]), dtype=np.int64), mark, touched)
+        inv_x, inv_l = _inverse_sqrt(self.h_x), _inverse_sqrt(self.h_l)
+        slot_count = np.zeros(int(feats.offsets[-1]), dtype=np.int64)
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            label_pairs(indptr[a:b + 1], feature, value, closed, ycodes.indptr[a:b + 1],
+                        ycodes.indices, rm.indptr, rm.indices, rm.data, feats.offsets,
+                        feats.code_counts, self.nnz, self.base, self.h_x, inv_x,
+                        self.count[a:b], self.base_l[a:b], self.h_l[a:b], inv_l[a:b], self.xl,
+                        log2n, self.kind == "nmi", slot_count, mark, touched)
+            if progress is not None:
+                progress(L + int(b), 2 * L)
         return indptr, feature, value, closed
 
-    def _all_pairs_sparse(self):
+    def _all_pairs_sparse(self, progress=None):
         feats, labels = self.features, self.labels
         L = labels.n_columns
         ind_x = feats.indicator  # (n x slots) CSR
@@ -261,6 +282,8 @@ class SparseRelevance:
             rows = np.repeat(np.arange(r0, r1), np.diff(co.indptr))
             self._block_pairs(slot_label[rows], co.indices.astype(np.int64),
                               np.rint(co.data).astype(np.int64), counts, out_f, out_v, out_c)
+            if progress is not None:
+                progress(int(r1), int(work.size))
         return self._assemble(counts, out_f, out_v, out_c)
 
     def _block_pairs(self, label, slot, count, counts, out_f, out_v, out_c) -> None:
