@@ -15,7 +15,9 @@ agree, and the machine's load average (the machine may be shared: compare rows o
 ``--modes``: ``centralized`` (above), ``rows`` (``mode="rows"``: the samples in
 ``--row-shards`` shards, sparse co-occurrence counts summed over them, stage ``counts``), and
 ``store-rows`` (a column store of ``--row-block-size`` rows per block built first, then
-``mode="rows"`` over its row blocks, read one at a time: stage ``build`` is the store's).
+``mode="rows"`` over its row blocks, read one at a time: stage ``build`` is the store's),
+and ``cli`` (the data written as an XMC file by one process, then ``coreselect select
+FILE.xmc -k K --json`` timed as a command: reading, relevance and greedy, peak RSS).
 No timing is asserted anywhere.
 """
 
@@ -91,6 +93,15 @@ def child(payload: dict) -> dict:
     data, kw, build_s = ds.X, {}, None
     if mode == "rows":
         kw = {"mode": "rows", "row_shards": payload.get("row_shards", 4)}
+    elif mode == "cli":
+        from coreselect.io.xmc import write_xmc
+
+        t0 = time.perf_counter()
+        write_xmc(ds, payload["store"])
+        return {"build_s": time.perf_counter() - t0, "x_nnz": x_nnz, "y_nnz": int(ds.Y.nnz),
+                "shape": list(ds.X.shape) + [ds.Y.shape[1]], "generate_s": gen,
+                "signal": [int(v) for v in ds.meta["signal"]],
+                "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     elif mode == "store-rows":
         from coreselect.store import build_store
 
@@ -118,6 +129,24 @@ def child(payload: dict) -> dict:
             "objective": float(res.objective), "selected": [int(v) for v in res.selected]}
 
 
+def cli_case(payload: dict, backend: str, k: int, signal: list) -> dict:
+    """``coreselect select FILE.xmc -k K --json`` as a command: wall time and peak RSS."""
+    if backend != "auto":
+        return {"error": "the cli mode runs the library's own choice (--backends auto)"}
+    cmd = [sys.executable, "-m", "coreselect", "select", payload["store"], "-k", str(k),
+           "--json", "--quiet"]
+    try:
+        seconds, peak, out, cpu = _common.run_command(cmd)
+    except RuntimeError as exc:
+        return {"error": str(exc).splitlines()[-1]}
+    report = json.loads(out)
+    return {"seconds": seconds, "cpu_s": cpu, "peak_mib": peak,
+            "used": report.get("relevance_backend"),
+            "stages": {key: float(v) for key, v in report.get("timings", {}).items()},
+            "step_ms": None, "signal_share": float(np.isin(report["selected"], signal).mean()),
+            "objective": float(report["objective"]), "selected": report["selected"]}
+
+
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         print(json.dumps(child(json.loads(sys.argv[2]))))
@@ -133,7 +162,7 @@ def main() -> None:
     p.add_argument("--n-samples", type=int, default=None, help="override the shapes' samples")
     p.add_argument("--n-features", type=int, default=None, help="override the shapes' features")
     p.add_argument("--modes", nargs="+", default=["centralized"],
-                   choices=["centralized", "rows", "store-rows"],
+                   choices=["centralized", "rows", "store-rows", "cli"],
                    help="centralized, rows (in-memory row shards) or store-rows (a store's row blocks)")
     p.add_argument("--row-shards", type=int, default=4, help="row shards of --modes rows")
     p.add_argument("--row-block-size", type=int, default=None,
@@ -159,18 +188,23 @@ def main() -> None:
                        "n_samples": args.n_samples, "n_features": args.n_features,
                        "mode": mode, "row_shards": args.row_shards,
                        "row_block_size": args.row_block_size}
-            if mode == "store-rows":  # built in one process, selected from in another
+            if mode in ("store-rows", "cli"):  # built in one process, selected in another
                 import shutil
                 import tempfile
 
                 folder = tempfile.mkdtemp(prefix="extreme-store-")
-                payload["store"] = str(Path(folder) / "s")
+                payload["store"] = str(Path(folder) / ("s" if mode == "store-rows" else "d.xmc"))
                 try:
                     built = _common.run_case(__file__, payload)
-                    res = built if "error" in built else {
-                        **built, **_common.run_case(__file__, {
+                    if "error" in built:
+                        res = built
+                    elif mode == "cli":
+                        res = {**built, **cli_case(payload, backend, k, built["signal"]),
+                               "build_peak_mib": built["peak_mib"]}
+                    else:
+                        res = {**built, **_common.run_case(__file__, {
                             **payload, "phase": "select", "signal": built["signal"]}),
-                        "build_peak_mib": built["peak_mib"]}
+                            "build_peak_mib": built["peak_mib"]}
                 finally:
                     shutil.rmtree(folder, ignore_errors=True)
             else:

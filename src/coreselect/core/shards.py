@@ -145,7 +145,7 @@ class SparseShardCounts:
 def sparse_shard_counts(features: DiscreteMatrix, labels: DiscreteMatrix) -> SparseShardCounts:
     """:class:`SparseShardCounts` of one row shard (binary labels): one sparse product per
     block of labels (temporaries bounded as :class:`SparseRelevance`'s)."""
-    from coreselect.core.sparse_relevance import BLOCK_ENTRIES, labels_are_binary
+    from coreselect.core.sparse_relevance import labels_are_binary, work_blocks
 
     if features.n_samples != labels.n_samples:
         raise ValueError("features and labels of a shard have different numbers of rows")
@@ -161,16 +161,7 @@ def sparse_shard_counts(features: DiscreteMatrix, labels: DiscreteMatrix) -> Spa
     ind_y = sp.csc_matrix((np.ones(lab.nnz, dtype=count_type), lab.indices, lab.indptr),
                           shape=lab.shape).T.tocsr()
     work = ind_y @ np.diff(ind_x.indptr).astype(np.float64)  # entries per label, at most
-    blocks, bounds, total = [], [0], 0.0
-    for i, w in enumerate(work):
-        if total + w > BLOCK_ENTRIES and i > bounds[-1]:
-            bounds.append(i)
-            total = 0.0
-        total += w
-    bounds.append(L)
-    for r0, r1 in zip(bounds[:-1], bounds[1:]):
-        if r1 > r0:
-            blocks.append((ind_y[r0:r1] @ ind_x).tocsr())
+    blocks = [(ind_y[r0:r1] @ ind_x).tocsr() for r0, r1 in work_blocks(work)]
     joint = (sp.vstack(blocks, format="csr") if blocks
              else sp.csr_matrix((L, n_slots), dtype=count_type))
     joint.sort_indices()

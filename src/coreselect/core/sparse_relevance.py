@@ -64,6 +64,20 @@ BLOCK_ENTRIES = 4_000_000
 RELEVANCE_BACKENDS = ("auto", "dense", "sparse")
 
 
+def work_blocks(work: np.ndarray, limit: float | None = None) -> list[tuple[int, int]]:
+    """Consecutive ``(start, stop)`` blocks of items whose ``work`` adds up to about ``limit``
+    (default :data:`BLOCK_ENTRIES`) each, an item larger than that alone (no Python loop
+    over the items: a million labels)."""
+    limit = BLOCK_ENTRIES if limit is None else limit
+    work = np.asarray(work, dtype=np.float64)
+    if work.size == 0:
+        return []
+    cum = np.cumsum(work)
+    cuts = np.searchsorted(cum, limit * np.arange(1, int(cum[-1] // limit) + 1), side="left")
+    bounds = np.unique(np.r_[0, cuts, work.size])
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
 def labels_are_binary(labels: DiscreteMatrix) -> bool:
     """Whether every label column has at most two codes (the sparse form's condition)."""
     return bool(np.all(labels.n_codes <= 2))
@@ -209,14 +223,7 @@ class SparseRelevance:
         return self._all_pairs_sparse(progress)
 
     def _blocks(self, work: np.ndarray) -> list[tuple[int, int]]:
-        bounds, total = [0], 0.0
-        for i, w in enumerate(work):
-            if total + w > BLOCK_ENTRIES and i > bounds[-1]:
-                bounds.append(i)
-                total = 0.0
-            total += w
-        bounds.append(work.size)
-        return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        return work_blocks(work)
 
     def _assemble(self, counts, out_f, out_v, out_c):
         L = self.n_labels
