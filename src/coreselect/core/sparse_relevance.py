@@ -400,16 +400,31 @@ class MergedSparseRelevance(SparseRelevance):
         self._by_feature = self._feature_ptr = None
 
     def _pairs_from_merged(self, co: sp.csr_matrix):
+        """The pairs, written block by block into arrays sized for the count entries (at
+        least the pairs) and shrunk in place at the end: never the pairs twice in memory."""
         co.sort_indices()
         per_label = np.diff(co.indptr).astype(np.float64)
         counts = np.zeros(self.n_labels, dtype=np.int64)
-        out_f, out_v, out_c = [], [], []
+        capacity = int(co.nnz)
+        feature = np.empty(capacity, dtype=np.int32)
+        value, closed = np.empty(capacity), np.empty(capacity)
+        at = 0
         for r0, r1 in self._blocks(per_label):
             a, b = int(co.indptr[r0]), int(co.indptr[r1])
             label = np.repeat(np.arange(r0, r1), np.diff(co.indptr[r0:r1 + 1]))
+            out_f, out_v, out_c = [], [], []
             self._block_pairs(label, co.indices[a:b].astype(np.int64),
                               co.data[a:b].astype(np.int64), counts, out_f, out_v, out_c)
-        return self._assemble(counts, out_f, out_v, out_c)
+            if out_f:
+                m = out_f[0].size
+                feature[at:at + m], value[at:at + m], closed[at:at + m] = (
+                    out_f[0], out_v[0], out_c[0])
+                at += m
+        for array in (feature, value, closed):
+            array.resize(at, refcheck=False)
+        indptr = np.zeros(self.n_labels + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        return indptr, feature, value, closed
 
     def pairs_of(self, positions: np.ndarray):
         """The stored pairs of some features, through a feature-major index of the pairs
