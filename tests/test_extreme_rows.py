@@ -245,3 +245,20 @@ def test_many_labels_keep_the_top_labels_only(monkeypatch, mode):
     wide = full.explain(names)
     for a, b in zip(why, wide):  # a kept label is listed as with every label kept
         assert [n for n in b.labels if n in {names[j] for j in top.label_ids}] == list(a.labels)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_grid_sparse_equals_dense(seed):
+    """Algorithm 3 on a 2-D grid: the parts restrict the merged sparse relevance (take, never
+    dense rows) and select what the dense tables select."""
+    from coreselect.rowsharded import select_grid
+
+    X, Y = _data(seed)
+    F, L = _discrete(X, Y, 3)
+    parts = [np.arange(0, 12), np.arange(12, 30)]
+    runs = [select_grid(SequentialRows(InMemoryRowShards.split(F, L, 3)), parts, k=5,
+                        relevance_backend=how) for how in ("sparse", "dense")]
+    assert isinstance(runs[0].stats.relevance, MergedSparseRelevance)
+    np.testing.assert_array_equal(runs[0].result.selected, runs[1].result.selected)
+    assert [p.tolist() for p in runs[0].result.extra["parts"]] == \
+        [p.tolist() for p in runs[1].result.extra["parts"]]

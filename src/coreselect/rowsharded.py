@@ -282,7 +282,9 @@ def greedy_on_columns(source: RowMapReduce, stats: Statistics, params: Objective
                         oracle=oracle, selectable=allowed)
         result.local = result.selected.copy()
         return result
-    result = greedy(_Columns(columns.size), stats.relevance[columns], params, n_select,
+    relevance = (stats.relevance[columns] if isinstance(stats.relevance, np.ndarray)
+                 else stats.relevance.take(columns))  # sparse: its pairs, not dense rows
+    result = greedy(_Columns(columns.size), relevance, params, n_select,
                     alternate=alternate, column_ids=columns, backend=backend,
                     callback=callback, oracle=_Restricted(oracle, columns))
     result.local = result.selected.copy()
