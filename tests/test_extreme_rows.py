@@ -215,7 +215,7 @@ def test_dask_rows_sparse_counts():
     F, L = _discrete(X, Y, 3)
     expected = Problem.from_discrete(F, L, k=6, relevance_backend="dense").run(alternate=True)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         with DaskRows(client, InMemoryRowShards(F, L, [0, 10, 10, 50, 90])) as rows:
             run = select_row_sharded(rows, k=6, relevance_backend="sparse")
     assert isinstance(run.stats.relevance, MergedSparseRelevance)
