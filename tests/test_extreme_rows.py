@@ -262,3 +262,15 @@ def test_grid_sparse_equals_dense(seed):
     np.testing.assert_array_equal(runs[0].result.selected, runs[1].result.selected)
     assert [p.tolist() for p in runs[0].result.extra["parts"]] == \
         [p.tolist() for p in runs[1].result.extra["parts"]]
+
+
+def test_checkpointed_rows_with_sparse_counts(monkeypatch, tmp_path):
+    """A checkpointed rows run with the sparse relevance: its statistics are not recorded
+    (not arrays), a second call counts again and returns the same selection."""
+    monkeypatch.setattr(sparse_relevance, "DENSE_RELEVANCE_MAX_BYTES", 0)
+    X, Y = _data(5)
+    first = select(X, Y, k=4, mode="rows", min_bin_count=3, checkpoint=tmp_path / "ck")
+    again = select(X, Y, k=4, mode="rows", min_bin_count=3, checkpoint=tmp_path / "ck")
+    assert first.engine_info["relevance_backend"] == "sparse"
+    np.testing.assert_array_equal(again.selected, first.selected)
+    np.testing.assert_array_equal(first.selected, select(X, Y, k=4, min_bin_count=3).selected)
