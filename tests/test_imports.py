@@ -41,3 +41,29 @@ def test_dir_lists_the_public_api():
         assert getattr(coreselect, name) is not None
     with pytest.raises(AttributeError):
         coreselect.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize("suffix", [".arff", ".arff.gz"])
+def test_cli_select_on_a_data_file_imports_nothing_heavy(tmp_path, suffix):
+    """``coreselect select FILE`` with default options (a sparse ARFF, plain and gzipped):
+    none of scikit-learn, pandas, Dask or matplotlib is imported by the whole run."""
+    import gzip
+
+    rng = __import__("numpy").random.default_rng(0)
+    n_feat = 30
+    header = [f"@relation 'r: -C -3'"] + [f"@attribute f{i} numeric" for i in range(n_feat)] + [
+        f"@attribute y{j} {{0,1}}" for j in range(3)] + ["@data"]
+    rows = []
+    for _ in range(60):
+        cells = [f"{i} {rng.integers(1, 9) / 4}" for i in range(n_feat) if rng.random() < 0.3]
+        cells += [f"{n_feat + j} 1" for j in range(3) if rng.random() < 0.4]
+        rows.append("{" + ",".join(cells) + "}")
+    text = "\n".join(header + rows) + "\n"
+    path = tmp_path / f"tiny{suffix}"
+    path.write_bytes(gzip.compress(text.encode()) if suffix.endswith(".gz") else text.encode())
+    statement = ("from coreselect.cli import main\n"
+                 "try:\n"
+                 f"    main(['select', {str(path)!r}, '-k', '3', '--json'])\n"
+                 "except SystemExit as exc:\n"
+                 "    assert exc.code == 0, exc.code")
+    assert _loaded_after(statement) == []
