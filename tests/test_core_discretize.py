@@ -31,14 +31,16 @@ def _random_matrix(rng, n, d, kind):
 @pytest.mark.parametrize("kind", ["continuous", "sparse_tfidf", "few_values", "ties"])
 @pytest.mark.parametrize("strategy", ["auto", "quantile", "uniform"])
 @pytest.mark.parametrize("as_sparse", [False, True])
-def test_matches_reference(kind, strategy, as_sparse):
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_matches_reference(kind, strategy, as_sparse, backend):
     rng = np.random.default_rng(zlib.crc32(f"{kind}{strategy}{as_sparse}".encode()))
     X = _random_matrix(rng, 120, 12, kind)
     X[:, 0] = 0.0  # constant
     X[:, 1] = X[:, 2]  # duplicate
     data = sp.csr_matrix(X) if as_sparse else X
     for n_bins, min_count in [(5, 10), (3, 1), (8, 25)]:
-        dm = discretize(data, n_bins=n_bins, strategy=strategy, min_bin_count=min_count)
+        dm = discretize(data, n_bins=n_bins, strategy=strategy, min_bin_count=min_count,
+                        backend=backend)
         codes = dm.dense_codes()
         for j in range(X.shape[1]):
             expected = ref.discretize_column(X[:, j], n_bins, strategy, min_count, as_sparse)
@@ -234,3 +236,14 @@ def test_compiled_refuses_like_numpy():
             discretize(sp.csr_matrix(np.array([[np.nan, 1.0]])), backend=backend)
         with pytest.raises(InputError, match="integer codes"):
             discretize(np.array([[0.5], [1.0]]), strategy="none", backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+@pytest.mark.parametrize("zeros", [9, 10, 11])
+def test_zero_bin_needs_more_than_half_zeros(backend, zeros):
+    """A dense column keeps zero as its own bin only when more than half its samples are zero
+    (exactly half is not "mostly zero": then 1..4 | 5..10, with the zero bin 1..5 | 6..10)."""
+    x = np.concatenate([np.zeros(zeros), np.arange(1.0, 21.0 - zeros)])
+    dm = discretize(x[:, None], n_bins=3, min_bin_count=1, backend=backend)
+    expected = ref.discretize_column(x, 3, "auto", 1, False)
+    assert ref.same_partition(dm.dense_codes()[:, 0], expected)
