@@ -42,30 +42,15 @@ def discretize_columns(phase, lo, hi, indptr, rows, vals, n, is_sparse, n_bins, 
         m = e - s
         z = n - m if is_sparse else 0  # implicit zeros (never stored: see discretize)
         x = vals[s:e]
-        order = np.argsort(x)
         # Distinct values (sorted) with their weights; the implicit zeros are one more value.
         u_val = np.empty(m + 1)
         u_w = np.zeros(m + 1, dtype=np.int64)
         g_of = np.empty(m, dtype=np.int64)  # group of each cell, by position in the column
-        G = 0
-        zero_g = -1
-        for r in range(m):
-            v = x[order[r]]
-            if z > 0 and zero_g < 0 and v > 0:
-                zero_g = G
-                u_val[G] = 0.0
-                u_w[G] = z
-                G += 1
-            if G == 0 or v != u_val[G - 1] or G - 1 == zero_g:
-                u_val[G] = v
-                G += 1
-            u_w[G - 1] += 1
-            g_of[order[r]] = G - 1
-        if z > 0 and zero_g < 0:
-            zero_g = G
-            u_val[G] = 0.0
-            u_w[G] = z
-            G += 1
+        lo_v, span = _integer_span(x)
+        if span >= 0 and span <= 2 * m + 16:
+            G, zero_g = _groups_counted(x, z, lo_v, span, u_val, u_w, g_of)
+        else:
+            G, zero_g = _groups_sorted(x, z, u_val, u_w, g_of)
         bins = np.arange(G)  # rule 1: one bin per distinct value
         if strategy != 3 and G > n_bins:
             _split(u_val, u_w, G, n, is_sparse, n_bins, strategy, min_count, bins)
@@ -94,6 +79,85 @@ def discretize_columns(phase, lo, hi, indptr, rows, vals, n, is_sparse, n_bins, 
         zero_code[j] = zc
         out_count[j] = stored + (z if zc != 0 else 0)
         n_codes[j] = nc
+
+
+@njit(cache=True, nogil=True)
+def _integer_span(x):  # pragma: no cover
+    """(min, max - min) of ``x`` when all its values are integers (counts, codes, 0/1) and
+    the span is small enough to count; else (0, -1)."""
+    if x.size == 0:
+        return 0.0, -1
+    lo = x[0]
+    hi = x[0]
+    for v in x:
+        if v != np.floor(v):
+            return 0.0, -1
+        lo = min(lo, v)
+        hi = max(hi, v)
+    if hi - lo > 1 << 30:
+        return 0.0, -1
+    return lo, np.int64(hi - lo)
+
+
+@njit(cache=True, nogil=True)
+def _groups_counted(x, z, lo, span, u_val, u_w, g_of):  # pragma: no cover
+    """Distinct values of an integer column by counting (no sort): as :func:`_groups_sorted`."""
+    count = np.zeros(span + 1, dtype=np.int64)
+    for v in x:
+        count[np.int64(v - lo)] += 1
+    group = np.empty(span + 1, dtype=np.int64)
+    G = 0
+    zero_g = -1
+    for k in range(span + 1):
+        if count[k] == 0:
+            continue
+        v = lo + k  # exact: integers in a range below 2**30
+        if z > 0 and zero_g < 0 and v > 0:
+            zero_g = G
+            u_val[G] = 0.0
+            u_w[G] = z
+            G += 1
+        u_val[G] = v
+        u_w[G] = count[k]
+        group[k] = G
+        G += 1
+    if z > 0 and zero_g < 0:
+        zero_g = G
+        u_val[G] = 0.0
+        u_w[G] = z
+        G += 1
+    for t in range(x.size):
+        g_of[t] = group[np.int64(x[t] - lo)]
+    return G, zero_g
+
+
+@njit(cache=True, nogil=True)
+def _groups_sorted(x, z, u_val, u_w, g_of):  # pragma: no cover
+    """The distinct values of a column in increasing order (``u_val``) with their numbers of
+    samples (``u_w``), the group of every stored cell (``g_of``), and, with ``z`` implicit
+    zeros (sparse input: none stored), the zero as one more group; returns (groups, the zero's
+    group or -1)."""
+    order = np.argsort(x)
+    G = 0
+    zero_g = -1
+    for r in range(x.size):
+        v = x[order[r]]
+        if z > 0 and zero_g < 0 and v > 0:
+            zero_g = G
+            u_val[G] = 0.0
+            u_w[G] = z
+            G += 1
+        if G == 0 or v != u_val[G - 1] or G - 1 == zero_g:
+            u_val[G] = v
+            G += 1
+        u_w[G - 1] += 1
+        g_of[order[r]] = G - 1
+    if z > 0 and zero_g < 0:
+        zero_g = G
+        u_val[G] = 0.0
+        u_w[G] = z
+        G += 1
+    return G, zero_g
 
 
 @njit(cache=True, nogil=True)
