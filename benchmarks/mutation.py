@@ -68,6 +68,17 @@ MUTANTS: list[Mutant] = [
       "equal frequency: q ignores the kept zero bin"),
     M("core/discretize.py", "raw = np.minimum(raw, n_bins - 1)", "raw = np.minimum(raw, n_bins)",
       "uniform: the maximum gets a bin of its own"),
+    # -- core/_numba_discretize.py (the compiled twin of the five above) --------------------
+    M("core/_numba_discretize.py", "and (is_sparse or zero_w * 2 > n))",
+      "and (is_sparse or zero_w * 2 >= n))", "compiled zero-bin rule: exactly half zeros counts as mostly zero"),
+    M("core/_numba_discretize.py", "if table[b] < min_count and", "if table[b] <= min_count and",
+      "compiled merging: a bin of exactly min_bin_count is merged"),
+    M("core/_numba_discretize.py", "go_left = j > 0 and left <= right", "go_left = j > 0 and left < right",
+      "compiled merging: a tie between neighbours goes right"),
+    M("core/_numba_discretize.py", "raw[g] = (q * before) // tot", "raw[g] = (n_bins * before) // tot",
+      "compiled equal frequency: q ignores the kept zero bin"),
+    M("core/_numba_discretize.py", "/ width)), n_bins - 1)", "/ width)), n_bins)",
+      "compiled uniform: the maximum gets a bin of its own"),
     # -- core/entropy.py ---------------------------------------------------------------------
     M("core/entropy.py", "inv_x = np.where(h_x >= ZERO_ENTROPY, 1.0 / np.sqrt(h_x), 0.0)",
       "inv_x = np.where(h_x >= ZERO_ENTROPY, 1.0 / h_x, 0.0)", "nmi: divides by H(x) instead of sqrt(H(x))"),

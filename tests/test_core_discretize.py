@@ -31,14 +31,16 @@ def _random_matrix(rng, n, d, kind):
 @pytest.mark.parametrize("kind", ["continuous", "sparse_tfidf", "few_values", "ties"])
 @pytest.mark.parametrize("strategy", ["auto", "quantile", "uniform"])
 @pytest.mark.parametrize("as_sparse", [False, True])
-def test_matches_reference(kind, strategy, as_sparse):
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_matches_reference(kind, strategy, as_sparse, backend):
     rng = np.random.default_rng(zlib.crc32(f"{kind}{strategy}{as_sparse}".encode()))
     X = _random_matrix(rng, 120, 12, kind)
     X[:, 0] = 0.0  # constant
     X[:, 1] = X[:, 2]  # duplicate
     data = sp.csr_matrix(X) if as_sparse else X
     for n_bins, min_count in [(5, 10), (3, 1), (8, 25)]:
-        dm = discretize(data, n_bins=n_bins, strategy=strategy, min_bin_count=min_count)
+        dm = discretize(data, n_bins=n_bins, strategy=strategy, min_bin_count=min_count,
+                        backend=backend)
         codes = dm.dense_codes()
         for j in range(X.shape[1]):
             expected = ref.discretize_column(X[:, j], n_bins, strategy, min_count, as_sparse)
@@ -172,3 +174,76 @@ def test_explicit_zeros_equal_eliminated(values, stored, n_bins, min_count, stra
         got = _codes(discretize(X, **params))
         np.testing.assert_array_equal(got[0], expected[0])
         np.testing.assert_array_equal(got[1], expected[1])
+
+
+# -- the compiled kernel (core/_numba_discretize.py) against the vectorized numpy path ------
+def _same_bits(a, b) -> None:
+    for x, y in ((a.codes.indptr, b.codes.indptr), (a.codes.indices, b.codes.indices),
+                 (a.codes.data, b.codes.data), (a.n_codes, b.n_codes)):
+        assert x.dtype == y.dtype
+        np.testing.assert_array_equal(x, y)
+
+
+_CELLS = [0.0, 0.0, 0.0, 0.0, -0.0, 1.0, 2.0, 2.5, 3.0, -1.0, -4.5, 7.0, 0.125, 1e-300, 1e300]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n=st.integers(0, 40),
+    d=st.integers(0, 5),
+    seed=st.integers(0, 2**31 - 1),
+    n_bins=st.integers(2, 7),
+    min_count=st.integers(1, 12),
+    strategy=st.sampled_from(["auto", "quantile", "uniform", "none"]),
+    layout=st.sampled_from(["dense", "csr", "csc", "dense_int", "continuous"]),
+)
+def test_compiled_equals_numpy(n, d, seed, n_bins, min_count, strategy, layout):
+    """Same codes, same dtypes, bit for bit: sizes 0/1/many, sparse and dense, every strategy,
+    implicit zeros that are and are not the most frequent bin."""
+    rng = np.random.default_rng(seed)
+    if layout == "continuous":
+        X = rng.normal(size=(n, d)) * (rng.random((n, d)) < rng.random())
+    else:
+        X = rng.choice(_CELLS, size=(n, d)) * (rng.random((n, d)) < rng.random())
+    if strategy == "none" or layout == "dense_int":
+        X = np.round(np.clip(X, -50, 50))
+    data = {"csr": sp.csr_matrix, "csc": sp.csc_matrix}.get(layout, np.asarray)(X)
+    if layout == "dense_int":
+        data = X.astype(np.int16)
+    params = dict(n_bins=n_bins, strategy=strategy, min_bin_count=min_count)
+    _same_bits(discretize(data, backend="numba", **params), discretize(data, backend="numpy", **params))
+
+
+@pytest.mark.parametrize("strategy", ["auto", "quantile", "uniform"])
+def test_compiled_equals_numpy_across_blocks(monkeypatch, strategy):
+    """Wide sparse data in several column blocks and on several threads."""
+    import sys
+
+    monkeypatch.setattr(sys.modules["coreselect.core.discretize"], "BLOCK_CELLS", 500)
+    rng = np.random.default_rng(7)
+    X = sp.random(300, 400, density=0.05, random_state=rng, format="csr").toarray()
+    X = np.round(X * 10, 1)
+    X[:200, 5] = 3.0  # a column whose implicit zeros are not code 0
+    X = sp.csr_matrix(X)
+    for n_bins, min_count in [(5, 10), (3, 1), (9, 2)]:
+        params = dict(n_bins=n_bins, strategy=strategy, min_bin_count=min_count)
+        _same_bits(discretize(X, backend="numba", **params), discretize(X, backend="numpy", **params))
+
+
+def test_compiled_refuses_like_numpy():
+    for backend in ("numba", "numpy"):
+        with pytest.raises(InputError, match="NaN or infinite"):
+            discretize(sp.csr_matrix(np.array([[np.nan, 1.0]])), backend=backend)
+        with pytest.raises(InputError, match="integer codes"):
+            discretize(np.array([[0.5], [1.0]]), strategy="none", backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+@pytest.mark.parametrize("zeros", [9, 10, 11])
+def test_zero_bin_needs_more_than_half_zeros(backend, zeros):
+    """A dense column keeps zero as its own bin only when more than half its samples are zero
+    (exactly half is not "mostly zero": then 1..4 | 5..10, with the zero bin 1..5 | 6..10)."""
+    x = np.concatenate([np.zeros(zeros), np.arange(1.0, 21.0 - zeros)])
+    dm = discretize(x[:, None], n_bins=3, min_bin_count=1, backend=backend)
+    expected = ref.discretize_column(x, 3, "auto", 1, False)
+    assert ref.same_partition(dm.dense_codes()[:, 0], expected)

@@ -41,3 +41,55 @@ def test_dir_lists_the_public_api():
         assert getattr(coreselect, name) is not None
     with pytest.raises(AttributeError):
         coreselect.no_such_name  # noqa: B018
+
+
+def _tiny_arff(tmp_path, suffix: str):
+    """A small sparse multi-label ARFF (MEKA header: the last 3 attributes are labels)."""
+    import gzip
+
+    rng = __import__("numpy").random.default_rng(0)
+    n_feat = 30
+    header = [f"@relation 'r: -C -3'"] + [f"@attribute f{i} numeric" for i in range(n_feat)] + [
+        f"@attribute y{j} {{0,1}}" for j in range(3)] + ["@data"]
+    rows = []
+    for _ in range(60):
+        cells = [f"{i} {rng.integers(1, 9) / 4}" for i in range(n_feat) if rng.random() < 0.3]
+        cells += [f"{n_feat + j} 1" for j in range(3) if rng.random() < 0.4]
+        rows.append("{" + ",".join(cells) + "}")
+    text = "\n".join(header + rows) + "\n"
+    path = tmp_path / f"tiny{suffix}"
+    path.write_bytes(gzip.compress(text.encode()) if suffix.endswith(".gz") else text.encode())
+    return path
+
+
+def _select_statement(path) -> str:
+    return ("from coreselect.cli import main\n"
+            "try:\n"
+            f"    main(['select', {str(path)!r}, '-k', '3', '--json'])\n"
+            "except SystemExit as exc:\n"
+            "    assert exc.code == 0, exc.code")
+
+
+@pytest.mark.parametrize("suffix", [".arff", ".arff.gz"])
+def test_cli_select_on_a_data_file_imports_nothing_heavy(tmp_path, suffix):
+    """``coreselect select FILE`` with default options (a sparse ARFF, plain and gzipped):
+    none of scikit-learn, pandas, Dask or matplotlib is imported by the whole run."""
+    assert _loaded_after(_select_statement(_tiny_arff(tmp_path, suffix))) == []
+
+
+def test_cli_select_compiles_nothing_on_a_warm_run(tmp_path):
+    """Every compiled kernel a default ``coreselect select FILE`` calls comes from numba's
+    on-disk cache on the second run (cache=True on each, and the warm-up and the real calls
+    share their signatures): nothing is compiled at start-up."""
+    path = _tiny_arff(tmp_path, ".arff")
+    code = (_select_statement(path) + "\n"
+            "import gc, json\n"
+            "from numba.core.registry import CPUDispatcher\n"
+            "used = {d.py_func.__qualname__: sum(d.stats.cache_misses.values())\n"
+            "        for d in gc.get_objects() if isinstance(d, CPUDispatcher) and d.signatures}\n"
+            "print(json.dumps(used))")
+    runs = [json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                      text=True, check=True, timeout=300).stdout.splitlines()[-1])
+            for _ in range(2)]  # the first run may compile (a fresh checkout) and fill the cache
+    assert "discretize_columns" in runs[1] and "distances_block" in runs[1]
+    assert {name: misses for name, misses in runs[1].items() if misses} == {}

@@ -17,14 +17,6 @@ The public API::
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("coreselect")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
-del version, PackageNotFoundError
-
 # The README tells users to catch coreselect.errors.*: it must be there right after
 # `import coreselect`. The module is plain Python with no imports, so this costs nothing.
 from coreselect import errors  # noqa: E402
@@ -51,6 +43,15 @@ __all__ = sorted(_LAZY) + ["__version__", "errors"]
 
 
 def __getattr__(name: str):
+    if name == "__version__":  # looked up on first use: importlib.metadata costs ~30 ms
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("coreselect")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            value = "0.0.0"
+        globals()[name] = value
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'coreselect' has no attribute {name!r}")

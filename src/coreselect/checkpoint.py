@@ -289,8 +289,13 @@ class Resumable:
         self._write()
 
     def record_stats(self, stats) -> None:
-        """Mode rows, after the counts pass: its statistics (a resumed run skips the pass)."""
+        """Mode rows, after the counts pass: its statistics (a resumed run skips the pass).
+        A sparse relevance (many labels: ``MergedSparseRelevance``) is not an array: not
+        recorded, a resumed run counts again (same statistics, same selection)."""
         from dataclasses import fields
+
+        if not isinstance(stats.relevance, np.ndarray):
+            return
 
         arrays = {f.name: np.asarray(getattr(stats, f.name)) for f in fields(stats)}
         data = encode({"format": FORMAT, "statistics": True}, arrays)

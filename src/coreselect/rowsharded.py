@@ -5,7 +5,10 @@ discretized with cut points found over all rows). Every statistic is a sum over 
 :mod:`coreselect.core.shards` count tables, so the selection is the unsharded one:
 
 1. one map-reduce of :func:`~coreselect.core.shards.shard_counts` gives entropies and the
-   relevance matrix;
+   relevance matrix (with many binary labels, of
+   :func:`~coreselect.core.shards.sparse_shard_counts`: (label, feature code) co-occurrences
+   as a sparse matrix, and the relevance in the sparse form of
+   :mod:`coreselect.core.sparse_relevance`, as the centralized run chooses);
 2. each greedy step is one map-reduce of :func:`~coreselect.core.shards.step_counts` of the
    newly chosen feature (an ``a_u x slots`` count table per shard, whatever its rows).
 
@@ -30,8 +33,10 @@ from coreselect.core.entropy import Backend, Relevance
 from coreselect.core.greedy import GreedyResult, GreedyState, StateCallback, StepCallback, greedy
 from coreselect.core.objective import ObjectiveParams
 from coreselect.core.shards import (
-    RowShardedOracle, ShardCounts, Statistics, shard_counts, statistics, step_counts,
+    RowShardedOracle, ShardCounts, SparseShardCounts, Statistics, shard_counts,
+    sparse_shard_counts, sparse_statistics, statistics, step_counts,
 )
+from coreselect.core.sparse_relevance import choose_backend
 from coreselect.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -116,17 +121,23 @@ class InMemoryRowShards:
 
 class SequentialRows:
     """Map-reduce over the shards one after another in this process (streaming: a provider
-    that reads tiles from disk holds one tile in memory at a time)."""
+    that reads tiles from disk holds one tile in memory at a time). ``progress(done, total)``
+    is called after each shard of the count tables' pass."""
 
-    def __init__(self, shards: RowShards):
+    def __init__(self, shards: RowShards,
+                 progress: Callable[[int, int], None] | None = None):
         self.shards = shards
         self.n_row_shards = shards.n_row_shards
+        self.progress = progress
 
     def map_reduce(self, fn: ShardFunction, *args: Any) -> Any:
         total = None
         for i in range(self.n_row_shards):
             part = fn(self.shards.features(i), self.shards.labels(i), *args)
             total = part if total is None else total + part
+            del part
+            if fn is counts_task and self.progress is not None:
+                self.progress(i + 1, self.n_row_shards)
         return total
 
     def step(self, u: int, backend: Backend = "auto") -> np.ndarray:
@@ -145,7 +156,13 @@ class SequentialRows:
 
 # -- functions run on each shard (module level: they travel to workers by reference) --------
 def counts_task(features: DiscreteMatrix, labels: DiscreteMatrix,
-                backend: Backend = "auto") -> ShardCounts:
+                backend: Backend = "auto", relevance_backend: str = "auto",
+                ) -> ShardCounts | SparseShardCounts:
+    """The shard's count tables: sparse co-occurrences where the centralized run would take
+    the sparse relevance (:func:`choose_backend` reads only the global numbers of codes, so
+    every shard chooses alike)."""
+    if choose_backend(features, labels, relevance_backend) == "sparse":
+        return sparse_shard_counts(features, labels)
     return shard_counts(features, labels, backend)
 
 
@@ -194,6 +211,7 @@ def select_row_sharded(
     backend: Backend = "auto",
     callback: StepCallback | None = None,
     calibration: str = "paper",
+    relevance_backend: str = "auto",
     start: GreedyState | None = None,
     on_step: StateCallback | None = None,
     stats: Statistics | None = None,
@@ -209,7 +227,8 @@ def select_row_sharded(
     began = time.perf_counter()
     if stats is None:
         stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
-                                               backend=backend, calibration=calibration)
+                                               backend=backend, calibration=calibration,
+                                               relevance_backend=relevance_backend)
         if on_stats is not None:
             on_stats(stats)
     else:
@@ -226,11 +245,21 @@ def select_row_sharded(
 
 def row_sharded_statistics(source: RowMapReduce, *, k: int, lam: float = 0.5, p: int = 10,
                            relevance: Relevance = "mi", backend: Backend = "auto",
-                           calibration: str = "paper",
+                           calibration: str = "paper", relevance_backend: str = "auto",
                            ) -> tuple[Statistics, ObjectiveParams]:
     """One map-reduce of the shards' count tables: entropies, relevance, objective params."""
     start = time.perf_counter()
-    stats = statistics(source.map_reduce(counts_task, backend), relevance, backend)
+    try:
+        merged = source.map_reduce(counts_task, backend, relevance_backend)
+    except ValueError as exc:  # relevance_backend="sparse" with labels that are not binary
+        if "binary" not in str(exc):
+            raise
+        raise InputError(str(exc)) from None
+    if isinstance(merged, SparseShardCounts):
+        stats = sparse_statistics(merged, relevance)
+    else:
+        stats = statistics(merged, relevance, backend)
+    del merged
     log.info("row-sharded counts of %d shards in %.3f s", source.n_row_shards,
              time.perf_counter() - start)
     params = ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=stats.relevance.shape[1],
@@ -258,7 +287,19 @@ def greedy_on_columns(source: RowMapReduce, stats: Statistics, params: Objective
         def step(u: int, backend: Backend) -> np.ndarray:
             return source.map_reduce(step_task, u, backend)
     oracle = RowShardedOracle(stats, lambda u: step(int(u), backend), backend)
-    result = greedy(_Columns(columns.size), stats.relevance[columns], params, n_select,
+    if not isinstance(stats.relevance, np.ndarray) and 2 * columns.size > stats.n_columns:
+        # A sparse relevance restricted to the columns would copy every pair: run over all
+        # columns with the others not selectable (the same selection, as Problem.run).
+        allowed = np.zeros(stats.n_columns, dtype=bool)
+        allowed[columns] = True
+        result = greedy(_Columns(stats.n_columns), stats.relevance, params, n_select,
+                        alternate=alternate, backend=backend, callback=callback,
+                        oracle=oracle, selectable=allowed, start=start, on_step=on_step)
+        result.local = result.selected.copy()
+        return result
+    relevance = (stats.relevance[columns] if isinstance(stats.relevance, np.ndarray)
+                 else stats.relevance.take(columns))  # sparse: its pairs, not dense rows
+    result = greedy(_Columns(columns.size), relevance, params, n_select,
                     alternate=alternate, column_ids=columns, backend=backend,
                     callback=callback, oracle=_Restricted(oracle, columns), start=start,
                     on_step=on_step)
@@ -277,13 +318,14 @@ def select_grid(
     relevance: Relevance = "mi",
     keep_constant: bool = False,
     backend: Backend = "auto",
+    relevance_backend: str = "auto",
 ) -> RowShardedRun:
     """Algorithm 3 on a 2-D grid: Greedy on each column part (given as column ids), every part
     row-sharded, then AltGreedy on the union of the parts' selections. The counts are taken
     once for all parts."""
     start = time.perf_counter()
     stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
-                                           backend=backend)
+                                           backend=backend, relevance_backend=relevance_backend)
     cs = int(k if coreset_size is None else coreset_size)
     chosen = []
     for part in parts:

@@ -159,7 +159,9 @@ class GDSSelector(SelectorMixin, BaseEstimator):
     pair_distances_ : ndarray, shape (k, k)
         Distances among the selected features, in selection order.
     label_relevance_ : ndarray, shape (k, n_labels)
-        Relevance of each selected feature (selection order) to each label.
+        Relevance of each selected feature (selection order) to each label (with more than
+        :data:`coreselect.explain.MAX_FULL_LABELS` labels, to the top labels only:
+        ``result_.label_ids``).
     explanations_ : list of coreselect.explain.FeatureExplanation
         Why each feature was picked, in selection order: the labels for which it is among
         the top-p of the selection, its share of ``g``, and its nearest selected neighbour by
@@ -258,7 +260,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
 
         self.explanations_ = explain_selection(
             result.label_relevance, self.p, result.pair_distances, feature_names=picked,
-            label_names=result.label_names)
+            label_names=result.shown_label_names())
         self.timings_ = result.timings
         self.seconds_ = result.seconds
         self.support_ = np.zeros(X.shape[1], dtype=bool)

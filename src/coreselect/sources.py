@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -81,9 +81,11 @@ class Source(abc.ABC):
         """Number of candidate columns that may be selected."""
 
     @abc.abstractmethod
-    def problem(self, objective: Objective) -> Problem:
+    def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
+                ) -> Problem:
         """Every candidate column in memory, relevances computed (``problem.timings`` says
-        how long that took)."""
+        how long that took; ``progress(done, total)`` as the sparse relevance's labels are
+        done)."""
 
     @abc.abstractmethod
     def column_parts(self, objective: Objective, m: int, random_state: Any) -> ColumnParts:
@@ -406,7 +408,8 @@ class InMemorySource(Source):
         return self.n_columns if self.binning.keep_constant else int(
             (~features.is_constant).sum())
 
-    def problem(self, objective: Objective) -> Problem:
+    def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
+                ) -> Problem:
         """Relevances are computed once per relevance kind and reused by later runs on this
         source (other ``k``, ``lam``, ``p``): they cost more than a greedy run."""
         features, labels, seconds = self._discrete
@@ -416,7 +419,7 @@ class InMemorySource(Source):
             cached = Problem.from_discrete(features, labels, k=o.k, lam=o.lam, p=o.p,
                                            relevance=o.relevance, calibration=o.calibration,
                                            keep_constant=self.binning.keep_constant,
-                                           column_ids=self.column_ids)
+                                           column_ids=self.column_ids, progress=progress)
             cached.timings = {"discretize": seconds, **cached.timings}
             self._problems[o.relevance] = cached
             return cached
@@ -509,7 +512,8 @@ class StoreSource(Source):
     def n_selectable(self) -> int:
         return self.store.n_selectable(self.binning.keep_constant)
 
-    def problem(self, objective: Objective) -> Problem:
+    def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
+                ) -> Problem:
         start = time.perf_counter()
         features = self.store.read_all()
         seconds = time.perf_counter() - start
@@ -517,7 +521,8 @@ class StoreSource(Source):
         o = objective
         problem = Problem.from_discrete(features, self.store.labels(), k=o.k, lam=o.lam, p=o.p,
                                         relevance=o.relevance, calibration=o.calibration,
-                                        keep_constant=self.binning.keep_constant)
+                                        keep_constant=self.binning.keep_constant,
+                                        progress=progress)
         problem.timings = {"load": seconds, **problem.timings}
         return problem
 

@@ -107,6 +107,19 @@ class SelectionResult:
     spec: dict = field(default_factory=dict)
     label_relevance: np.ndarray | None = None  # (k, labels): relevance of each pick to each label
     label_names: list[str] | None = None  # the source's label names (None: unnamed)
+    # The labels label_relevance's columns are (None: all); with more than
+    # explain.MAX_FULL_LABELS labels, only the top labels by their term of g.
+    label_ids: np.ndarray | None = None
+    n_labels: int | None = None  # the data's number of labels (label_ids is some of them)
+
+    def shown_label_names(self, label_names: Sequence[str] | None = None) -> list[str] | None:
+        """The names of ``label_relevance``'s columns (``label_names``: of every label)."""
+        names = self.label_names if label_names is None else label_names
+        if self.label_ids is None:
+            return None if names is None else list(names)
+        if names is None:
+            return [f"label{int(j)}" for j in self.label_ids]
+        return [str(names[int(j)]) for j in self.label_ids]
 
     def explain(self, label_names: Sequence[str] | None = None,
                 min_share: float = 0.05) -> list:
@@ -120,7 +133,7 @@ class SelectionResult:
             raise InputError("this result holds no per-label relevances to explain")
         return explain_selection(self.label_relevance, int(self.spec.get("p", 10)),
                                  self.pair_distances,
-                                 label_names=self.label_names if label_names is None else label_names,
+                                 label_names=self.shown_label_names(label_names),
                                  feature_names=self.names, min_share=min_share)
 
     def __repr__(self) -> str:
@@ -165,6 +178,8 @@ class SelectionResult:
             "spec": dict(self.spec),
             **self.data,
         })
+        if self.label_ids is not None:  # explain / coverage see the top labels only
+            out["labels_explained"] = {"top": int(self.label_ids.size), "of": self.n_labels}
         return out
 
 
@@ -284,15 +299,18 @@ def _seed_spec(random_state: Any, source: Source) -> Any:
 
 
 def _from_problem(problem: Problem, res, strategy: str, **extra) -> SelectionResult:
+    from coreselect.explain import selected_label_relevance
+
     pos = problem.positions_of(np.asarray(res.selected, dtype=np.int64))
-    rows = problem.relevance[pos]  # once: with a sparse relevance it is built on demand
+    # Once: with a sparse relevance the rows are built on demand (top labels only when many).
+    rows, sums, label_ids = selected_label_relevance(problem.relevance, pos, problem.params.p)
     return SelectionResult(
         selected=np.asarray(res.selected, dtype=np.int64),
         objective=float(res.objective),
         relevance=float(res.relevance),
         diversity=float(res.diversity),
-        feature_relevance=rows.sum(axis=1),
-        label_relevance=rows,
+        feature_relevance=sums,
+        label_relevance=rows, label_ids=label_ids, n_labels=int(problem.relevance.shape[1]),
         pair_distances=np.asarray(res.pair_distances),
         strategy=strategy,
         **extra,
@@ -305,7 +323,7 @@ class _Centralized(Strategy):
 
     def _select(self, objective, source, backend, progress, checkpoint=None):
         record = _resumable(checkpoint, objective, source, backend, mode=self.name)
-        problem = source.problem(objective)
+        problem = source.problem(objective, progress=_stage(progress, "relevance"))
         if record is not None:
             record.n_steps = objective.k
         res = problem.run(objective.k, alternate=self.alternate, backend=backend,
@@ -565,7 +583,8 @@ class RowSharded(Strategy):
                 rows = DaskRows(cluster.client, shards)
                 info = cluster.describe()
             else:
-                rows, info = SequentialRows(shards), {"engine": "local"}
+                rows = SequentialRows(shards, progress=_stage(progress, "counts"))
+                info = {"engine": "local"}
             run = select_row_sharded(
                 rows, k=objective.k, lam=objective.lam, p=objective.p,
                 relevance=objective.relevance, calibration=objective.calibration,
@@ -584,13 +603,18 @@ class RowSharded(Strategy):
         positions = np.asarray(res.selected, dtype=np.int64)
         selected = positions if ids is None else np.asarray(ids, dtype=np.int64)[positions]
         timings.update(run.timings)
+        from coreselect.explain import selected_label_relevance
+
+        rel = run.stats.relevance
+        label_rows, sums, label_ids = selected_label_relevance(rel, positions, objective.p)
+        form = "dense" if isinstance(rel, np.ndarray) else "sparse"
         return SelectionResult(
             selected=selected, objective=float(res.objective), relevance=float(res.relevance),
-            diversity=float(res.diversity),
-            feature_relevance=run.stats.relevance[positions].sum(axis=1),
-            label_relevance=run.stats.relevance[positions],
+            diversity=float(res.diversity), feature_relevance=sums,
+            label_relevance=label_rows, label_ids=label_ids, n_labels=int(rel.shape[1]),
             pair_distances=np.asarray(res.pair_distances), strategy=self.name,
             engine=info["engine"], engine_info={**info, "row_shards": rows.n_row_shards,
+                                                "relevance_backend": form,
                                                 **({} if record is None else record.describe())},
             timings=timings)
 

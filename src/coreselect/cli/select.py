@@ -207,7 +207,9 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
             if png_tmp is not None:
                 from coreselect.explain import plot_coverage
 
-                plot_coverage(result.label_relevance, p, png_tmp, label_names=label_names,
+                plot_coverage(result.label_relevance, p, png_tmp,
+                              label_names=result.shown_label_names(label_names),
+                              n_labels_total=result.n_labels,
                               feature_names=result.names)
             if export_tmp is not None:
                 arff = {"xml": xml_tmp or False} if format_of(export) == "arff" else {}
@@ -323,6 +325,10 @@ def _table(report: dict) -> str:
                     f"{info['resumed_from_step']} of {report['k']} step(s) recorded")
     if report.get("explanations"):
         rows += ["", "why each was picked (labels it is among the top-p for; share of g; nearest pick):"]
+        shown = report.get("labels_explained")
+        if shown:  # too many labels to keep: the top ones by their term of g
+            rows.append(f"(labels: the {shown['top']} of {shown['of']} with the largest terms of "
+                        "g; shares of g over those)")
         for rank, e in enumerate(report["explanations"], start=1):
             labels = ", ".join(f"{name} {mi:.3f}" for name, mi in
                                zip(e["labels"], e["label_relevance"])) or "(diversity only)"

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import Callable, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -169,8 +169,13 @@ def discretize(
     n_bins: int = 5,
     strategy: Strategy = "auto",
     min_bin_count: int = 10,
+    backend: Literal["auto", "numba", "numpy"] = "auto",
 ) -> DiscreteMatrix:
     """Discretize every column of ``X`` (dense or scipy.sparse) by the rules of this module.
+
+    ``backend="numba"`` sorts each column on its own in a compiled loop (several times faster
+    on wide sparse data); ``"numpy"`` is the vectorized path; ``"auto"`` takes numba when it
+    imports (as :mod:`coreselect.core.entropy`). Both give the same codes, bit for bit.
 
     Raises
     ------
@@ -205,6 +210,9 @@ def discretize(
             except (TypeError, ValueError) as exc:
                 raise InputError(f"the data are not numeric: {exc}") from None
     n, d = X.shape
+    from coreselect.core.entropy import _numba_enabled
+
+    compiled = _numba_enabled(backend)
     # Columns are binned independently, so blocks of columns with about BLOCK_CELLS cells
     # each bound every temporary (sort keys, float copies) without any per-column Python loop.
     cells = np.diff(X.indptr) + 1 if is_sparse else np.full(d, max(n, 1))
@@ -212,7 +220,11 @@ def discretize(
     indptr = np.zeros(d + 1, dtype=np.int64)
     indices, data, n_codes = [], [], []
     for c0, c1 in zip(bounds[:-1], bounds[1:]):
-        block = _discretize_block(X[:, c0:c1], n_bins, strategy, min_bin_count, is_sparse)
+        if compiled:
+            block = _discretize_block_compiled(X, int(c0), int(c1), n_bins, strategy,
+                                               min_bin_count, is_sparse)
+        else:
+            block = _discretize_block(X[:, c0:c1], n_bins, strategy, min_bin_count, is_sparse)
         indptr[c0 + 1:c1 + 1] = indptr[c0] + block.indptr[1:]
         # Narrow each block at once: int64 pieces of every block would be 16 bytes per cell.
         indices.append(block.indices.astype(np.int32 if n < 2**31 else np.int64))
@@ -263,13 +275,61 @@ class _Block:
     n_codes: np.ndarray
 
 
-def _discretize_block(X, n_bins, strategy, min_bin_count, is_sparse) -> _Block:
-    """The rules of this module on some columns (their CSC codes and numbers of codes)."""
-    cols, vals, weights, rows, n, d = _entries(X)
+def _check_values(vals, strategy) -> None:
     if vals.size and not np.all(np.isfinite(vals)):
         raise InputError("the data contain NaN or infinite values")
     if strategy == "none" and vals.size and np.any(vals != np.round(vals)):
         raise InputError('strategy="none" needs integer codes, but the data hold fractional values')
+
+
+def _discretize_block_compiled(X, c0, c1, n_bins, strategy, min_bin_count, is_sparse) -> _Block:
+    """Columns ``c0 <= j < c1`` of ``X`` (checked CSC or dense) by the compiled kernel, on the
+    kernels' threads (column ranges of about equal cells; the same bits on any number)."""
+    from coreselect.core._numba_discretize import STRATEGY_CODES, discretize_columns
+    from coreselect.core._threads import n_threads, run_blocks
+
+    n = X.shape[0]
+    d = c1 - c0
+    if is_sparse:
+        lo, hi = int(X.indptr[c0]), int(X.indptr[c1])
+        col_ptr = X.indptr[c0:c1 + 1].astype(np.int64) - lo
+        rows = X.indices[lo:hi]
+        vals = np.ascontiguousarray(X.data[lo:hi], dtype=np.float64)
+    else:
+        col_ptr = np.arange(d + 1, dtype=np.int64) * n
+        rows = np.zeros(0, dtype=np.int32)  # dense: the row is the position in the column
+        vals = np.asarray(X[:, c0:c1], dtype=np.float64).ravel(order="F")
+    _check_values(vals, strategy)
+    idx_dtype = np.int32 if n < 2**31 else np.int64
+    cell_code = np.empty(vals.size, dtype=idx_dtype)
+    n_codes = np.zeros(d, dtype=np.int64)
+    zero_code = np.zeros(d, dtype=np.int64)
+    out_count = np.zeros(d, dtype=np.int64)
+    out_ptr = np.zeros(d + 1, dtype=np.int64)
+    out_rows = np.zeros(0, dtype=idx_dtype)
+    out_codes = np.zeros(0, dtype=idx_dtype)
+    code = STRATEGY_CODES[strategy]
+    parts = _blocks(np.diff(col_ptr) + 1, max(1, (vals.size + d) // max(1, n_threads()) + 1))
+
+    def run(phase: int) -> Callable[[int], None]:
+        def one(b: int) -> None:
+            discretize_columns(phase, int(parts[b]), int(parts[b + 1]), col_ptr, rows, vals, n,
+                               is_sparse, n_bins, code, min_bin_count, cell_code, n_codes,
+                               zero_code, out_count, out_ptr, out_rows, out_codes)
+        return one
+
+    run_blocks(run(0), len(parts) - 1)
+    np.cumsum(out_count, out=out_ptr[1:])
+    out_rows = np.empty(int(out_ptr[-1]), dtype=idx_dtype)
+    out_codes = np.empty(int(out_ptr[-1]), dtype=idx_dtype)
+    run_blocks(run(1), len(parts) - 1)
+    return _Block(out_ptr, out_rows, out_codes, n_codes)
+
+
+def _discretize_block(X, n_bins, strategy, min_bin_count, is_sparse) -> _Block:
+    """The rules of this module on some columns (their CSC codes and numbers of codes)."""
+    cols, vals, weights, rows, n, d = _entries(X)
+    _check_values(vals, strategy)
 
     # Distinct (column, value) groups with the number of samples holding each, sorted by
     # column then value, and the group of every cell.

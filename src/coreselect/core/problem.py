@@ -7,6 +7,7 @@ import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -104,6 +105,7 @@ class Problem:
         calibration: str = "paper",
         column_ids: np.ndarray | None = None,
         relevance_backend: str = "auto",
+        progress: Callable[[int, int], None] | None = None,
     ) -> "Problem":
         """Compute the relevances of discretized columns. The core's default ``calibration``
         is the paper's eq. (2), as :class:`ObjectiveParams`'; the library's default
@@ -111,7 +113,8 @@ class Problem:
         :class:`coreselect.spec.Objective`. ``relevance_backend``: ``"dense"`` (the features
         x labels matrix), ``"sparse"`` (co-occurring pairs plus closed forms, binary labels
         only; same selection) or ``"auto"``
-        (:func:`~coreselect.core.sparse_relevance.choose_backend`)."""
+        (:func:`~coreselect.core.sparse_relevance.choose_backend`). ``progress(done, total)``:
+        called as the sparse relevance's blocks of labels are done."""
         if features.n_samples != labels.n_samples:
             raise InputError(
                 f"X has {features.n_samples} samples but Y has {labels.n_samples}"
@@ -127,7 +130,7 @@ class Problem:
         except ValueError as exc:
             raise InputError(str(exc)) from None
         if how == "sparse":
-            matrix = SparseRelevance(features, labels, relevance)
+            matrix = SparseRelevance(features, labels, relevance, progress=progress)
         else:
             matrix = relevance_matrix(features, labels, relevance)
         seconds = time.perf_counter() - start

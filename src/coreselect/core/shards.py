@@ -106,6 +106,100 @@ def shard_counts(features: DiscreteMatrix, labels: DiscreteMatrix,
                        features.code_counts.copy(), labels.code_counts.copy(), joint)
 
 
+@dataclass(eq=False)
+class SparseShardCounts:
+    """Count tables of some rows when the labels are binary and many: as :class:`ShardCounts`
+    but the co-occurrences are a sparse ``(labels x feature code slots)`` matrix ``joint``
+    (label ``l``'s row counts the rows with ``l = 1`` and each feature code; a constant
+    label's row is empty), so they take memory per co-occurring pair, not per feature and
+    label. They add over shards exactly as the dense tables do (:meth:`__add__`)."""
+
+    n_samples: int
+    feature_codes: np.ndarray
+    label_codes: np.ndarray
+    feature_counts: np.ndarray
+    label_counts: np.ndarray
+    joint: sp.csr_matrix
+
+    def __add__(self, other: "SparseShardCounts") -> "SparseShardCounts":
+        if not (np.array_equal(self.feature_codes, other.feature_codes)
+                and np.array_equal(self.label_codes, other.label_codes)):
+            raise ValueError("count tables of differently discretized columns cannot be merged")
+        joint = (self.joint + other.joint).tocsr()
+        return SparseShardCounts(self.n_samples + other.n_samples, self.feature_codes,
+                                 self.label_codes, self.feature_counts + other.feature_counts,
+                                 self.label_counts + other.label_counts, joint)
+
+    def __eq__(self, other: object) -> bool:
+        if not (isinstance(other, SparseShardCounts) and self.n_samples == other.n_samples
+                and all(np.array_equal(getattr(self, f), getattr(other, f)) for f in
+                        ("feature_codes", "label_codes", "feature_counts", "label_counts"))):
+            return False
+        a, b = self.joint.tocsr(), other.joint.tocsr()
+        a.eliminate_zeros(), b.eliminate_zeros()
+        a.sort_indices(), b.sort_indices()
+        return (a.shape == b.shape and np.array_equal(a.indptr, b.indptr)
+                and np.array_equal(a.indices, b.indices) and np.array_equal(a.data, b.data))
+
+
+def sparse_shard_counts(features: DiscreteMatrix, labels: DiscreteMatrix) -> SparseShardCounts:
+    """:class:`SparseShardCounts` of one row shard (binary labels): one sparse product per
+    block of labels (temporaries bounded as :class:`SparseRelevance`'s)."""
+    from coreselect.core.sparse_relevance import labels_are_binary, work_blocks
+
+    if features.n_samples != labels.n_samples:
+        raise ValueError("features and labels of a shard have different numbers of rows")
+    if not labels_are_binary(labels):
+        raise ValueError("sparse count tables need binary label columns")
+    n, n_slots, L = features.n_samples, int(features.offsets[-1]), labels.n_columns
+    count_type = np.int32 if n < 2**31 else np.int64
+    ind_x = sp.csr_matrix(
+        (np.ones(features.codes.nnz, dtype=count_type),
+         (features.codes.indices, features.expanded_column)), shape=(n, n_slots))
+    # (labels x rows); a binary label's only non-zero code is 1.
+    lab = labels.codes.tocsc()
+    ind_y = sp.csc_matrix((np.ones(lab.nnz, dtype=count_type), lab.indices, lab.indptr),
+                          shape=lab.shape).T.tocsr()
+    work = ind_y @ np.diff(ind_x.indptr).astype(np.float64)  # entries per label, at most
+    blocks = [(ind_y[r0:r1] @ ind_x).tocsr() for r0, r1 in work_blocks(work)]
+    joint = (sp.vstack(blocks, format="csr") if blocks
+             else sp.csr_matrix((L, n_slots), dtype=count_type))
+    joint.sort_indices()
+    return SparseShardCounts(n, features.n_codes.copy(), labels.n_codes.copy(),
+                             features.code_counts.copy(), labels.code_counts.copy(), joint)
+
+
+def sparse_statistics(counts: SparseShardCounts, kind: Relevance = "mi") -> "Statistics":
+    """:func:`statistics` of sparse counts: the relevance is a
+    :class:`~coreselect.core.sparse_relevance.MergedSparseRelevance` (the marginals with the
+    in-memory path's table lookups, so its numbers are the centralized sparse form's)."""
+    from coreselect.core.sparse_relevance import MergedSparseRelevance
+
+    n = counts.n_samples
+    fx, fl = counts.feature_codes, counts.label_codes
+    xl = xlogx_table(max(n, 1))
+    owner_x, owner_l = _owner(fx), _owner(fl)
+    nnz_x = np.bincount(owner_x, weights=counts.feature_counts, minlength=fx.size)
+    nnz_x = np.rint(nnz_x).astype(np.int64)
+    nnz_l = np.rint(np.bincount(owner_l, weights=counts.label_counts,
+                                minlength=fl.size)).astype(np.int64)
+    base_x = np.bincount(owner_x, weights=xl[counts.feature_counts], minlength=fx.size)
+    base_l = np.bincount(owner_l, weights=xl[counts.label_counts], minlength=fl.size)
+
+    def entropies(base: np.ndarray, nnz: np.ndarray) -> np.ndarray:  # as entropy()
+        if n == 0:
+            return np.zeros(base.size)
+        return zero_small(np.log2(n) - (base + xl[n - nnz]) / n)
+
+    h_x, h_l = entropies(base_x, nnz_x), entropies(base_l, nnz_l)
+    count = np.where(fl >= 2, nnz_l, 0).astype(np.int64)
+    joint = counts.joint.tocsr()
+    joint.sum_duplicates()
+    relevance = MergedSparseRelevance(n, kind, nnz_x, base_x, h_x, count, base_l, h_l,
+                                      owner_x, counts.feature_counts, joint)
+    return Statistics(n, fx, counts.feature_counts, nnz_x, h_x, h_l, relevance)
+
+
 def _owner(n_codes: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(n_codes.size), np.maximum(n_codes - 1, 0))
 
@@ -138,7 +232,7 @@ class Statistics:
     nonzero_counts: np.ndarray
     entropies: np.ndarray
     label_entropies: np.ndarray
-    relevance: np.ndarray
+    relevance: np.ndarray  # or a MergedSparseRelevance (sparse_statistics)
 
     @property
     def n_columns(self) -> int:

@@ -37,11 +37,14 @@ O(co-occurring pairs + features + labels x p + keys), never features x labels.
 Only binary label columns qualify (``n_codes <= 2``; empty and all-ones labels are constant
 columns with count 0 and are handled by the same closed form); many-valued labels keep the
 dense path (:func:`choose_backend`). Used by every mode built on :class:`Problem`
-(centralized, distributed parts through :meth:`SparseRelevance.take`, streaming, stores);
-the row-sharded mode still sums dense count tables.
+(centralized, distributed parts through :meth:`SparseRelevance.take`, streaming, stores)
+and by the row-sharded mode (:class:`MergedSparseRelevance`: the (label, feature code)
+co-occurrence counts add over row shards, :class:`coreselect.core.shards.SparseShardCounts`).
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -59,6 +62,20 @@ DENSE_RELEVANCE_MAX_BYTES = 256 * 2**20
 BLOCK_ENTRIES = 4_000_000
 
 RELEVANCE_BACKENDS = ("auto", "dense", "sparse")
+
+
+def work_blocks(work: np.ndarray, limit: float | None = None) -> list[tuple[int, int]]:
+    """Consecutive ``(start, stop)`` blocks of items whose ``work`` adds up to about ``limit``
+    (default :data:`BLOCK_ENTRIES`) each, an item larger than that alone (no Python loop
+    over the items: a million labels)."""
+    limit = BLOCK_ENTRIES if limit is None else limit
+    work = np.asarray(work, dtype=np.float64)
+    if work.size == 0:
+        return []
+    cum = np.cumsum(work)
+    cuts = np.searchsorted(cum, limit * np.arange(1, int(cum[-1] // limit) + 1), side="left")
+    bounds = np.unique(np.r_[0, cuts, work.size])
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def labels_are_binary(labels: DiscreteMatrix) -> bool:
@@ -94,39 +111,51 @@ class SparseRelevance:
     features (a subproblem)."""
 
     def __init__(self, features: DiscreteMatrix, labels: DiscreteMatrix, kind: str = "mi",
-                 *, _pairs: tuple | None = None):
+                 *, progress: Callable[[int, int], None] | None = None,
+                 _pairs: tuple | None = None):
         if kind not in ("mi", "nmi"):
             raise ValueError(f"unknown relevance {kind!r}")
         if not labels_are_binary(labels):
             raise ValueError("the sparse relevance needs binary label columns")
         if features.n_samples != labels.n_samples:
             raise ValueError("the two matrices have different numbers of samples")
-        self.features, self.labels, self.kind = features, labels, kind
-        n = self.n = features.n_samples
-        self.xl = xlogx_table(max(n, 1))
-        # Features: key = (nnz, base); the closed forms read only the key.
-        self.nnz = features.nonzero_counts
-        self.base = np.bincount(features.expanded_owner, weights=self.xl[features.code_counts],
-                                minlength=features.n_columns)
-        self.h_x = entropy(features)
-        # Labels: count of code 1 (0 for a constant label), its entropy and base.
-        self.count = np.where(labels.n_codes >= 2, labels.nonzero_counts, 0).astype(np.int64)
-        self.base_l = np.bincount(labels.expanded_owner, weights=self.xl[labels.code_counts],
-                                  minlength=labels.n_columns)
-        self.h_l = entropy(labels)
+        self.features, self.labels = features, labels
+        n = features.n_samples
+        xl = xlogx_table(max(n, 1))
+        self._set_marginals(
+            n, kind, features.nonzero_counts,
+            np.bincount(features.expanded_owner, weights=xl[features.code_counts],
+                        minlength=features.n_columns),
+            entropy(features),
+            # Labels: count of code 1 (0 for a constant label), its entropy and base.
+            np.where(labels.n_codes >= 2, labels.nonzero_counts, 0).astype(np.int64),
+            np.bincount(labels.expanded_owner, weights=xl[labels.code_counts],
+                        minlength=labels.n_columns),
+            entropy(labels), features.expanded_owner, features.code_counts)
+        self.indptr, self.pair_feature, self.pair_value, self.pair_closed = (
+            self._all_pairs(progress) if _pairs is None else _pairs)
+
+    def _set_marginals(self, n, kind, nnz, base, h_x, count, base_l, h_l, slot_owner,
+                       slot_counts) -> None:
+        """What the closed forms read: per feature its key ``(nnz, base)`` and entropy, per
+        label its count, base and entropy; per feature code slot its owner and count."""
+        self.n, self.kind = int(n), kind
+        self.xl = xlogx_table(max(self.n, 1))
+        self.nnz, self.base, self.h_x = nnz, base, h_x
+        self.count, self.base_l, self.h_l = count, base_l, h_l
+        self.slot_owner, self.slot_counts = slot_owner, slot_counts
+        self.n_features, self.n_labels = int(nnz.size), int(count.size)
         self.group_counts, self.label_group = np.unique(self.count, return_inverse=True)
-        self.label_group = self.label_group.astype(np.int64)
+        self.label_group = self.label_group.astype(np.int64).reshape(-1)
         # One label of each group stands for it in the closed forms (same count, same base).
         first = np.zeros(self.group_counts.size, dtype=np.int64)
-        first[self.label_group[::-1]] = np.arange(labels.n_columns)[::-1]
+        first[self.label_group[::-1]] = np.arange(self.n_labels)[::-1]
         self.group_label = first
-        self.indptr, self.pair_feature, self.pair_value, self.pair_closed = (
-            self._all_pairs() if _pairs is None else _pairs)
 
     # -- shape -----------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, int]:
-        return (self.features.n_columns, self.labels.n_columns)
+        return (self.n_features, self.n_labels)
 
     @property
     def n_pairs(self) -> int:
@@ -163,14 +192,13 @@ class SparseRelevance:
     def _from_counts(self, label: np.ndarray, slot: np.ndarray, count: np.ndarray):
         """Pairs ``(label, feature, relevance)`` from co-occurrence counts of (label, feature
         code slot) entries sorted by label then slot (a feature's slots are consecutive)."""
-        feats = self.features
         xl = self.xl
-        owner = feats.expanded_owner[slot]
+        owner = self.slot_owner[slot]
         if label.size == 0:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, np.zeros(0)
         start = np.flatnonzero(np.r_[True, (label[1:] != label[:-1]) | (owner[1:] != owner[:-1])])
-        m_i = feats.code_counts[slot]
+        m_i = self.slot_counts[slot]
         lens = np.diff(np.r_[start, label.size])
         s1 = _run_sums(xl[count], start, lens)
         s2 = _run_sums(xl[m_i - count] - xl[m_i], start, lens)
@@ -182,29 +210,23 @@ class SparseRelevance:
         cells = ((s1 + s2) + s3) + ((self.base[f] + self.base_l[lab]) + xl[n00])
         return lab, f, self._finish(cells, f, lab)
 
-    def _all_pairs(self):
+    def _all_pairs(self, progress=None):
         """Every co-occurring pair, label-major, each label's pairs sorted by
         ``max(MI, f_closed)`` descending (the greedy's live prefixes): ``(indptr, feature,
         value, closed)``. Compiled when numba is available (one pass over the label's rows,
-        no slot-level temporaries), else sparse products; the same numbers either way."""
+        no slot-level temporaries), else sparse products; the same numbers either way.
+        ``progress(done, total)`` is called after each block of labels."""
         from coreselect.core.entropy import _numba_enabled
 
         if _numba_enabled("auto"):
-            return self._all_pairs_compiled()
-        return self._all_pairs_sparse()
+            return self._all_pairs_compiled(progress)
+        return self._all_pairs_sparse(progress)
 
     def _blocks(self, work: np.ndarray) -> list[tuple[int, int]]:
-        bounds, total = [0], 0.0
-        for i, w in enumerate(work):
-            if total + w > BLOCK_ENTRIES and i > bounds[-1]:
-                bounds.append(i)
-                total = 0.0
-            total += w
-        bounds.append(work.size)
-        return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        return work_blocks(work)
 
     def _assemble(self, counts, out_f, out_v, out_c):
-        L = self.labels.n_columns
+        L = self.n_labels
         indptr = np.zeros(L + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
         pf = np.concatenate(out_f) if out_f else np.zeros(0, dtype=np.int32)
@@ -212,30 +234,47 @@ class SparseRelevance:
         pc = np.concatenate(out_c) if out_c else np.zeros(0)
         return indptr, pf, pv, pc
 
-    def _all_pairs_compiled(self):
+    def _all_pairs_compiled(self, progress=None):
         from coreselect.core._numba_sparse import count_pairs, label_pairs
 
         feats, labels = self.features, self.labels
         rm = feats.row_major
         ycodes = labels.codes
+        L = labels.n_columns
         mark = np.zeros(feats.n_columns, dtype=np.int8)
         touched = np.zeros(feats.n_columns, dtype=np.int64)
+        # Blocks of labels of about equal work (one label's work: its rows' entries), so a
+        # progress callback sees the pass move; the kernels run per block on slices.
+        entries = np.r_[0, np.cumsum(np.diff(rm.indptr)[ycodes.indices], dtype=np.float64)]
+        cum = np.cumsum(entries[ycodes.indptr[1:]] - entries[ycodes.indptr[:-1]] + 1.0)
+        cuts = np.unique(np.r_[0, np.searchsorted(cum, cum[-1] * np.arange(1, 50) / 50)
+                               if L else [], L]).astype(np.int64)
         # Counted first, so the pairs are written once into arrays of their exact size.
-        sizes = count_pairs(ycodes.indptr, ycodes.indices, rm.indptr, rm.indices, mark, touched)
-        indptr = np.zeros(labels.n_columns + 1, dtype=np.int64)
+        sizes = np.zeros(L, dtype=np.int64)
+        for i, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+            sizes[a:b] = count_pairs(ycodes.indptr[a:b + 1], ycodes.indices, rm.indptr,
+                                     rm.indices, mark, touched)
+            if progress is not None:
+                progress(int(b), 2 * L)
+        indptr = np.zeros(L + 1, dtype=np.int64)
         np.cumsum(sizes, out=indptr[1:])
         total = int(indptr[-1])
         feature = np.empty(total, dtype=np.int32)
         value, closed = np.empty(total), np.empty(total)
         log2n = float(np.log2(self.n)) if self.n else 0.0
-        label_pairs(indptr, feature, value, closed, ycodes.indptr, ycodes.indices, rm.indptr,
-                    rm.indices, rm.data, feats.offsets, feats.code_counts, self.nnz, self.base,
-                    self.h_x, _inverse_sqrt(self.h_x), self.count, self.base_l, self.h_l,
-                    _inverse_sqrt(self.h_l), self.xl, log2n, self.kind == "nmi",
-                    np.zeros(int(feats.offsets[-1]), dtype=np.int64), mark, touched)
+        inv_x, inv_l = _inverse_sqrt(self.h_x), _inverse_sqrt(self.h_l)
+        slot_count = np.zeros(int(feats.offsets[-1]), dtype=np.int64)
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            label_pairs(indptr[a:b + 1], feature, value, closed, ycodes.indptr[a:b + 1],
+                        ycodes.indices, rm.indptr, rm.indices, rm.data, feats.offsets,
+                        feats.code_counts, self.nnz, self.base, self.h_x, inv_x,
+                        self.count[a:b], self.base_l[a:b], self.h_l[a:b], inv_l[a:b], self.xl,
+                        log2n, self.kind == "nmi", slot_count, mark, touched)
+            if progress is not None:
+                progress(L + int(b), 2 * L)
         return indptr, feature, value, closed
 
-    def _all_pairs_sparse(self):
+    def _all_pairs_sparse(self, progress=None):
         feats, labels = self.features, self.labels
         L = labels.n_columns
         ind_x = feats.indicator  # (n x slots) CSR
@@ -248,17 +287,25 @@ class SparseRelevance:
             co = (ind_y[r0:r1] @ ind_x).tocsr()
             co.sort_indices()
             rows = np.repeat(np.arange(r0, r1), np.diff(co.indptr))
-            lab, f, v = self._from_counts(slot_label[rows], co.indices.astype(np.int64),
-                                          np.rint(co.data).astype(np.int64))
-            if lab.size == 0:
-                continue
-            closed = self.closed(f, lab)
-            order = np.lexsort((-np.maximum(v, closed), lab))
-            counts += np.bincount(lab, minlength=L)
-            out_f.append(f[order].astype(np.int32))
-            out_v.append(v[order])
-            out_c.append(closed[order])
+            self._block_pairs(slot_label[rows], co.indices.astype(np.int64),
+                              np.rint(co.data).astype(np.int64), counts, out_f, out_v, out_c)
+            if progress is not None:
+                progress(int(r1), int(work.size))
         return self._assemble(counts, out_f, out_v, out_c)
+
+    def _block_pairs(self, label, slot, count, counts, out_f, out_v, out_c) -> None:
+        """Pairs of a block of labels from their (label, slot) co-occurrence counts (sorted
+        by label then slot), each label's sorted by ``max(MI, f_closed)`` descending,
+        appended to ``out_*`` (``counts``: pairs per label, added to)."""
+        lab, f, v = self._from_counts(label, slot, count)
+        if lab.size == 0:
+            return
+        closed = self.closed(f, lab)
+        order = np.lexsort((-np.maximum(v, closed), lab))
+        counts += np.bincount(lab, minlength=counts.size)
+        out_f.append(f[order].astype(np.int32))
+        out_v.append(v[order])
+        out_c.append(closed[order])
 
     def pairs_of(self, positions: np.ndarray):
         """Co-occurring pairs ``(feature, label, relevance)`` of some features (positions,
@@ -302,22 +349,25 @@ class SparseRelevance:
 
     def toarray(self) -> np.ndarray:
         """The dense matrix (tests and small data only)."""
-        return self[np.arange(self.features.n_columns)]
+        return self[np.arange(self.n_features)]
 
     def take(self, positions: np.ndarray) -> "SparseRelevance":
         """The relevance of some features (in the given order), pairs filtered, not recounted."""
         positions = np.asarray(positions, dtype=np.int64)
-        new_of = np.full(self.features.n_columns, -1, dtype=np.int64)
+        new_of = np.full(self.n_features, -1, dtype=np.int64)
         new_of[positions] = np.arange(positions.size)
         mapped = new_of[self.pair_feature]
         keep = mapped >= 0
-        L = self.labels.n_columns
+        L = self.n_labels
         label_of = np.repeat(np.arange(L), np.diff(self.indptr))
         counts = np.bincount(label_of[keep], minlength=L)
         indptr = np.zeros(L + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
         pairs = (indptr, mapped[keep].astype(np.int32), self.pair_value[keep],
                  self.pair_closed[keep])
+        return self._taken(positions, pairs)
+
+    def _taken(self, positions: np.ndarray, pairs: tuple) -> "SparseRelevance":
         return SparseRelevance(self.features.take(positions), self.labels, self.kind,
                                _pairs=pairs)
 
@@ -327,6 +377,77 @@ class SparseRelevance:
 
     def gains_state(self, p: int, use_numba: bool = False) -> "SparseRelevanceGains":
         return SparseRelevanceGains(self, p, use_numba=use_numba)
+
+
+class MergedSparseRelevance(SparseRelevance):
+    """A :class:`SparseRelevance` from co-occurrence counts summed over row shards
+    (:class:`coreselect.core.shards.SparseShardCounts`), without the data: the marginals are
+    given, the pairs come from the merged ``(labels x feature code slots)`` counts with the
+    same closed forms and sums as :meth:`SparseRelevance._all_pairs_sparse`, and the pairs
+    of a few features (:meth:`pairs_of`) are read back from the stored pairs."""
+
+    def __init__(self, n: int, kind: str, nnz: np.ndarray, base: np.ndarray, h_x: np.ndarray,
+                 count: np.ndarray, base_l: np.ndarray, h_l: np.ndarray,
+                 slot_owner: np.ndarray | None, slot_counts: np.ndarray | None,
+                 co: sp.csr_matrix | None = None, *, _pairs: tuple | None = None):
+        if kind not in ("mi", "nmi"):
+            raise ValueError(f"unknown relevance {kind!r}")
+        self._set_marginals(n, kind, nnz, base, h_x, count, base_l, h_l, slot_owner,
+                            slot_counts)
+        if _pairs is None:
+            _pairs = self._pairs_from_merged(co)
+        self.indptr, self.pair_feature, self.pair_value, self.pair_closed = _pairs
+        self._by_feature = self._feature_ptr = None
+
+    def _pairs_from_merged(self, co: sp.csr_matrix):
+        """The pairs, written block by block into arrays sized for the count entries (at
+        least the pairs) and shrunk in place at the end: never the pairs twice in memory."""
+        co.sort_indices()
+        per_label = np.diff(co.indptr).astype(np.float64)
+        counts = np.zeros(self.n_labels, dtype=np.int64)
+        capacity = int(co.nnz)
+        feature = np.empty(capacity, dtype=np.int32)
+        value, closed = np.empty(capacity), np.empty(capacity)
+        at = 0
+        for r0, r1 in self._blocks(per_label):
+            a, b = int(co.indptr[r0]), int(co.indptr[r1])
+            label = np.repeat(np.arange(r0, r1), np.diff(co.indptr[r0:r1 + 1]))
+            out_f, out_v, out_c = [], [], []
+            self._block_pairs(label, co.indices[a:b].astype(np.int64),
+                              co.data[a:b].astype(np.int64), counts, out_f, out_v, out_c)
+            if out_f:
+                m = out_f[0].size
+                feature[at:at + m], value[at:at + m], closed[at:at + m] = (
+                    out_f[0], out_v[0], out_c[0])
+                at += m
+        for array in (feature, value, closed):
+            array.resize(at, refcheck=False)
+        indptr = np.zeros(self.n_labels + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        return indptr, feature, value, closed
+
+    def pairs_of(self, positions: np.ndarray):
+        """The stored pairs of some features, through a feature-major index of the pairs
+        (built on first use: 4 bytes per pair, so a greedy step reads only its feature's)."""
+        if self._by_feature is None:
+            index_type = np.int32 if self.n_pairs < 2**31 else np.int64
+            self._by_feature = np.argsort(self.pair_feature, kind="stable").astype(index_type)
+            self._feature_ptr = np.zeros(self.n_features + 1, dtype=np.int64)
+            np.cumsum(np.bincount(self.pair_feature, minlength=self.n_features),
+                      out=self._feature_ptr[1:])
+        positions = np.unique(np.asarray(positions, dtype=np.int64))
+        starts, stops = self._feature_ptr[positions], self._feature_ptr[positions + 1]
+        lens = stops - starts
+        total = int(lens.sum())
+        at = np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total)
+        idx = np.sort(self._by_feature[at].astype(np.int64))
+        label = np.searchsorted(self.indptr, idx, side="right") - 1
+        return label, self.pair_feature[idx].astype(np.int64), self.pair_value[idx]
+
+    def _taken(self, positions: np.ndarray, pairs: tuple) -> "MergedSparseRelevance":
+        return MergedSparseRelevance(
+            self.n, self.kind, self.nnz[positions], self.base[positions],
+            self.h_x[positions], self.count, self.base_l, self.h_l, None, None, _pairs=pairs)
 
 
 class SparseRelevanceGains:

@@ -44,19 +44,18 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import http.client
 import math
 import os
-import socket
 import stat
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
+
+if TYPE_CHECKING:  # the network modules (~20 ms) load with the first download, not here:
+    import socket  # the CLI reads coredata_dir / cache_dir on every run
+    import urllib.request
 
 from coreselect.datasets.registry import DatasetFile, DatasetInfo, get
 from coreselect.errors import DatasetError, FetchError, ParameterError
@@ -229,6 +228,8 @@ class _Watchdog:
 
     @staticmethod
     def _close(sock: socket.socket) -> None:
+        import socket
+
         try:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -246,6 +247,8 @@ class _Watchdog:
 
 def _opener(dog: _Watchdog) -> urllib.request.OpenerDirector:
     """A urllib opener whose HTTP(S) connections register their sockets with ``dog``."""
+    import http.client
+    import urllib.request
 
     class _HTTP(http.client.HTTPConnection):
         def connect(self):
@@ -272,6 +275,9 @@ class _LocalFile:
     """A ``file://`` URL opened without blocking; anything but a regular file is refused."""
 
     def __init__(self, url: str):
+        import urllib.parse
+        import urllib.request
+
         parsed = urllib.parse.urlparse(url)
         if parsed.netloc not in ("", "localhost"):
             raise FetchError(f"{url}: file:// URLs must name a local path")
@@ -312,6 +318,9 @@ def _download(
     deadline: float | None,
     max_bytes: int,
 ) -> None:
+    import http.client
+    import urllib.error
+
     url = file_url(f)
     cap = f.size if (f.size is not None and verify) else max_bytes
     budget = _default_deadline(f, timeout) if deadline is None else float(deadline)

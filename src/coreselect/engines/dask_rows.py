@@ -103,8 +103,13 @@ class DaskRows:
         return result_watched(client, parts[0])
 
     def close(self) -> None:
-        """Release the tiles on the workers."""
-        self.client.cancel(self.tiles)
+        """Release the tiles on the workers. Released, not cancelled: cancelling a tile also
+        cancels its dependents, and a step's sum task that the client has just let go of (its
+        release still in flight) then trips an assertion in the scheduler (distributed
+        2026.7, ``stimulus_cancel``), which drops this client's connection and cancels the
+        next run's futures (seen under load as 'lost the connection')."""
+        for tile in self.tiles:
+            tile.release()
         self.tiles, self.groups = [], []
 
     def __enter__(self) -> "DaskRows":

@@ -1,0 +1,258 @@
+"""Compiled discretization (numba, ``nogil``, cached on disk): the rules of
+:mod:`coreselect.core.discretize`, one column at a time, in one function.
+
+The vectorized numpy path of that module ranks every value of a block of columns with one
+global sort; here each column sorts only its own values, which is what makes it several
+times faster on wide sparse data. Both produce the same codes, bit for bit (the tests compare
+them on random data). Integer counts are exact, and the only floating-point step (the
+``uniform`` bin of a value) is the same IEEE expression in the same order.
+
+One function with two phases, so that a run loads one kernel from the cache, not two:
+
+* phase 0 (**codes**): the code of every stored cell of columns ``lo <= j < hi``, each
+  column's number of codes, the code of its implicit zeros (sparse input, not always 0) and
+  the number of cells the output will store;
+* phase 1 (**write**): the output's rows and codes (CSC order) at ``out_ptr``.
+
+Columns are independent, so column ranges can run on several threads with the same bits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+STRATEGY_CODES = {"auto": 0, "quantile": 1, "uniform": 2, "none": 3}
+
+
+@njit(cache=True, nogil=True)
+def discretize_columns(phase, lo, hi, indptr, rows, vals, n, is_sparse, n_bins, strategy,
+                       min_count, cell_code, n_codes, zero_code, out_count, out_ptr,
+                       out_rows, out_codes):  # pragma: no cover
+    """Phase 0 or 1 (module docstring) on columns ``lo <= j < hi`` of a CSC matrix
+    (``indptr``, ``rows``, ``vals``; ``rows`` empty: a dense column-major block, row
+    ``t - indptr[j]``). ``cell_code`` is indexed like ``vals``; the other outputs by column."""
+    for j in range(lo, hi):
+        s = indptr[j]
+        e = indptr[j + 1]
+        if phase == 1:
+            _write(j, s, e, indptr, rows, n, cell_code, zero_code[j], out_ptr[j], out_rows,
+                   out_codes)
+            continue
+        m = e - s
+        z = n - m if is_sparse else 0  # implicit zeros (never stored: see discretize)
+        x = vals[s:e]
+        # Distinct values (sorted) with their weights; the implicit zeros are one more value.
+        u_val = np.empty(m + 1)
+        u_w = np.zeros(m + 1, dtype=np.int64)
+        g_of = np.empty(m, dtype=np.int64)  # group of each cell, by position in the column
+        lo_v, span = _integer_span(x)
+        if span >= 0 and span <= 2 * m + 16:
+            G, zero_g = _groups_counted(x, z, lo_v, span, u_val, u_w, g_of)
+        else:
+            G, zero_g = _groups_sorted(x, z, u_val, u_w, g_of)
+        bins = np.arange(G)  # rule 1: one bin per distinct value
+        if strategy != 3 and G > n_bins:
+            _split(u_val, u_w, G, n, is_sparse, n_bins, strategy, min_count, bins)
+        # Relabel: code 0 is the most frequent bin (the lowest on a tie).
+        nc = 0
+        for g in range(G):
+            nc = max(nc, bins[g] + 1)
+        count = np.zeros(nc, dtype=np.int64)
+        for g in range(G):
+            count[bins[g]] += u_w[g]
+        mode = 0
+        for b in range(nc):
+            if count[b] > count[mode]:
+                mode = b
+        code = np.empty(G, dtype=np.int64)
+        for g in range(G):
+            b = bins[g]
+            code[g] = 0 if b == mode else (mode if b == 0 else b)
+        stored = 0
+        for t in range(m):
+            c = code[g_of[t]]
+            cell_code[s + t] = c
+            if c != 0:
+                stored += 1
+        zc = code[zero_g] if zero_g >= 0 and z > 0 else 0
+        zero_code[j] = zc
+        out_count[j] = stored + (z if zc != 0 else 0)
+        n_codes[j] = nc
+
+
+@njit(cache=True, nogil=True)
+def _integer_span(x):  # pragma: no cover
+    """(min, max - min) of ``x`` when all its values are integers (counts, codes, 0/1) and
+    the span is small enough to count; else (0, -1)."""
+    if x.size == 0:
+        return 0.0, -1
+    lo = x[0]
+    hi = x[0]
+    for v in x:
+        if v != np.floor(v):
+            return 0.0, -1
+        lo = min(lo, v)
+        hi = max(hi, v)
+    if hi - lo > 1 << 30:
+        return 0.0, -1
+    return lo, np.int64(hi - lo)
+
+
+@njit(cache=True, nogil=True)
+def _groups_counted(x, z, lo, span, u_val, u_w, g_of):  # pragma: no cover
+    """Distinct values of an integer column by counting (no sort): as :func:`_groups_sorted`."""
+    count = np.zeros(span + 1, dtype=np.int64)
+    for v in x:
+        count[np.int64(v - lo)] += 1
+    group = np.empty(span + 1, dtype=np.int64)
+    G = 0
+    zero_g = -1
+    for k in range(span + 1):
+        if count[k] == 0:
+            continue
+        v = lo + k  # exact: integers in a range below 2**30
+        if z > 0 and zero_g < 0 and v > 0:
+            zero_g = G
+            u_val[G] = 0.0
+            u_w[G] = z
+            G += 1
+        u_val[G] = v
+        u_w[G] = count[k]
+        group[k] = G
+        G += 1
+    if z > 0 and zero_g < 0:
+        zero_g = G
+        u_val[G] = 0.0
+        u_w[G] = z
+        G += 1
+    for t in range(x.size):
+        g_of[t] = group[np.int64(x[t] - lo)]
+    return G, zero_g
+
+
+@njit(cache=True, nogil=True)
+def _groups_sorted(x, z, u_val, u_w, g_of):  # pragma: no cover
+    """The distinct values of a column in increasing order (``u_val``) with their numbers of
+    samples (``u_w``), the group of every stored cell (``g_of``), and, with ``z`` implicit
+    zeros (sparse input: none stored), the zero as one more group; returns (groups, the zero's
+    group or -1)."""
+    order = np.argsort(x)
+    G = 0
+    zero_g = -1
+    for r in range(x.size):
+        v = x[order[r]]
+        if z > 0 and zero_g < 0 and v > 0:
+            zero_g = G
+            u_val[G] = 0.0
+            u_w[G] = z
+            G += 1
+        if G == 0 or v != u_val[G - 1] or G - 1 == zero_g:
+            u_val[G] = v
+            G += 1
+        u_w[G - 1] += 1
+        g_of[order[r]] = G - 1
+    if z > 0 and zero_g < 0:
+        zero_g = G
+        u_val[G] = 0.0
+        u_w[G] = z
+        G += 1
+    return G, zero_g
+
+
+@njit(cache=True, nogil=True)
+def _write(j, s, e, indptr, rows, n, cell_code, zc, at, out_rows, out_codes):  # pragma: no cover
+    dense = rows.size == 0
+    if zc == 0:
+        for t in range(s, e):
+            c = cell_code[t]
+            if c != 0:
+                out_rows[at] = t - s if dense else rows[t]
+                out_codes[at] = c
+                at += 1
+        return
+    # Sparse column whose implicit zeros are not code 0: every row is written, in row order.
+    t = s
+    for r in range(n):
+        if t < e and rows[t] == r:
+            c = cell_code[t]
+            t += 1
+        else:
+            c = zc
+        if c != 0:
+            out_rows[at] = r
+            out_codes[at] = c
+            at += 1
+
+
+@njit(cache=True, nogil=True)
+def _split(u_val, u_w, G, n, is_sparse, n_bins, strategy, min_count, bins):  # pragma: no cover
+    """Bins of a column with more than ``n_bins`` distinct values (rules 2 to 4)."""
+    col_min = u_val[0]
+    col_max = u_val[G - 1]
+    zero_w = 0
+    for g in range(G):
+        if u_val[g] == 0:
+            zero_w = u_w[g]
+    zero_bin = (strategy == 0 and col_min >= 0 and zero_w > 0
+                and (is_sparse or zero_w * 2 > n))
+    q = n_bins - 1 if zero_bin else n_bins
+    raw = np.zeros(G, dtype=np.int64)
+    part = np.ones(G, dtype=np.bool_)
+    total = 0
+    for g in range(G):
+        if zero_bin and u_val[g] == 0:
+            part[g] = False
+        else:
+            total += u_w[g]
+    if strategy == 2:
+        width = col_max - col_min if col_max > col_min else 1.0
+        for g in range(G):
+            raw[g] = min(np.int64(np.floor(n_bins * (u_val[g] - col_min) / width)), n_bins - 1)
+    else:
+        before = 0
+        tot = max(total, 1)
+        for g in range(G):
+            if part[g]:
+                raw[g] = (q * before) // tot
+                before += u_w[g]
+    # Compress empty bins, then merge small ones (as _merge_small_bins, on one row).
+    counts = np.zeros(n_bins, dtype=np.int64)
+    for g in range(G):
+        if part[g]:
+            counts[raw[g]] += u_w[g]
+    compact = np.zeros(n_bins, dtype=np.int64)
+    table = np.zeros(n_bins, dtype=np.int64)
+    nb = 0
+    for b in range(n_bins):
+        compact[b] = nb - 1 if counts[b] == 0 else nb
+        if counts[b] > 0:
+            table[nb] = counts[b]
+            nb += 1
+    mapping = np.arange(n_bins)
+    while nb > 1:
+        j = -1
+        for b in range(nb):
+            if table[b] < min_count and (j < 0 or table[b] < table[j]):
+                j = b
+        if j < 0:
+            break
+        big = np.iinfo(np.int64).max
+        left = table[j - 1] if j > 0 else big
+        right = table[j + 1] if j + 1 < nb else big
+        go_left = j > 0 and left <= right
+        target = j - 1 if go_left else j + 1
+        table[target] += table[j]
+        for b in range(j, nb - 1):
+            table[b] = table[b + 1]
+        table[nb - 1] = 0
+        for b in range(n_bins):
+            mb = mapping[b]
+            if mb > j:
+                mapping[b] = mb - 1
+            elif mb == j and go_left:
+                mapping[b] = j - 1
+        nb -= 1
+    shift = 1 if zero_bin else 0
+    for g in range(G):
+        bins[g] = mapping[compact[raw[g]]] + shift if part[g] else 0
