@@ -170,6 +170,20 @@ def test_memory_store_verify_reads_each_object_once(capsys, damaged):
     assert full == collections.Counter({rel: 1 for rel in [*store.meta["files"], "store.json"]})
     headers = [k[0] for k in reads if k[1]]  # the open's shape check: one header each
     assert sorted(headers) == sorted(set(headers)) and len(headers) == len(store.meta["files"])
+    # metadata read before verify() (cached on the store) is fetched and checked again, once
+    _ = store.order, store.n_codes, store.label_n_codes
+    reads.clear()
+    try:
+        MemoryFileSystem.cat_file = counted
+        store.verify()
+    finally:
+        MemoryFileSystem.cat_file = original
+    assert reads == collections.Counter({(rel, False): 1 for rel in store.meta["files"]})
+    key = f"/{prefix}/order.npy"
+    body = fs.cat(key)
+    fs.pipe(key, body[:-1] + bytes([body[-1] ^ 1]))
+    with pytest.raises(StoreError, match="order.npy fails its checksum"):
+        store.verify()
 
 
 def test_url_out_of_evaluate_is_refused(in_tmp, capsys):
