@@ -7,6 +7,7 @@ scheduler simply reruns its tasks elsewhere and the result is unchanged.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -251,9 +252,10 @@ class DaskEngine(Engine):
         except (CancelledError, OSError) as exc:
             raise cluster_failure(exc) from None
         run_id = uuid.uuid4().hex[:8]
+        part = functools.partial(_part, func)
         futures = [
             # pure=False plus unique keys: a rerun after a worker death recomputes, never reuses.
-            self.client.submit(_part, func, ref, task, key=f"coreselect-part-{run_id}-{i}",
+            self.client.submit(part, ref, task, key=f"coreselect-part-{run_id}-{i}",
                                pure=False, retries=2)
             for i, task in enumerate(tasks)
         ]
