@@ -10,6 +10,7 @@ import pytest
 
 from coreselect import errors
 from coreselect.errors import (
+    CheckpointError,
     CoreselectError,
     DatasetError,
     EngineError,
@@ -25,6 +26,7 @@ from coreselect.errors import (
 EXPECTED = {
     InputError: (ValueError,),
     ParameterError: (ValueError, TypeError, InputError),
+    CheckpointError: (ValueError, InputError),
     InputTypeError: (TypeError,),
     LimitError: (ValueError, MemoryError, InputError),
     DatasetError: (ValueError,),
@@ -38,6 +40,7 @@ SAMPLES = [
     InputError("k=5 is larger than the number of features (4)"),
     ParameterError("lam must lie in [0, 1], got 2"),
     InputTypeError("X must be an array, got str"),
+    CheckpointError("checkpoint run.ckpt is of another run (k 3 there, 4 here)"),
     LimitError("declares 100000000 features but holds 1 value; refusing"),
     DatasetError("not a number: 'abc'", path="data.arff", line=12),
     FetchError("checksum mismatch"),

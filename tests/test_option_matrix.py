@@ -151,6 +151,8 @@ def test_select_matrix(capsys, monkeypatch, tmp_path, data, scheduler, mode, sou
         elif option == "temp_dir":
             (tmp_path / "scratch").mkdir(exist_ok=True)
             args += ["--temp-dir", tmp_path / "scratch"]
+        elif option == "checkpoint":
+            args += ["--checkpoint", tmp_path / "run.ckpt"]
         else:
             args += VALUES[option]
         why = unused_reason(option, mode, source, engine, _given(option, engine))
@@ -185,6 +187,11 @@ def test_select_matrix(capsys, monkeypatch, tmp_path, data, scheduler, mode, sou
         elif option == "temp_dir":  # echoed; the copies were made there and removed
             assert report["engine_info"]["temp_dir"] == str(tmp_path / "scratch"), cell
             assert list((tmp_path / "scratch").iterdir()) == [], cell
+        elif option == "checkpoint":  # echoed, the record written, the selection the same
+            assert report["engine_info"]["checkpoint"] == str(tmp_path / "run.ckpt"), cell
+            assert report["engine_info"]["resumed_from_step"] == 0, cell
+            assert report["selected"] == reference["selected"], cell
+            (tmp_path / "run.ckpt").unlink()
         elif option == "quiet":
             assert err == "" != noisy_err, cell
         elif option == "verbose":

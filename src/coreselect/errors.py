@@ -12,6 +12,7 @@ coreselect type             also a
 ==========================  =====================================
 ``InputError``              ``ValueError``
 ``ParameterError``          ``ValueError``, ``TypeError`` (like sklearn's)
+``CheckpointError``         ``ValueError`` (via InputError)
 ``InputTypeError``          ``TypeError``
 ``LimitError``              ``ValueError``, ``MemoryError``
 ``DatasetError``            ``ValueError``
@@ -28,6 +29,7 @@ __all__ = [
     "CoreselectError",
     "InputError",
     "ParameterError",
+    "CheckpointError",
     "InputTypeError",
     "LimitError",
     "DatasetError",
@@ -48,6 +50,11 @@ class InputError(CoreselectError, ValueError):
 
 class ParameterError(InputError, TypeError):
     """A parameter has a wrong value or type (scikit-learn's ``InvalidParameterError`` role)."""
+
+
+class CheckpointError(InputError):
+    """A run's checkpoint cannot be resumed: written for another dataset, spec, coreselect
+    version or format, or damaged (truncated, altered). The message names what differs."""
 
 
 class InputTypeError(CoreselectError, TypeError):

@@ -27,7 +27,7 @@ import numpy as np
 
 from coreselect.core.discretize import DiscreteMatrix
 from coreselect.core.entropy import Backend, Relevance
-from coreselect.core.greedy import GreedyResult, StepCallback, greedy
+from coreselect.core.greedy import GreedyResult, GreedyState, StateCallback, StepCallback, greedy
 from coreselect.core.objective import ObjectiveParams
 from coreselect.core.shards import (
     RowShardedOracle, ShardCounts, Statistics, shard_counts, statistics, step_counts,
@@ -194,21 +194,34 @@ def select_row_sharded(
     backend: Backend = "auto",
     callback: StepCallback | None = None,
     calibration: str = "paper",
+    start: GreedyState | None = None,
+    on_step: StateCallback | None = None,
+    stats: Statistics | None = None,
+    on_stats: Callable[[Statistics], None] | None = None,
 ) -> RowShardedRun:
     """Greedy (``alternate=False``) or AltGreedy over all columns, rows in shards.
 
     Selects what ``Problem.from_discrete(features, labels, ...).run(alternate=...)`` selects
-    on the unsharded matrix, with the same objective (up to float rounding).
+    on the unsharded matrix, with the same objective (up to float rounding). A resumed run
+    passes the ``stats`` an earlier run gave ``on_stats`` (no counts pass), and its greedy
+    ``start`` (``on_step``: as :func:`~coreselect.core.greedy.greedy`).
     """
-    start = time.perf_counter()
-    stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
-                                           backend=backend, calibration=calibration)
-    t_counts = time.perf_counter() - start
+    began = time.perf_counter()
+    if stats is None:
+        stats, params = row_sharded_statistics(source, k=k, lam=lam, p=p, relevance=relevance,
+                                               backend=backend, calibration=calibration)
+        if on_stats is not None:
+            on_stats(stats)
+    else:
+        params = ObjectiveParams(k=int(k), lam=float(lam), p=int(p),
+                                 n_labels=stats.relevance.shape[1], calibration=calibration)
+    t_counts = time.perf_counter() - began
     result = greedy_on_columns(source, stats, params, None, k, alternate=alternate,
-                               keep_constant=keep_constant, backend=backend, callback=callback)
+                               keep_constant=keep_constant, backend=backend, callback=callback,
+                               start=start, on_step=on_step)
     return RowShardedRun(result, stats, params,
                          {"counts": t_counts, "greedy": result.seconds,
-                          "total": time.perf_counter() - start})
+                          "total": time.perf_counter() - began})
 
 
 def row_sharded_statistics(source: RowMapReduce, *, k: int, lam: float = 0.5, p: int = 10,
@@ -228,9 +241,11 @@ def row_sharded_statistics(source: RowMapReduce, *, k: int, lam: float = 0.5, p:
 def greedy_on_columns(source: RowMapReduce, stats: Statistics, params: ObjectiveParams,
                       columns: np.ndarray | None, n_select: int, *, alternate: bool,
                       keep_constant: bool = False, backend: Backend = "auto",
-                      callback: StepCallback | None = None) -> GreedyResult:
+                      callback: StepCallback | None = None, start: GreedyState | None = None,
+                      on_step: StateCallback | None = None) -> GreedyResult:
     """Greedy or AltGreedy over some columns (ids; default all), rows in shards. As
-    ``Problem.run``, columns that can never be picked play no part at all."""
+    ``Problem.run``, columns that can never be picked play no part at all (``start`` /
+    ``on_step``: as :func:`~coreselect.core.greedy.greedy`)."""
     columns = (np.arange(stats.n_columns) if columns is None
                else np.unique(np.asarray(columns, dtype=np.int64)))
     if not keep_constant:
@@ -245,7 +260,8 @@ def greedy_on_columns(source: RowMapReduce, stats: Statistics, params: Objective
     oracle = RowShardedOracle(stats, lambda u: step(int(u), backend), backend)
     result = greedy(_Columns(columns.size), stats.relevance[columns], params, n_select,
                     alternate=alternate, column_ids=columns, backend=backend,
-                    callback=callback, oracle=_Restricted(oracle, columns))
+                    callback=callback, oracle=_Restricted(oracle, columns), start=start,
+                    on_step=on_step)
     result.local = result.selected.copy()
     return result
 

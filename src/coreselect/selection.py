@@ -132,6 +132,7 @@ def select(
     backend: str = default("backend"),
     progress: Progress | None = None,
     temp_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
 ) -> SelectionResult:
     """Select ``k`` features of ``data``: a feature matrix with labels ``Y``, a
     :class:`~coreselect.io.dataset.Dataset`, or a column store (see :func:`as_source`).
@@ -141,11 +142,20 @@ def select(
     binning it was built with). Selected indices are columns of ``data``, in selection order.
     ``temp_dir``: the folder for the row-major copies of ``mode="rows"`` on a column store with
     the local engine (removed when the run ends, however it ends).
+    ``checkpoint``: a file or URL (``s3://``, ``memory://``, ...) where the run records its
+    state after every greedy step and finished part; the same call made again after the run
+    was killed resumes from it and returns the same selection and objective, bit for bit.
+    It is kept when the run ends (the same call returns at once); a checkpoint of another
+    dataset, spec or coreselect version, or a damaged one, is refused
+    (:mod:`coreselect.checkpoint`). The result's ``engine_info`` echoes it, with
+    ``resumed_from_step`` (and ``resumed_parts``).
 
     Raises
     ------
     InputError
         On bad data or parameters, in one line.
+    CheckpointError
+        When ``checkpoint`` is damaged, or of another run.
     EngineError
         When an engine or a column store fails.
     """
@@ -163,7 +173,8 @@ def select(
                     min_bin_count=min_bin_count, temp_dir=temp_dir),
                mode=mode, source="store" if isinstance(source, StoreSource) else "file",
                engine=engine)
-    result = runner.run(objective, source, backend=backend, progress=progress)
+    result = runner.run(objective, source, backend=backend, progress=progress,
+                        checkpoint=checkpoint)
     if temp_dir is not None:
         result.engine_info["temp_dir"] = str(temp_dir)
     return result

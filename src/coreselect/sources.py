@@ -103,6 +103,13 @@ class Source(abc.ABC):
         ids (what a selection reports): the ids themselves unless the source renumbers."""
         return np.asarray(ids, dtype=np.int64)
 
+    def fingerprint(self) -> str:
+        """A hash of the data selected on, for checkpoints (:mod:`coreselect.checkpoint`)."""
+        from coreselect.errors import CheckpointError
+
+        raise CheckpointError(f"{type(self).__name__} has no fingerprint: its runs cannot be "
+                              "checkpointed")
+
     @abc.abstractmethod
     def describe(self) -> dict:
         """``{"dataset", "n_samples", "n_features", "n_labels"}`` for reports."""
@@ -428,6 +435,15 @@ class InMemorySource(Source):
         return ColumnParts(ProblemParts(problem), partition(self.n_columns, m, random_state),
                            problem.labels, dict(problem.timings))
 
+    def fingerprint(self) -> str:
+        """A hash of what is selected on: the discretized codes, the labels and the candidate
+        columns (a resumed run checks its checkpoint against it)."""
+        from coreselect.checkpoint import hash_arrays, matrix_fingerprint
+
+        features, labels, _ = self._discrete
+        return "codes:" + hash_arrays(*matrix_fingerprint(features), *matrix_fingerprint(labels),
+                                      self.column_ids, np.asarray([self.n_features]))
+
     def names(self, ids: np.ndarray) -> list[str] | None:
         if self.feature_names is None:
             return None
@@ -524,6 +540,15 @@ class StoreSource(Source):
         columns = [(int(bounds[i]), int(bounds[i + 1])) for i in range(m)]
         shared = StoreParts(self.store.ref, objective, self.binning.keep_constant)
         return ColumnParts(shared, columns, self.store.labels())
+
+    def fingerprint(self) -> str:
+        """The store's identity: a hash of its ``store.json`` (which holds every file's size
+        and checksum)."""
+        import hashlib
+        import json
+
+        meta = json.dumps(self.store.meta, sort_keys=True, separators=(",", ":"))
+        return "store:" + hashlib.sha256(meta.encode()).hexdigest()
 
     def names(self, ids: np.ndarray) -> list[str]:
         names = self.store.feature_names

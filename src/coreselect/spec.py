@@ -253,6 +253,7 @@ SELECT_OPTIONS: dict[str, str | None] = {
     "as_json": "--json", "out": "--out", "export": "--export", "explain": "--explain",
     "coverage_png": "--coverage", "quiet": "--quiet", "verbose": "--verbose",
     "temp_dir": "--temp-dir", "labels_as_features": "--labels-as-features",
+    "checkpoint": "--checkpoint",  # every mode, source and engine records and resumes
 }
 
 

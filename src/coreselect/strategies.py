@@ -190,8 +190,11 @@ class Strategy(abc.ABC):
 
     name: str = "strategy"
 
+    #: Whether :meth:`run` takes a ``checkpoint`` (the strategy records and resumes its state).
+    resumable: bool = False
+
     def run(self, objective: Objective, source: Source, *, backend: str = "auto",
-            progress: Progress | None = None) -> SelectionResult:
+            progress: Progress | None = None, checkpoint: Any = None) -> SelectionResult:
         """Select ``objective.k`` columns of ``source``.
 
         Parameters
@@ -202,18 +205,32 @@ class Strategy(abc.ABC):
             Kernel implementation; every backend selects the same features.
         progress : callable, optional
             ``progress(stage, done, total)`` as work proceeds.
+        checkpoint : str, path or :class:`~coreselect.checkpoint.Checkpoint`, optional
+            A file or URL where the run records its state after every greedy step and
+            finished part, and from which the same run, started again, resumes (the same
+            result, bit for bit; :mod:`coreselect.checkpoint`).
 
         Raises
         ------
         InputError
             On bad parameters, or ``k`` larger than the selectable columns.
+        CheckpointError
+            When the checkpoint is damaged, or of another dataset, spec or version.
         EngineError
             When an engine fails (unreachable scheduler, workers dying).
         """
         check("backend", backend)
         start = time.perf_counter()
         _check_k(objective.k, source)
-        result = self._select(objective, source, backend, progress)
+        if checkpoint is not None:
+            from coreselect.checkpoint import as_checkpoint
+
+            if not self.resumable:
+                raise InputError(f"the {self.name} strategy does not record checkpoints")
+            result = self._select(objective, source, backend, progress,
+                                  checkpoint=as_checkpoint(checkpoint))
+        else:
+            result = self._select(objective, source, backend, progress)
         result.seconds = time.perf_counter() - start
         result.names = source.names(result.selected)
         result.label_names = getattr(source, "label_names", None)
@@ -231,6 +248,37 @@ class Strategy(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def _resumable(checkpoint: Any, objective: Objective, source: Source, backend: str,
+               **run: Any):
+    """The record of this run at ``checkpoint`` (None without one): its spec is everything
+    the result depends on (:class:`coreselect.checkpoint.Resumable`)."""
+    if checkpoint is None:
+        return None
+    from coreselect.checkpoint import Resumable
+
+    spec = {**asdict(objective), **asdict(source.binning), "backend": backend, **run}
+    return Resumable(checkpoint, spec, source.fingerprint)
+
+
+def _seed_spec(random_state: Any, source: Source) -> Any:
+    """The partition's seed as a checkpoint records it: a resumed run must cut the same parts."""
+    if isinstance(source, StoreSource):
+        return "store"  # the store's build seed (its fingerprint holds it)
+    if isinstance(random_state, np.random.RandomState):
+        from coreselect.checkpoint import hash_arrays
+
+        kind, keys, pos, has_gauss, cached = random_state.get_state()
+        return "RandomState:" + hash_arrays(keys, np.asarray([pos, has_gauss]),
+                                            np.asarray([cached]))
+    if random_state is None:
+        from coreselect.errors import CheckpointError
+
+        raise CheckpointError("a checkpointed distributed run needs a fixed random_state (the "
+                              "seed of its partition): without one a resumed run would cut "
+                              "other parts")
+    return int(random_state)
 
 
 def _from_problem(problem: Problem, res, strategy: str, **extra) -> SelectionResult:
@@ -251,13 +299,20 @@ def _from_problem(problem: Problem, res, strategy: str, **extra) -> SelectionRes
 
 class _Centralized(Strategy):
     alternate: bool
+    resumable = True
 
-    def _select(self, objective, source, backend, progress):
+    def _select(self, objective, source, backend, progress, checkpoint=None):
+        record = _resumable(checkpoint, objective, source, backend, mode=self.name)
         problem = source.problem(objective)
+        if record is not None:
+            record.n_steps = objective.k
         res = problem.run(objective.k, alternate=self.alternate, backend=backend,
-                          callback=_stage(progress, "select"))
+                          callback=_stage(progress, "select"),
+                          start=None if record is None else record.state,
+                          on_step=None if record is None else record.record_step)
         return _from_problem(problem, res, self.name,
-                             timings={**problem.timings, "select": float(res.seconds)})
+                             timings={**problem.timings, "select": float(res.seconds)},
+                             engine_info={} if record is None else record.describe())
 
 
 class AltGreedy(_Centralized):
@@ -333,7 +388,9 @@ class DistributedGreedy(Strategy):
                 f"coreset_size={self.coreset_size!r}, engine={self.engine!r}, "
                 f"streaming={self.streaming})")
 
-    def _select(self, objective, source, backend, progress):
+    resumable = True
+
+    def _select(self, objective, source, backend, progress, checkpoint=None):
         k = objective.k
         m = n_partitions(self.partitions, source.n_columns, k)
         cs = k if self.coreset_size is None else int(self.coreset_size)
@@ -346,10 +403,21 @@ class DistributedGreedy(Strategy):
             log.info("streaming runs one part at a time in this process; engine %r is not used",
                      self.engine)
         log.info("partition: %d columns into %d parts, coreset size %d", source.n_columns, m, cs)
+        # Streaming and distributed runs, on any engine, cut and select the same parts: one
+        # may resume the other.
+        record = (None if checkpoint is None else _resumable(
+            checkpoint, objective, source, backend, mode="distributed", partitions=m,
+            coreset_size=cs, seed=_seed_spec(self.random_state, source)))
         parts = source.column_parts(objective, m, self.random_state)
         tasks = [PartTask(index=i, n_select=cs, columns=c, backend=backend)
                  for i, c in enumerate(parts.columns)]
         timings = dict(parts.timings)
+        done: dict[int, PartOutput] = {} if record is None else dict(record.parts)
+        if any(not 0 <= i < len(tasks) for i in done):
+            from coreselect.errors import CheckpointError
+
+            raise CheckpointError("the checkpoint's parts do not fit this partition")
+        todo = [t for t in tasks if t.index not in done]
 
         t0 = time.perf_counter()
         engine = make_engine(self.engine, mode="streaming" if self.streaming else "distributed",
@@ -359,10 +427,11 @@ class DistributedGreedy(Strategy):
         with engine:
             info = engine.describe()
             if progress is not None:
-                progress("parts", 0, len(tasks))
+                progress("parts", len(done), len(tasks))
             t1 = time.perf_counter()
-            outputs: list[PartOutput] = engine.map(run_part, parts.shared, tasks,
-                                                   callback=_stage(progress, "parts"))
+            outputs: list[PartOutput] = list(done.values()) + _map_parts(
+                engine, parts.shared, todo, progress, len(done), len(tasks), record)
+            outputs.sort(key=lambda o: o.index)
             timings["parts"] = time.perf_counter() - t1
         log.info("parts: Greedy on %d parts (%s) in %.2fs (engine start %.2fs)", len(tasks),
                  info["engine"], timings["parts"], timings["engine_start"])
@@ -375,14 +444,50 @@ class DistributedGreedy(Strategy):
                 f"the parts' coresets hold only {union.n_columns} selectable features, fewer "
                 f"than k={k} ({m} parts x coreset size {cs}); raise the coreset size or use "
                 "fewer partitions")
-        final = union.run(k, alternate=True, backend=backend, callback=_stage(progress, "union"))
+        if record is not None:
+            record.n_steps = k
+        final = union.run(k, alternate=True, backend=backend, callback=_stage(progress, "union"),
+                          start=None if record is None else record.state,
+                          on_step=None if record is None else record.record_step)
         timings["union"] = time.perf_counter() - t2
         log.info("union: AltGreedy on %d columns in %.2fs", union.n_columns, timings["union"])
         return _from_problem(
             union, final, self.name,
             parts=[PartSummary(o.index, o.n_columns, o.selected, o.seconds) for o in outputs],
             union_size=int(union.n_columns), partitions=m, coreset_size=cs,
-            engine=info["engine"], engine_info=info, timings=timings)
+            engine=info["engine"], timings=timings,
+            engine_info={**info, **({} if record is None else record.describe())})
+
+
+class _RecordFailed(Exception):
+    """Writing a part's record failed inside an engine's map (whose own handlers would take
+    an OSError for a cluster failure): carried out, then raised as it was."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _map_parts(engine, shared, tasks: list, progress: Progress | None, before: int,
+               total: int, record) -> list:
+    """The engine's map over the parts still to do, each finished part recorded."""
+    def callback(done: int, _: int) -> None:
+        if progress is not None:
+            progress("parts", before + done, total)
+
+    def on_result(_: int, output) -> None:
+        try:
+            record.record_part(output)
+        except BaseException as exc:  # noqa: BLE001 - raised again as it was, below
+            raise _RecordFailed(exc) from None
+
+    if not tasks:
+        return []
+    try:
+        return engine.map(run_part, shared, tasks, callback=callback,
+                          on_result=None if record is None else on_result)
+    except _RecordFailed as failed:
+        raise failed.error from None
 
 
 class RowSharded(Strategy):
@@ -406,6 +511,7 @@ class RowSharded(Strategy):
     """
 
     name = "rows"
+    resumable = True
 
     def __init__(self, row_shards: str | int = "auto", engine: str = "local",
                  n_workers: int | None = None, client: Any = None,
@@ -419,9 +525,13 @@ class RowSharded(Strategy):
     def __repr__(self) -> str:
         return f"RowSharded(row_shards={self.row_shards!r}, engine={self.engine!r})"
 
-    def _select(self, objective, source, backend, progress):
+    def _select(self, objective, source, backend, progress, checkpoint=None):
         from coreselect.rowsharded import SequentialRows, select_row_sharded
 
+        # Counts are integers summed over shards: any sharding and engine give the same bits.
+        record = _resumable(checkpoint, objective, source, backend, mode=self.name)
+        if record is not None:
+            record.n_steps = objective.k
         timings: dict = {}
         cluster = None
         n_shards = self.row_shards
@@ -451,7 +561,11 @@ class RowSharded(Strategy):
                 rows, k=objective.k, lam=objective.lam, p=objective.p,
                 relevance=objective.relevance, calibration=objective.calibration,
                 keep_constant=source.binning.keep_constant, alternate=True, backend=backend,
-                callback=_stage(progress, "select"))
+                callback=_stage(progress, "select"),
+                start=None if record is None else record.state,
+                on_step=None if record is None else record.record_step,
+                stats=None if record is None else record.stats,
+                on_stats=None if record is None else record.record_stats)
         finally:
             if cluster is not None:
                 cluster.close()
@@ -467,7 +581,8 @@ class RowSharded(Strategy):
             feature_relevance=run.stats.relevance[positions].sum(axis=1),
             label_relevance=run.stats.relevance[positions],
             pair_distances=np.asarray(res.pair_distances), strategy=self.name,
-            engine=info["engine"], engine_info={**info, "row_shards": rows.n_row_shards},
+            engine=info["engine"], engine_info={**info, "row_shards": rows.n_row_shards,
+                                                **({} if record is None else record.describe())},
             timings=timings)
 
 

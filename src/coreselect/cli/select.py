@@ -91,13 +91,20 @@ def _calibration_help() -> str:
 @click.option("--temp-dir", "temp_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for the row copies of --mode rows on a column store (local engine; "
                    "default: the system's temporary folder). Removed when the run ends.")
+@click.option("--checkpoint", "checkpoint", default=None, metavar="PATH_OR_URL",
+              help="Record the run's state in this file (or s3://, gs://, az://, memory:// URL; "
+                   "parts in PATH.parts beside it) after every greedy step and finished "
+                   "part; the same command run again "
+                   "after the run was killed resumes there, with the same result. Kept when "
+                   "the run ends (a rerun returns at once); one of another dataset, spec or "
+                   "version is refused.")
 @click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 @click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)
 @handle_errors
 def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, strategy,
                keep_constant, mode, partitions, coreset_size, row_shards, engine, n_workers,
                scheduler, random_state, labels, backend, as_json, out, export, explain, coverage_png,
-               temp_dir, quiet, verbose, labels_as_features):
+               temp_dir, checkpoint, quiet, verbose, labels_as_features):
     """Select K features of DATA (a file, a built-in dataset name, or a column store: its
     folder, or its URL: s3://bucket/prefix, gs://, az://, memory://, file://)."""
     if verbose:
@@ -106,7 +113,7 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
     store = None
-    from coreselect.store.fs import refuse_url, scheme
+    from coreselect.store.fs import local_path, refuse_url, scheme
 
     for option, value in (("--labels", labels), ("--out", out), ("--export", export),
                           ("--coverage", coverage_png), ("--temp-dir", temp_dir)):
@@ -120,10 +127,13 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     # a name through $COREDATA or the cache, and the label XML found beside it) or over each
     # other, and an unknown --export format is refused now rather than after the selection.
     from coreselect.datasets.inputs import check_read_outputs, check_run_outputs
-    from coreselect.files import checkpoint
+    from coreselect.files import checkpoint as test_hold
 
     outputs = {"--out": out, "--export": export, "--coverage": coverage_png}
-    check_run_outputs(data, labels, outputs)
+    # The checkpoint is read and written: never an input, nor another output.
+    written = {**outputs, "--checkpoint": None if scheme(checkpoint) not in (None, "file")
+               else local_path(checkpoint)}
+    check_run_outputs(data, labels, written)
     if export and not str(export).lower().endswith(EXPORT_SUFFIXES):
         fail(f"--export {export}: unknown format suffix (known: {', '.join(EXPORT_SUFFIXES)})")
     if export:
@@ -136,7 +146,7 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     bar = {}
 
     def progress(stage: str, done: int, total: int) -> None:
-        checkpoint("progress")
+        test_hold("progress")
         if not show_progress:
             return
         if stage not in bar:
@@ -155,6 +165,8 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
                   n_workers=n_workers, scheduler=scheduler, backend=backend, progress=progress)
     if temp_dir is not None:
         params["temp_dir"] = temp_dir
+    if checkpoint is not None:
+        params["checkpoint"] = checkpoint
     started = time.perf_counter()
     dataset = None
     xml = None
@@ -167,8 +179,8 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
             dataset = _load(data, labels, labels_as_features)
             # Again with what the reader actually read, and with the export's label XML.
             xml = _export_xml(dataset, export)
-            check_read_outputs(dataset, {**outputs, "--export's label XML": xml})
-            checkpoint("loaded")
+            check_read_outputs(dataset, {**written, "--export's label XML": xml})
+            test_hold("loaded")
             result = select(dataset, n_bins=n_bins, strategy=strategy,
                             min_bin_count=min_bin_count,
                             random_state=random_state if mode in ("distributed", "streaming")
@@ -304,6 +316,11 @@ def _table(report: dict) -> str:
             f"{report['partitions']} parts on {report['engine']}: engine start "
             f"{t.get('engine_start', 0):.3f} s, parts {t.get('parts', 0):.3f} s; AltGreedy on "
             f"the union of {report['union_size']} in {t.get('union', 0):.3f} s")
+    info = report.get("engine_info") or {}
+    if "checkpoint" in info:
+        parts = (f"{info['resumed_parts']} part(s) and " if "resumed_parts" in info else "")
+        rows.append(f"checkpoint {info['checkpoint']}: resumed with {parts}"
+                    f"{info['resumed_from_step']} of {report['k']} step(s) recorded")
     if report.get("explanations"):
         rows += ["", "why each was picked (labels it is among the top-p for; share of g; nearest pick):"]
         for rank, e in enumerate(report["explanations"], start=1):

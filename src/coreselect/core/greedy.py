@@ -39,6 +39,33 @@ COPY_ATOL = 1e-9
 StepCallback = Callable[[int, int], None]
 
 
+@dataclass
+class GreedyState:
+    """What a greedy run has done after ``step`` steps: with the same inputs, enough to go on
+    and end bit-identically with the uninterrupted run (a resumable run records it; the core
+    does no I/O). The relevance gains are not kept: they are replayed from ``selected`` (a
+    cheap, exact update per step); the distance sums, which cost one oracle call per step,
+    are.
+
+    ``selected``: original column ids (``column_ids``) in selection order;
+    ``diversity_to_s``: ``sum_{x in S} d(x, v)`` for every column ``v`` of the run;
+    ``copies``: the columns at distance 0 from a selected one; ``pair``: the (step, step)
+    distances among the selected; ``diversity``: ``D(S)`` as the run summed it.
+    Inside a step callback the arrays are the run's own (copy them to keep them).
+    """
+
+    step: int
+    selected: np.ndarray
+    diversity_to_s: np.ndarray
+    copies: np.ndarray
+    pair: np.ndarray
+    diversity: float
+
+
+#: Called after each greedy step with the run's state (to record it).
+StateCallback = Callable[[GreedyState], None]
+
+
 def _spread_scaled(values: np.ndarray, live: np.ndarray, how: str,
                    floor: float = 0.0) -> np.ndarray:
     """``values`` divided by their spread over the ``live`` candidates (std, or max - min
@@ -145,6 +172,8 @@ def greedy(
     backend: Backend = "auto",
     callback: StepCallback | None = None,
     oracle: DistanceOracle | None = None,
+    start: GreedyState | None = None,
+    on_step: StateCallback | None = None,
 ) -> GreedyResult:
     """Run Greedy (``alternate=False``) or AltGreedy (``alternate=True``).
 
@@ -167,8 +196,13 @@ def greedy(
     oracle : optional
         Distance oracle to use instead of ``DistanceOracle(features)`` (same interface, e.g.
         a row-sharded one).
+    start : GreedyState, optional
+        A state ``on_step`` gave in an earlier run on the same inputs: the run goes on from
+        it and ends as the uninterrupted run would, bit for bit.
+    on_step : callable, optional
+        Called with the :class:`GreedyState` after every step.
     """
-    start = time.perf_counter()
+    began = time.perf_counter()
     d = features.n_columns
     n_select = params.k if n_select is None else int(n_select)
     ids = np.arange(d) if column_ids is None else np.asarray(column_ids, dtype=np.int64)
@@ -205,7 +239,11 @@ def greedy(
     chosen: list[int] = []
     pair = np.zeros((n_select, n_select))
     diversity = 0.0
-    for step in range(n_select):
+    first = 0
+    if start is not None:
+        first, diversity = _resume(start, ids, d, n_select, allowed, penalty, gains, chosen,
+                                   pair, diversity_to_s, copies)
+    for step in range(first, n_select):
         if step == 0:
             u = argmax_first(gains.gains + penalty)  # the largest g({u})
         else:
@@ -225,6 +263,9 @@ def greedy(
             if skip_copies:
                 copies |= dist <= COPY_ATOL
             pair[step, :step] = dist[chosen[:-1]]
+        if on_step is not None:
+            on_step(GreedyState(step + 1, ids[np.asarray(chosen, dtype=np.int64)],
+                                diversity_to_s, copies, pair[:step + 1, :step + 1], diversity))
         if callback is not None:
             callback(step + 1, n_select)
     pair = np.maximum(pair, pair.T)
@@ -237,8 +278,35 @@ def greedy(
         relevance=g_value,
         diversity=diversity,
         pair_distances=pair,
-        seconds=time.perf_counter() - start,
+        seconds=time.perf_counter() - began,
         algorithm="altgreedy" if alternate else "greedy",
-        extra={"backend": oracle.backend if oracle is not None else "none"},
+        extra={"backend": oracle.backend if oracle is not None else "none",
+               "resumed_from_step": first},
     )
+
+
+def _resume(state: GreedyState, ids: np.ndarray, d: int, n_select: int, allowed: np.ndarray,
+            penalty: np.ndarray, gains, chosen: list, pair: np.ndarray,
+            diversity_to_s: np.ndarray, copies: np.ndarray) -> tuple[int, float]:
+    """Put the run where ``state`` left it: the relevance gains replayed (the same updates in
+    the same order, so the same bits), the distance sums and pair distances restored."""
+    step = int(state.step)
+    selected = np.asarray(state.selected, dtype=np.int64)
+    local = np.searchsorted(ids, selected)
+    if (not 0 <= step <= n_select or selected.shape != (step,)
+            or np.asarray(state.diversity_to_s).shape != (d,)
+            or np.asarray(state.copies).shape != (d,)
+            or np.asarray(state.pair).shape != (step, step)
+            or np.any(local >= d) or np.any(ids[np.minimum(local, d - 1)] != selected)
+            or np.unique(local).size != step or not np.all(allowed[local])):
+        raise InputError("the recorded greedy state does not fit this run (other columns or "
+                         "another number of steps)")
+    for u in local:
+        chosen.append(int(u))
+        penalty[u] = -np.inf
+        gains.add(int(u))
+    diversity_to_s[:] = state.diversity_to_s
+    copies[:] = state.copies
+    pair[:step, :step] = state.pair
+    return step, float(state.diversity)
 

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from coreselect.core.discretize import DiscreteMatrix, Strategy, discretize, discretize_labels
 from coreselect.core.entropy import Backend, Relevance, pairwise_distances, relevance_matrix
-from coreselect.core.greedy import GreedyResult, StepCallback, greedy
+from coreselect.core.greedy import GreedyResult, GreedyState, StateCallback, StepCallback, greedy
 from coreselect.core import objective as _objective
 from coreselect.core.objective import ObjectiveParams, relevance_of
 from coreselect.core.sparse_relevance import SparseRelevance, choose_backend
@@ -158,10 +158,12 @@ class Problem:
         return pos
 
     def run(self, n_select: int | None = None, *, alternate: bool, backend: Backend = "auto",
-            callback: StepCallback | None = None) -> GreedyResult:
+            callback: StepCallback | None = None, start: GreedyState | None = None,
+            on_step: StateCallback | None = None) -> GreedyResult:
         """Greedy or AltGreedy on all columns of this problem. Callers check ``n_select``
         against the selectable columns with a helpful message (the strategies do, in one
-        place); the greedy itself only refuses."""
+        place); the greedy itself only refuses. ``start`` / ``on_step``: resume from, and
+        report, the greedy's state (:func:`~coreselect.core.greedy.greedy`)."""
         n_select = self.params.k if n_select is None else n_select
         # Columns that can never be picked play no part in g or D: leave them out entirely
         # (on text data most columns are constant, so this more than halves every step).
@@ -172,7 +174,8 @@ class Problem:
         problem = self if keep_all else self.subproblem(np.flatnonzero(self.selectable))
         result = greedy(problem.features, problem.relevance, problem.params, n_select,
                         alternate=alternate, column_ids=problem.column_ids,
-                        selectable=problem.selectable, backend=backend, callback=callback)
+                        selectable=problem.selectable, backend=backend, callback=callback,
+                        start=start, on_step=on_step)
         if problem is not self:
             result.local = self.positions_of(result.selected)  # positions in this problem
         log.info("%s selected %d of %d columns in %.3f s (h = %.6g)", result.algorithm,

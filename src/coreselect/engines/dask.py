@@ -236,7 +236,8 @@ class DaskEngine(Engine):
         return [int(pid) for pid in info.values()]
 
     def map(self, func: Callable[[Any, Any], Any], shared: Any, tasks: Sequence[Any],
-            callback: TaskCallback | None = None) -> list[Any]:
+            callback: TaskCallback | None = None,
+            on_result: Callable[[int, Any], None] | None = None) -> list[Any]:
         from concurrent.futures import CancelledError  # Dask's (Future|Futures)CancelledError
         try:
             from distributed.scheduler import KilledWorker
@@ -264,6 +265,8 @@ class DaskEngine(Engine):
         try:
             for done, fut in enumerate(as_completed_watched(self.client, futures), start=1):
                 results[index[fut.key]] = fut.result()
+                if on_result is not None:
+                    on_result(index[fut.key], results[index[fut.key]])
                 if callback is not None:
                     callback(done, len(tasks))
         except KilledWorker as exc:

@@ -8,7 +8,7 @@ import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Sequence
 
-from coreselect.engines.base import Engine, TaskCallback, map_in_order
+from coreselect.engines.base import Engine, ResultCallback, TaskCallback, map_in_order
 
 _SHARED: Any = None  # the shared data reference inside a pool worker
 
@@ -48,10 +48,11 @@ class LocalEngine(Engine):
         self.n_workers = None if n_workers is None or int(n_workers) <= 1 else int(n_workers)
 
     def map(self, func: Callable[[Any, Any], Any], shared: Any, tasks: Sequence[Any],
-            callback: TaskCallback | None = None) -> list[Any]:
+            callback: TaskCallback | None = None,
+            on_result: ResultCallback | None = None) -> list[Any]:
         tasks = list(tasks)
         if self.n_workers is None or len(tasks) <= 1:
-            return map_in_order(func, shared, tasks, callback)
+            return map_in_order(func, shared, tasks, callback, on_result)
         results: list[Any] = [None] * len(tasks)
         pool = ProcessPoolExecutor(max_workers=self.n_workers, initializer=_init_worker,
                                    initargs=(shared,))
@@ -59,6 +60,8 @@ class LocalEngine(Engine):
             futures = {pool.submit(_call, func, t): i for i, t in enumerate(tasks)}
             for done, fut in enumerate(as_completed(futures), start=1):
                 results[futures[fut]] = fut.result()
+                if on_result is not None:
+                    on_result(futures[fut], results[futures[fut]])
                 if callback is not None:
                     callback(done, len(tasks))
         except BaseException:

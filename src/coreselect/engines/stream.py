@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from coreselect.engines.base import Engine, TaskCallback, map_in_order
+from coreselect.engines.base import Engine, ResultCallback, TaskCallback, map_in_order
 
 
 class StreamEngine(Engine):
@@ -18,5 +18,6 @@ class StreamEngine(Engine):
     name = "stream"
 
     def map(self, func: Callable[[Any, Any], Any], shared: Any, tasks: Sequence[Any],
-            callback: TaskCallback | None = None) -> list[Any]:
-        return map_in_order(func, shared, tasks, callback)
+            callback: TaskCallback | None = None,
+            on_result: ResultCallback | None = None) -> list[Any]:
+        return map_in_order(func, shared, tasks, callback, on_result)

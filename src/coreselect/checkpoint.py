@@ -1,0 +1,399 @@
+"""Resumable runs: a run's state recorded after every greedy step and every finished part.
+
+``select(..., checkpoint=PATH_OR_URL)`` (``coreselect select --checkpoint``) keeps one file:
+after each greedy step (and each finished part of Algorithm 3) the whole state is written
+again, atomically (a temporary file beside it, flushed and renamed; at a URL one PUT, which
+object stores apply whole). The same run started again finds the record and goes on from
+it, ending with the selection and objective of an uninterrupted run, bit for bit:
+
+* the greedy's state (:class:`~coreselect.core.greedy.GreedyState`: the selected ids, the
+  distance sums, the copies, the pair distances, ``D``); the relevance gains are replayed
+  from the selection (exact, cheap), so nothing computed from the data is trusted from
+  the file that the run cannot check;
+* Algorithm 3: each finished part's message to the master (its selected columns' codes and
+  relevances), so the resumed run skips the finished parts, then the AltGreedy on the union.
+  A part's message is written once, to its own file in the folder ``PATH.parts`` beside the
+  record (at a URL: under ``URL.parts/``), before the record that lists it with its SHA-256:
+  the record rewritten after every step stays small (the greedy's state), whatever the
+  parts hold.
+
+A record carries the fingerprints of what the run depends on: the checkpoint format, the
+coreselect version, the spec (objective, binning, mode, partition, backend) and the data
+(a hash of the discretized codes and labels of a data file or array; a store's
+``store.json``, which holds every file's checksum). A record that does not match is refused
+in one line naming what differs (:class:`~coreselect.errors.CheckpointError`), and so is a
+damaged one (a SHA-256 over the payload): never silently started over.
+
+A finished run leaves its record (marked complete) in place: the same command again returns
+the same result at once (after loading the data), and another spec or dataset is refused.
+Delete the file to start afresh. The core does no I/O: this module is what reads and writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from coreselect.core.discretize import DiscreteMatrix
+from coreselect.core.greedy import GreedyState
+from coreselect.errors import CheckpointError, OutputError
+
+#: Version of the file layout; a record of another format is refused.
+FORMAT = 1
+MAGIC = b"coreselect-checkpoint\n"
+
+__all__ = ["Checkpoint", "Resumable", "FORMAT", "MAGIC", "encode", "decode", "as_checkpoint"]
+
+
+def _version() -> str:
+    import coreselect
+
+    return str(coreselect.__version__)
+
+
+# -- the file ----------------------------------------------------------------------------------
+def encode(header: dict, arrays: dict[str, np.ndarray]) -> bytes:
+    """``MAGIC``, one line of JSON (the header, with the payload's size and SHA-256), then the
+    arrays as an uncompressed ``.npz``."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    payload = buffer.getvalue()
+    header = {**header, "payload_bytes": len(payload),
+              "payload_sha256": hashlib.sha256(payload).hexdigest()}
+    return MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n" + payload
+
+
+def decode(data: bytes, shown: str) -> tuple[dict, dict[str, np.ndarray]]:
+    """The header and arrays of a record; :class:`CheckpointError` when it is not one, or
+    is damaged."""
+    def damaged(why: str) -> CheckpointError:
+        return CheckpointError(f"checkpoint {shown} is damaged ({why}); delete it to start "
+                               "the run afresh")
+
+    if not data.startswith(MAGIC):
+        raise CheckpointError(f"checkpoint {shown} is not a coreselect checkpoint; give the "
+                              "path of one, or a new path")
+    end = data.find(b"\n", len(MAGIC))
+    if end < 0:
+        raise damaged("truncated header")
+    try:
+        header = json.loads(data[len(MAGIC):end].decode("utf-8"))
+        size, digest = int(header["payload_bytes"]), str(header["payload_sha256"])
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise damaged("unreadable header") from None
+    payload = data[end + 1:]
+    if len(payload) != size:
+        raise damaged(f"{len(payload)} bytes of data, expected {size}: truncated")
+    if hashlib.sha256(payload).hexdigest() != digest:
+        raise damaged("its data fail their checksum")
+    try:
+        with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except Exception as exc:  # noqa: BLE001 - numpy/zipfile raise many types
+        raise damaged(f"unreadable arrays: {type(exc).__name__}") from None
+    return header, arrays
+
+
+class Checkpoint:
+    """Where a run's record lives: a local path, or a URL (``s3://``, ``gs://``, ``az://``,
+    ``memory://``; through :mod:`coreselect.store.fs`, storage options as for stores)."""
+
+    def __init__(self, location: str | os.PathLike, storage_options: dict | None = None):
+        from coreselect.store.fs import is_url, local_path, scrub
+
+        self.location = os.fspath(location) if not isinstance(location, str) else location
+        self.url = is_url(self.location)
+        self.path = None if self.url else Path(local_path(self.location))
+        self.shown = scrub(self.location)
+        self._options = storage_options
+        self._fs = None
+
+    def __repr__(self) -> str:
+        return f"Checkpoint({self.shown!r})"
+
+    def _filesystem(self):
+        if self._fs is None:
+            from coreselect.store.fs import filesystem, storage_options
+
+            self._options = storage_options(self._options)
+            self._fs = filesystem(self.location, self._options)
+        return self._fs
+
+    def read(self) -> bytes | None:
+        """The record's bytes, or None when there is none yet."""
+        if not self.url:
+            if self.path.is_dir():
+                raise CheckpointError(f"checkpoint {self.shown} is a folder; give a file path")
+            try:
+                return self.path.read_bytes()
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                raise CheckpointError(f"cannot read checkpoint {self.shown}: "
+                                      f"{exc.strerror or exc}") from None
+        fs, root = self._filesystem()
+        try:
+            return fs.cat_file(root)
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # noqa: BLE001 - fsspec back ends raise their own types
+            from coreselect.store.fs import _remote_error
+
+            raise _remote_error(self.shown, "", exc, self._options or {}) from None
+
+    def write(self, data: bytes) -> None:
+        """Replace the record whole (see the module docstring)."""
+        self._put(self.path, "", data)
+
+    def read_part(self, name: str) -> bytes | None:
+        """A part's file (``PATH.parts/NAME``), or None when it is not there."""
+        if not self.url:
+            try:
+                return (self.path.parent / f"{self.path.name}.parts" / name).read_bytes()
+            except OSError:
+                return None
+        fs, root = self._filesystem()
+        try:
+            return fs.cat_file(f"{root}.parts/{name}")
+        except Exception:  # noqa: BLE001 - a missing or unreadable part: the caller says so
+            return None
+
+    def write_part(self, name: str, data: bytes) -> None:
+        """Write a part's file, whole (written once per part)."""
+        self._put(None if self.url else self.path.parent / f"{self.path.name}.parts" / name,
+                  f".parts/{name}", data)
+
+    def _put(self, path: Path | None, suffix: str, data: bytes) -> None:
+        if not self.url:
+            from coreselect.files import atomic_output
+
+            with atomic_output(path, "wb") as fh:
+                fh.write(data)
+            return
+        fs, root = self._filesystem()
+        try:
+            fs.pipe_file(root + suffix, data)  # one PUT: an object store applies it whole
+        except Exception as exc:  # noqa: BLE001
+            raise OutputError(self.shown + suffix, f"cannot write the checkpoint "
+                              f"({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+
+
+def as_checkpoint(value: Any) -> Checkpoint | None:
+    """None, a :class:`Checkpoint`, or a path or URL for one."""
+    if value is None or isinstance(value, Checkpoint):
+        return value
+    if isinstance(value, (str, os.PathLike)) and os.fspath(value):
+        return Checkpoint(value)
+    raise CheckpointError(f"checkpoint must be a path or URL, got {value!r}")
+
+
+# -- one run's record ----------------------------------------------------------------------------
+@dataclass
+class Resumable:
+    """The record of one run at ``checkpoint``: what was done (restored when the run starts),
+    and writers the strategies call after each part and step.
+
+    ``spec``: the JSON-able parameters the result depends on; ``dataset``: a callable giving
+    the data's fingerprint (computed only when a record is there to compare, or a first
+    record is written)."""
+
+    checkpoint: Checkpoint
+    spec: dict
+    dataset: Any
+    parts: dict = field(default_factory=dict)  # part index -> PartOutput
+    digests: dict = field(default_factory=dict)  # part index -> SHA-256 of its file
+    stats: Any = None  # mode rows: the counts pass's Statistics
+    stats_digest: str | None = None
+    state: GreedyState | None = None
+    n_steps: int | None = None
+    resumed_parts: int = 0
+    resumed_from_step: int = 0
+    n_records: int = 0
+    _fingerprint: str | None = None
+
+    def __post_init__(self) -> None:
+        self.spec = json.loads(json.dumps(self.spec))  # as it reads back
+        data = self.checkpoint.read()
+        if data is None:
+            return
+        header, arrays = decode(data, self.checkpoint.shown)
+        self._check(header)
+        try:
+            self.digests = {int(i): str(h) for i, h in (header.get("parts") or {}).items()}
+            self.parts = {i: self._load_part(i, h) for i, h in self.digests.items()}
+            if header.get("statistics"):
+                self.stats_digest = str(header["statistics"])
+                self.stats = _stats_from(self._load_file("statistics", self.stats_digest))
+            if header.get("step") is not None:
+                self.state = _state_from(arrays, int(header["step"]))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise CheckpointError(f"checkpoint {self.checkpoint.shown} is damaged (missing or "
+                                  f"malformed record: {exc})") from None
+        self.resumed_parts = len(self.parts)
+        self.resumed_from_step = 0 if self.state is None else self.state.step
+
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            self._fingerprint = self.dataset() if callable(self.dataset) else str(self.dataset)
+        return self._fingerprint
+
+    def _check(self, header: dict) -> None:
+        shown = self.checkpoint.shown
+        if header.get("format") != FORMAT:
+            raise CheckpointError(f"checkpoint {shown} has format {header.get('format')!r}; "
+                                  f"this coreselect reads format {FORMAT} (delete it to start "
+                                  "afresh)")
+        if header.get("coreselect") != _version():
+            raise CheckpointError(f"checkpoint {shown} was written by coreselect "
+                                  f"{header.get('coreselect')}, this is {_version()}: its "
+                                  "numbers may differ; delete it to start afresh")
+        recorded = header.get("spec") or {}
+        differ = [f"{key} {recorded.get(key)!r} there, {self.spec.get(key)!r} here"
+                  for key in sorted(set(recorded) | set(self.spec))
+                  if recorded.get(key) != self.spec.get(key)]
+        if differ:
+            raise CheckpointError(f"checkpoint {shown} is of another run ({'; '.join(differ)}); "
+                                  "give another path, or delete it to start afresh")
+        if header.get("dataset") != self.fingerprint():
+            raise CheckpointError(f"checkpoint {shown} was written for other data (its data "
+                                  "fingerprint differs); give another path, or delete it")
+
+    def _load_file(self, name: str, digest: str) -> dict:
+        shown = f"{self.checkpoint.shown}.parts/{name}"
+        data = self.checkpoint.read_part(name)
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            raise CheckpointError(f"checkpoint {self.checkpoint.shown} is damaged (its part "
+                                  f"file {shown} is {'missing' if data is None else 'altered'});"
+                                  " delete the checkpoint and its .parts folder to start afresh")
+        return decode(data, shown)[1]
+
+    def _load_part(self, i: int, digest: str):
+        return _part_from(self._load_file(_part_name(i), digest), i)
+
+    # -- writers -------------------------------------------------------------------------
+    def record_part(self, output) -> None:
+        """After a finished part of Algorithm 3: its message in its own file, then the record
+        that lists it."""
+        i = int(output.index)
+        data = encode({"format": FORMAT, "part": i}, _part_arrays(output, i))
+        self.checkpoint.write_part(_part_name(i), data)
+        self.parts[i], self.digests[i] = output, hashlib.sha256(data).hexdigest()
+        self._write()
+
+    def record_stats(self, stats) -> None:
+        """Mode rows, after the counts pass: its statistics (a resumed run skips the pass)."""
+        from dataclasses import fields
+
+        arrays = {f.name: np.asarray(getattr(stats, f.name)) for f in fields(stats)}
+        data = encode({"format": FORMAT, "statistics": True}, arrays)
+        self.checkpoint.write_part("statistics", data)
+        self.stats, self.stats_digest = stats, hashlib.sha256(data).hexdigest()
+        self._write()
+
+    def record_step(self, state: GreedyState) -> None:
+        """After a greedy step of the run's (final) greedy."""
+        self.state = state
+        self._write()
+
+    def _write(self) -> None:
+        from coreselect.files import checkpoint as test_hold
+
+        arrays: dict[str, np.ndarray] = {}
+        step = None
+        if self.state is not None:
+            s = self.state
+            step = int(s.step)
+            arrays.update({"greedy_selected": np.asarray(s.selected, dtype=np.int64),
+                           "greedy_diversity_to_s": np.asarray(s.diversity_to_s, np.float64),
+                           "greedy_copies": np.asarray(s.copies, dtype=bool),
+                           "greedy_pair": np.asarray(s.pair, dtype=np.float64),
+                           "greedy_diversity": np.float64(s.diversity)})
+        header = {"format": FORMAT, "coreselect": _version(), "spec": self.spec,
+                  "dataset": self.fingerprint(), "parts": {str(i): self.digests[i] for i in sorted(self.digests)},
+                  "step": step, "statistics": self.stats_digest,
+                  "complete": step is not None and step == self.n_steps}
+        self.checkpoint.write(encode(header, arrays))
+        self.n_records += 1
+        test_hold(f"checkpointed-{self.n_records}")  # tests kill the run here
+
+    def describe(self) -> dict:
+        """What a report says about the checkpoint."""
+        out = {"checkpoint": self.checkpoint.shown, "resumed_from_step": self.resumed_from_step}
+        if "partitions" in self.spec:
+            out["resumed_parts"] = self.resumed_parts
+        return out
+
+
+def _part_name(i: int) -> str:
+    return f"part-{i:06d}"
+
+
+def _part_arrays(out, i: int) -> dict[str, np.ndarray]:
+    codes = out.features.codes
+    return {f"part{i}_selected": np.asarray(out.selected, dtype=np.int64),
+            f"part{i}_data": codes.data, f"part{i}_indices": codes.indices,
+            f"part{i}_indptr": codes.indptr, f"part{i}_shape": np.asarray(codes.shape, np.int64),
+            f"part{i}_n_codes": out.features.n_codes,
+            f"part{i}_relevance": np.asarray(out.relevance, dtype=np.float64),
+            f"part{i}_selectable": np.asarray(out.selectable, dtype=bool),
+            f"part{i}_sizes": np.asarray([out.n_columns], dtype=np.int64),
+            f"part{i}_seconds": np.float64(out.seconds)}
+
+
+def _part_from(arrays: dict, i: int):
+    import scipy.sparse as sp
+
+    from coreselect.distributed import PartOutput
+
+    shape = tuple(int(v) for v in arrays[f"part{i}_shape"])
+    codes = sp.csc_matrix((arrays[f"part{i}_data"], arrays[f"part{i}_indices"],
+                           arrays[f"part{i}_indptr"]), shape=shape)
+    return PartOutput(index=i, n_columns=int(arrays[f"part{i}_sizes"][0]),
+                      selected=arrays[f"part{i}_selected"],
+                      seconds=float(arrays[f"part{i}_seconds"]),
+                      features=DiscreteMatrix(codes, arrays[f"part{i}_n_codes"]),
+                      relevance=arrays[f"part{i}_relevance"],
+                      selectable=arrays[f"part{i}_selectable"])
+
+
+def _stats_from(arrays: dict):
+    from dataclasses import fields
+
+    from coreselect.core.shards import Statistics
+
+    values = {f.name: arrays[f.name] for f in fields(Statistics)}
+    values["n_samples"] = int(values["n_samples"])
+    return Statistics(**values)
+
+
+def _state_from(arrays: dict, step: int) -> GreedyState:
+    return GreedyState(step=step, selected=arrays["greedy_selected"],
+                       diversity_to_s=arrays["greedy_diversity_to_s"],
+                       copies=arrays["greedy_copies"], pair=arrays["greedy_pair"],
+                       diversity=float(arrays["greedy_diversity"]))
+
+
+def hash_arrays(*arrays: Any) -> str:
+    """SHA-256 over arrays (dtype, shape and bytes of each): a data fingerprint."""
+    h = hashlib.sha256()
+    for a in arrays:
+        if a is None:
+            h.update(b"none;")
+            continue
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape};".encode())
+        h.update(a.reshape(-1).view(np.uint8))
+    return h.hexdigest()
+
+
+def matrix_fingerprint(m: DiscreteMatrix) -> tuple:
+    codes = m.codes
+    return (codes.indptr, codes.indices, codes.data, np.asarray(codes.shape), m.n_codes)
