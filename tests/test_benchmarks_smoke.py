@@ -32,6 +32,7 @@ SCRIPTS = {
     "extreme": ([], []),  # --quick: a few seconds (synthetic data, three cases)
     "distributed_quality": (["mulan/scene/scene-train.arff"], []),  # --quick: scene, k = 10
     "xmc_eval": ([], []),  # --quick: about 14 s on 2 busy cores (synthetic, 5,000 labels)
+    "cluster": ([], ["s3fs", "moto"]),  # --quick: about 50 s on 2 busy cores (S3 server, scheduler, 2 workers)
     "resume": ([], []),  # --quick: about 30 s on 2 busy cores (8 short runs, a small store)
 }
 
