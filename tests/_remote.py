@@ -57,3 +57,70 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def dask_cli() -> list[str]:
+    """The ``dask`` command line of this interpreter's environment."""
+    import shutil
+    from pathlib import Path
+
+    exe = Path(sys.executable).with_name("dask")
+    return [str(exe)] if exe.exists() else [shutil.which("dask") or "dask"]
+
+
+class DaskCliCluster:
+    """A scheduler and worker processes started with the dask command line (port 0: the
+    scheduler writes its address to a scheduler file), each worker without a nanny so that a
+    killed worker stays dead until a test starts a replacement."""
+
+    def __init__(self, folder, n_workers: int, env: dict | None = None,
+                 worker_env: dict | None = None):
+        from pathlib import Path
+
+        self.folder = Path(folder)
+        self.env = {**os.environ, **(env or {})}
+        self.worker_env = worker_env or {}
+        self.scheduler_file = self.folder / "scheduler.json"
+        self.workers: list[subprocess.Popen] = []
+        self.scheduler = subprocess.Popen(
+            dask_cli() + ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                          "--scheduler-file", str(self.scheduler_file)],
+            env=self.env, cwd=self.folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 120
+            while not (self.scheduler_file.exists() and self.scheduler_file.stat().st_size):
+                if self.scheduler.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("the dask scheduler did not start")
+                time.sleep(0.05)
+            import json
+
+            self.address = json.loads(self.scheduler_file.read_text())["address"]
+            for i in range(n_workers):
+                self.start_worker(f"w{i}", self.worker_env)
+            self.wait_for_workers(n_workers)
+        except BaseException:
+            self.stop()
+            raise
+
+    def start_worker(self, name: str, env: dict | None = None) -> subprocess.Popen:
+        proc = subprocess.Popen(
+            dask_cli() + ["worker", self.address, "--nthreads", "1", "--no-dashboard",
+                          "--no-nanny", "--name", name, "--death-timeout", "30"],
+            env={**self.env, **(env or {})}, cwd=self.folder,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.workers.append(proc)
+        return proc
+
+    def wait_for_workers(self, n: int, timeout: float = 120) -> None:
+        from distributed import Client
+
+        with Client(self.address, timeout=30) as client:
+            client.wait_for_workers(n, timeout=timeout)
+
+    def stop(self) -> None:
+        procs = self.workers + [self.scheduler]
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        for p in procs:
+            p.wait(30)

@@ -34,6 +34,7 @@ SCRIPTS = {
     "xmc_eval": ([], []),  # --quick: about 14 s on 2 busy cores (synthetic, 5,000 labels)
     # --quick: scene cut to 300 rows, k 3 and 5, 2 folds (about 15 s)
     "fixed_rate": (["mulan/scene/scene-train.arff", "mulan/scene/scene-test.arff"], []),
+    "cluster": ([], ["s3fs", "moto"]),  # --quick: about 50 s on 2 busy cores (S3 server, scheduler, 2 workers)
     "resume": ([], []),  # --quick: about 30 s on 2 busy cores (8 short runs, a small store)
 }
 

@@ -150,18 +150,11 @@ def test_selection_equals_dense_path(data, kind, calibration, lam, p, k, alterna
 @pytest.mark.parametrize("kind", ["mi", "nmi"])
 @pytest.mark.parametrize("calibration", ["paper", "range"])
 def test_selection_equals_reference(seed, kind, calibration):
-    rng = np.random.default_rng(seed)
-    n, d, L = 30, 8, 25
-    X = rng.exponential(size=(n, d)) * (rng.random((n, d)) < 0.3)
-    X[:, 3] = X[:, 2]
-    Y = (rng.random((n, L)) < 0.08).astype(int)
-    Y[:, 0], Y[:, 1] = 0, 1
-    X = sp.csr_matrix(X)
-    k, p, lam = 4, [1, 3, 10][seed % 3], [0.0, 0.5, 1.0][seed % 3]
+    X, Y, k, p, lam = tiny_case(seed)
     problem = Problem.build(X, Y, k=k, lam=lam, p=p, relevance=kind, calibration=calibration,
                             min_bin_count=3, relevance_backend="sparse")
     codes = ref.codes_of(X, min_bin_count=3)
-    selectable = [len(set(codes[:, j].tolist())) > 1 for j in range(d)]
+    selectable = [len(set(codes[:, j].tolist())) > 1 for j in range(X.shape[1])]
     chosen, h = ref.greedy(codes, Y, k, lam=lam, p=p, kind=kind, selectable=selectable,
                            calibration=calibration)
     res = problem.run(k, alternate=False)
@@ -202,3 +195,27 @@ def test_p_larger_than_the_features_allocates_nothing_more():
     np.testing.assert_array_equal(b.selected, a.selected)
     assert b.relevance == pytest.approx(a.relevance, rel=1e-12)
     assert b.relevance == pytest.approx(dense.relevance[a.local].sum(), rel=1e-12)
+
+
+def tiny_case(seed: int):
+    """30 x 8 sparse features (a duplicate pair) and 25 rare labels (one never set, one always
+    set), with k, p and lambda that vary with the seed: small enough for tests/reference.py."""
+    rng = np.random.default_rng(seed)
+    n, d, L = 30, 8, 25
+    X = rng.exponential(size=(n, d)) * (rng.random((n, d)) < 0.3)
+    X[:, 3] = X[:, 2]
+    Y = (rng.random((n, L)) < 0.08).astype(int)
+    Y[:, 0], Y[:, 1] = 0, 1
+    return sp.csr_matrix(X), Y, 4, [1, 3, 10][seed % 3], [0.0, 0.5, 1.0][seed % 3]
+
+
+def assert_sparse_matches_dense(sparse, dense) -> None:
+    """The sparse relevance's selection is the dense one's: same picks, same h, g, D, and the
+    same per-label and per-feature relevances."""
+    np.testing.assert_array_equal(sparse.selected, dense.selected)
+    np.testing.assert_allclose([sparse.objective, sparse.relevance, sparse.diversity],
+                               [dense.objective, dense.relevance, dense.diversity],
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(sparse.label_relevance, dense.label_relevance, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(sparse.feature_relevance, dense.feature_relevance,
+                               rtol=1e-12, atol=1e-12)

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 import coreselect.core.sparse_relevance as sparse_relevance
 from coreselect import select
+from test_extreme_core import assert_sparse_matches_dense
 
 
 def _data(seed, n=70, d=30, L=120):
@@ -47,11 +48,5 @@ def test_modes_equal_dense(monkeypatch, seed, relevance, run):
     dense = _run(monkeypatch, float("inf"), X, Y, **kw)
     assert sparse.data["relevance_backend"] == "sparse"
     assert dense.data["relevance_backend"] == "dense"
-    np.testing.assert_array_equal(sparse.selected, dense.selected)
-    np.testing.assert_allclose([sparse.objective, sparse.relevance, sparse.diversity],
-                               [dense.objective, dense.relevance, dense.diversity],
-                               rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(sparse.label_relevance, dense.label_relevance, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(sparse.feature_relevance, dense.feature_relevance,
-                               rtol=1e-12, atol=1e-12)
+    assert_sparse_matches_dense(sparse, dense)
     assert [p.selected.tolist() for p in sparse.parts] == [p.selected.tolist() for p in dense.parts]

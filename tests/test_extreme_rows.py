@@ -37,7 +37,7 @@ from coreselect.core.sparse_relevance import MergedSparseRelevance
 from coreselect.rowsharded import (
     InMemoryRowShards, SequentialRows, row_slice, select_row_sharded,
 )
-from test_extreme_core import extreme_data
+from test_extreme_core import assert_sparse_matches_dense, extreme_data, tiny_case
 
 
 @st.composite
@@ -136,19 +136,12 @@ def test_rows_selection_equals_centralized_dense(data, kind, lam, p, k, keep, dr
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("kind", ["mi", "nmi"])
 def test_rows_selection_equals_reference(seed, kind):
-    rng = np.random.default_rng(seed)
-    n, d, L = 30, 8, 25
-    X = rng.exponential(size=(n, d)) * (rng.random((n, d)) < 0.3)
-    X[:, 3] = X[:, 2]
-    Y = (rng.random((n, L)) < 0.08).astype(int)
-    Y[:, 0], Y[:, 1] = 0, 1
-    X = sp.csr_matrix(X)
-    k, p, lam = 4, [1, 3, 10][seed % 3], [0.0, 0.5, 1.0][seed % 3]
+    X, Y, k, p, lam = tiny_case(seed)
     F, Lb = _discrete(X, Y, 3)
     run = select_row_sharded(SequentialRows(InMemoryRowShards(F, Lb, [0, 1, 1, 17, 30])), k=k,
                              lam=lam, p=p, relevance=kind, relevance_backend="sparse")
     codes = ref.codes_of(X, min_bin_count=3)
-    selectable = [len(set(codes[:, j].tolist())) > 1 for j in range(d)]
+    selectable = [len(set(codes[:, j].tolist())) > 1 for j in range(X.shape[1])]
     chosen, h = ref.greedy(codes, Y, k, lam=lam, p=p, kind=kind, alternate=True,
                            selectable=selectable)
     assert list(run.result.selected) == chosen
@@ -173,13 +166,7 @@ def _pair(monkeypatch, run, **kw):
     dense = run(**kw)
     assert sparse.engine_info["relevance_backend"] == "sparse"
     assert dense.engine_info["relevance_backend"] == "dense"
-    np.testing.assert_array_equal(sparse.selected, dense.selected)
-    np.testing.assert_allclose([sparse.objective, sparse.relevance, sparse.diversity],
-                               [dense.objective, dense.relevance, dense.diversity],
-                               rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(sparse.label_relevance, dense.label_relevance, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(sparse.feature_relevance, dense.feature_relevance,
-                               rtol=1e-12, atol=1e-12)
+    assert_sparse_matches_dense(sparse, dense)
     return sparse
 
 

@@ -130,6 +130,84 @@ def test_memory_store_damage_is_caught_on_every_read():
         open_store(url)
 
 
+@pytest.mark.parametrize("damaged", [None, "blocks/b000002/r000001/indices.npy",
+                                     "labels/r000000/data.npy", "order.npy", "n_codes.npy"])
+def test_memory_store_verify_reads_each_object_once(capsys, damaged):
+    """``store verify URL``: every object fetched once, no extra header reads, and every
+    checksum still verified (a damaged object is one line, exit 2)."""
+    import collections
+
+    import fsspec
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    X, Y = _data(seed=4)
+    prefix = f"coreselect-tests/verify-once-{os.getpid()}-{damaged is None}-{str(damaged)[:6]}"
+    url = f"memory://{prefix}"
+    build_store(X, Y, url, block_size=4, row_block_size=50)
+    fs = fsspec.filesystem("memory")
+    if damaged:
+        key = f"/{prefix}/{damaged}"
+        body = fs.cat(key)
+        fs.pipe(key, body[:-1] + bytes([body[-1] ^ 1]))
+    reads = collections.Counter()
+    original = MemoryFileSystem.cat_file
+
+    def counted(self, path, start=None, end=None, **kw):
+        reads[(path.split(prefix + "/")[-1], start is not None or end is not None)] += 1
+        return original(self, path, start=start, end=end, **kw)
+
+    try:
+        MemoryFileSystem.cat_file = counted
+        code, out, err = run(capsys, "store", "verify", url)
+    finally:
+        MemoryFileSystem.cat_file = original
+    if damaged:
+        assert code == 2 and "checksum" in err and len(err.strip().splitlines()) == 1, err
+        return
+    assert code == 0 and "ok" in out, err
+    store = open_store(url)
+    full = collections.Counter({k[0]: v for k, v in reads.items() if not k[1]})
+    assert full == collections.Counter({rel: 1 for rel in [*store.meta["files"], "store.json"]})
+    headers = [k[0] for k in reads if k[1]]  # the open's shape check: one header each
+    assert sorted(headers) == sorted(set(headers)) and len(headers) == len(store.meta["files"])
+    # metadata read before verify() (cached on the store) is fetched and checked again, once
+    _ = store.order, store.n_codes, store.label_n_codes
+    reads.clear()
+    try:
+        MemoryFileSystem.cat_file = counted
+        store.verify()
+    finally:
+        MemoryFileSystem.cat_file = original
+    assert reads == collections.Counter({(rel, False): 1 for rel in store.meta["files"]})
+    key = f"/{prefix}/order.npy"
+    body = fs.cat(key)
+    fs.pipe(key, body[:-1] + bytes([body[-1] ^ 1]))
+    with pytest.raises(StoreError, match="order.npy fails its checksum"):
+        store.verify()
+
+
+def test_url_out_of_evaluate_is_refused(in_tmp, capsys):
+    from coreselect.evaluation.report import report_paths
+
+    code, out, err = run(capsys, "evaluate", "emotions", "--methods", "random", "--folds", 2,
+                         "--out", "s3://bucket/report")
+    assert code == 2 and "s3://" in err and len(err.strip().splitlines()) == 1, err
+    with pytest.raises(InputError, match="gs://"):
+        report_paths("gs://bucket/x", sweep=False)
+    assert list(in_tmp.iterdir()) == []  # no folder named "s3:"
+
+
+@pytest.mark.parametrize("var", ["COREDATA_HOME", "XDG_CACHE_HOME"])
+def test_url_dataset_cache_is_refused(in_tmp, capsys, monkeypatch, var):
+    monkeypatch.delenv("COREDATA_HOME", raising=False)
+    monkeypatch.delenv("COREDATA", raising=False)
+    monkeypatch.setenv(var, "s3://bucket/cache")
+    monkeypatch.setenv("COREDATA_MIRROR", f"file://{in_tmp}/no-mirror")  # never the network
+    code, out, err = run(capsys, "datasets", "fetch", "emotions")
+    assert code == 2 and f"{var}=s3://" in err and len(err.strip().splitlines()) == 1, err
+    assert list(in_tmp.iterdir()) == []
+
+
 # -- credentials never shown ---------------------------------------------------------------------
 @given(user=hst.from_regex(r"[A-Za-z0-9_]{1,12}", fullmatch=True),
        password=hst.from_regex(r"[A-Za-z0-9_%!~*]{4,20}", fullmatch=True),

@@ -590,6 +590,28 @@ def checkpoint(stage: str) -> None:
         time.sleep(0.01)
 
 
+def checkpoint_once(stage: str) -> None:
+    """:func:`checkpoint` for code that runs in many processes (Dask workers): only the first
+    process to get here (the one that creates ``$CORESELECT_TEST_HOLD_FILE.claim``) writes its
+    pid and waits, up to a minute, for the test to kill it; every other one, and a later task
+    in any worker, goes straight on."""
+    if os.environ.get("CORESELECT_TEST_HOLD") != stage:
+        return
+    marker = os.environ.get("CORESELECT_TEST_HOLD_FILE")
+    if not marker:
+        return
+    try:
+        os.close(os.open(marker + ".claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return
+    with open(marker + ".tmp", "w") as fh:
+        fh.write(str(os.getpid()))
+    os.replace(marker + ".tmp", marker)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 _SIGNALS_NOTED = [0]
 
 

@@ -105,6 +105,10 @@ def cache_dir() -> Path:
     Raises DatasetError when ``$COREDATA_HOME`` names something that is not a folder.
     """
     home = os.environ.get("COREDATA_HOME", "").strip()
+    for var, value in (("COREDATA_HOME", home), ("XDG_CACHE_HOME", os.environ.get("XDG_CACHE_HOME", ""))):
+        if "://" in value:  # Path() would make it a local folder named "s3:"
+            raise DatasetError(f"{var}={value.split('://')[0]}://... is a URL; the dataset cache is a "
+                               "local folder: point it at a local path")
     if home:
         path = Path(os.path.abspath(Path(home).expanduser()))  # as $COREDATA: against the cwd now
         if path.exists() and not path.is_dir():

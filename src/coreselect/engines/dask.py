@@ -7,6 +7,7 @@ scheduler simply reruns its tasks elsewhere and the result is unchanged.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -165,6 +166,14 @@ def _n_workers(client: Any) -> int:
         return 0
 
 
+def _part(func: Callable[[Any, Any], Any], shared: Any, task: Any) -> Any:
+    """One part on a worker (the test hook lets a test kill the worker running it)."""
+    from coreselect.files import checkpoint_once
+
+    checkpoint_once("dask-task")
+    return func(shared, task)
+
+
 def _is_small(shared: Any) -> bool:
     """Small references (a store's path) travel inside each task; big data is scattered once.
     Shared data says which it is with an ``is_reference`` attribute."""
@@ -244,9 +253,10 @@ class DaskEngine(Engine):
         except (CancelledError, OSError) as exc:
             raise cluster_failure(exc) from None
         run_id = uuid.uuid4().hex[:8]
+        part = functools.partial(_part, func)
         futures = [
             # pure=False plus unique keys: a rerun after a worker death recomputes, never reuses.
-            self.client.submit(func, ref, task, key=f"coreselect-part-{run_id}-{i}",
+            self.client.submit(part, ref, task, key=f"coreselect-part-{run_id}-{i}",
                                pure=False, retries=2)
             for i, task in enumerate(tasks)
         ]

@@ -17,6 +17,7 @@ import uuid
 from typing import Any
 
 from coreselect.engines.dask import result_watched
+from coreselect.files import checkpoint_once
 from coreselect.rowsharded import RowShards, ShardFunction
 
 log = logging.getLogger(__name__)
@@ -28,6 +29,7 @@ def _load(loader):
 
 def _apply(fn: ShardFunction, tiles: list, args: tuple) -> Any:
     """``fn`` on several tiles (those of one worker), summed where they are."""
+    checkpoint_once("dask-task")  # a test kills the worker holding here (worker loss mid-run)
     total = None
     for features, labels in tiles:
         part = fn(features, labels, *args)

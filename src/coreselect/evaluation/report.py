@@ -203,7 +203,12 @@ def report_paths(out_dir: str | Path, sweep: bool, measures: Sequence[str] | Non
     """The files :func:`write_report` writes in ``out_dir``: results.csv, summary.md, and
     ``lambda_sweep.png`` (a lambda sweep) or one ``<measure>.png`` per measure (default: the
     paper's five, the default measures of a run).
-    Known before the run, so that the CLI checks them against its inputs before any work."""
+    Known before the run, so that the CLI checks them against its inputs before any work.
+    A URL (``s3://...``) is refused (:class:`~coreselect.errors.InputError`): reports are
+    written to local folders only, never to one named ``s3:``."""
+    from coreselect.store.fs import refuse_url
+
+    refuse_url(out_dir, "--out")
     out = Path(out_dir)
     default = tuple(_CLASSIC_LABELS)  # what a run without a choice of measures reports
     pngs = ["lambda_sweep.png"] if sweep else [f"{m}.png" for m in (default if measures is None else measures)]

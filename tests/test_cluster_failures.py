@@ -1,0 +1,164 @@
+"""A real cluster (``dask scheduler`` and ``dask worker`` processes) losing a part of itself in
+the middle of a selection over a store on a local S3 server, at a moment fixed by a hold hook
+(``coreselect.files.checkpoint_once``: the first worker to start a task writes its pid and
+waits), not by sleeps:
+
+* a worker killed (SIGKILL) and a replacement started: the run finishes with the in-memory
+  selection and objective (its tasks rerun elsewhere, its tiles re-read from the store);
+* the scheduler killed: one line on stderr and exit 2, in bounded time;
+* a scheduler address that accepts connections and never answers: one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("s3fs")
+pytest.importorskip("moto")
+
+from coreselect.cli import main  # noqa: E402
+from coreselect.store import build_store  # noqa: E402
+
+from _remote import KEY, SECRET, DaskCliCluster, Server  # noqa: E402
+
+pytestmark = [pytest.mark.dask, pytest.mark.slow]
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+MODES = {"rows": [], "distributed": ["--partitions", "4"]}
+
+
+def run(capsys, *args):
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def wait_for_file(path: Path, proc: subprocess.Popen, timeout: float = 120) -> str:
+    """The content of ``path`` once a process has written it (bounded; the CLI must be alive)."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if proc.poll() is not None:
+            pytest.fail(f"the run ended before any worker held: {proc.communicate()}")
+        if time.monotonic() > deadline:
+            pytest.fail("no worker reached the hold point")
+        time.sleep(0.02)
+    return path.read_text()
+
+
+@pytest.fixture
+def setting(tmp_path, monkeypatch):
+    """An S3 server holding a store (also built locally), a scheduler and two workers whose
+    first task holds; the environment every process needs (credentials, endpoint, src)."""
+    server = Server()
+    env = {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
+           "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": server.url,
+           "PYTHONPATH": os.pathsep.join([SRC] + [p for p in os.environ.get(
+               "PYTHONPATH", "").split(os.pathsep) if p])}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("CORESELECT_STORAGE_OPTIONS", raising=False)
+    monkeypatch.delenv("CORESELECT_TEST_HOLD", raising=False)
+    cluster = None
+    try:
+        server.fs().mkdir("data")
+        rng = np.random.default_rng(11)
+        Y = (rng.random((400, 4)) < 0.35).astype(int)
+        X = rng.normal(size=(400, 40)) + Y @ rng.normal(size=(4, 40))
+        kw = dict(block_size=10, row_block_size=100, seed=3)
+        build_store(X, Y, tmp_path / "local", **kw)
+        build_store(X, Y, "s3://data/loss", **kw)
+        hold = tmp_path / "hold"
+        cluster = DaskCliCluster(tmp_path, 2, env=env, worker_env={
+            "CORESELECT_TEST_HOLD": "dask-task", "CORESELECT_TEST_HOLD_FILE": str(hold)})
+        yield {"cluster": cluster, "url": "s3://data/loss", "local": tmp_path / "local",
+               "hold": hold, "env": {**os.environ, **env}}
+    finally:
+        if cluster is not None:
+            cluster.stop()
+        server.stop()
+
+
+def start_select(setting, mode: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "coreselect", "select", setting["url"], "-k", "5", "--mode", mode,
+         "--engine", "dask", "--scheduler", setting["cluster"].address, "--json",
+         *MODES[mode]], env=setting["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_worker_killed_mid_run_gives_the_selection(setting, mode, capsys):
+    cluster = setting["cluster"]
+    proc = start_select(setting, mode)
+    try:
+        pid = int(wait_for_file(setting["hold"], proc))
+        assert pid in {w.pid for w in cluster.workers}  # a worker process, not the client
+        os.kill(pid, signal.SIGKILL)
+        cluster.start_worker("replacement")
+        out, err = proc.communicate(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    code, ref, err = run(capsys, "select", setting["local"], "-k", 5, "--mode", mode, "--json",
+                         *MODES[mode])
+    assert code == 0, err
+    r, c = json.loads(out), json.loads(ref)
+    assert r["selected"] == c["selected"] and r["objective"] == c["objective"]
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_scheduler_killed_mid_run_is_one_line(setting, mode):
+    cluster = setting["cluster"]
+    proc = start_select(setting, mode)
+    try:
+        wait_for_file(setting["hold"], proc)
+        cluster.scheduler.send_signal(signal.SIGKILL)
+        cluster.scheduler.wait(30)
+        started = time.monotonic()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    elapsed = time.monotonic() - started
+    said = f"exit {proc.returncode} after {elapsed:.1f} s; stderr: {err[-2000:]!r}"
+    assert elapsed < 90, said
+    assert proc.returncode == 2, said
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, said
+    assert "scheduler" in err and out == "", said
+
+
+def test_silent_scheduler_address_is_one_line(tmp_path, monkeypatch, capsys):
+    """An address that accepts TCP and never answers the Dask handshake: the connect deadline,
+    then one line and exit 2 from the CLI (the API's EngineError: test_dask_deadlines.py)."""
+    import socket
+
+    from coreselect.engines import dask as dask_engine
+
+    monkeypatch.setattr(dask_engine, "CONNECT_TIMEOUT", 1.0)
+    rng = np.random.default_rng(0)
+    build_store(rng.normal(size=(50, 6)), (rng.random((50, 2)) < 0.5).astype(int),
+                tmp_path / "s", row_block_size=25)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)  # connections wait in the backlog, never accepted nor answered
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        for mode in sorted(MODES):
+            started = time.monotonic()
+            code, out, err = run(capsys, "select", tmp_path / "s", "-k", 2, "--mode", mode,
+                                 "--engine", "dask", "--scheduler", address, *MODES[mode])
+            assert time.monotonic() - started < 30
+            assert code == 2 and len(err.strip().splitlines()) == 1, err
+            assert "did not answer within 1 s" in err and "Traceback" not in err
