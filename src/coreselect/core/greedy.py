@@ -147,7 +147,8 @@ def step_scores(
     adds the candidate that maximizes a non-negative combination of the two *marginal gains*.
     What they give up: the weights of the combination change from step to step (spreads
     over the candidates, or a product), so the selection no longer greedily maximizes one
-    fixed set function ``h`` and the paper's 1/2 and 1/4 approximation bounds do not apply.
+    fixed set function ``h`` and the paper's bounds (1/2 for AltGreedy, 1/31 for
+    Algorithm 3) do not apply.
     """
     how = params.calibration
     lam = params.lam
