@@ -74,3 +74,17 @@ def require_data_files(*relative: str) -> Path:
 def coredata() -> Path:
     """The folder of real multi-label datasets; skips (or fails, see above) when absent."""
     return require_data_files()
+
+
+@pytest.fixture(autouse=True)
+def _dask_logging_environment_restored():
+    """A command run in this process (``main([...])``) sets ``DASK_LOGGING*`` in
+    ``os.environ`` for its own Dask clients and workers (quiet by default, warnings with -v):
+    right for a real process, but here it would outlive the test and reach every subprocess a
+    later test starts (a -v run made a later CLI subprocess print Dask's tracebacks)."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith("DASK_LOGGING")}
+    yield
+    for key in [k for k in os.environ if k.startswith("DASK_LOGGING")]:
+        if key not in saved:
+            del os.environ[key]
+    os.environ.update(saved)
