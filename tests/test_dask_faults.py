@@ -63,3 +63,29 @@ def test_worker_that_keeps_dying_is_one_engine_error():
             with DaskEngine(client=client) as engine:
                 with pytest.raises(EngineError, match="out of memory"):
                     engine.map(_die, None, [0])
+
+
+def test_local_cluster_sets_thread_limits_in_its_workers_only(monkeypatch):
+    """The workers start with one thread per pool (NUMBA_NUM_THREADS, OMP_NUM_THREADS, ...);
+    this process keeps its own settings: Dask's nanny writes its pre-spawn variables into the
+    parent's os.environ, and numba would read NUMBA_NUM_THREADS=1 there at its next compile."""
+    from distributed import Client
+
+    from coreselect.engines.dask import _THREAD_VARS, local_cluster
+
+    names = (*_THREAD_VARS, "MALLOC_MMAP_THRESHOLD_")
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    before = {name: os.environ.get(name) for name in names}
+    cluster = local_cluster(1, 1)
+    try:
+        after = {name: os.environ.get(name) for name in names}
+        with Client(cluster) as client:
+            seen = next(iter(client.run(lambda: {n: os.environ.get(n) for n in names})
+                             .values()))
+    finally:
+        cluster.close()
+    assert after == before
+    # Dask keeps a value the user set (OMP_NUM_THREADS=7 here); the others are one thread.
+    assert seen["OMP_NUM_THREADS"] == "7", seen
+    assert all(seen[var] == "1" for var in _THREAD_VARS if var != "OMP_NUM_THREADS"), seen

@@ -43,11 +43,22 @@ def local_cluster(n_workers: int, threads_per_worker: int = 1, host: str = "127.
 
     environ = {var: str(threads_per_worker) for var in _THREAD_VARS}
     environ["MALLOC_MMAP_THRESHOLD_"] = str(MMAP_THRESHOLD)
-    with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v
-                          for k, v in environ.items()}):
-        return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
-                            processes=True, host=host, dashboard_address=None,
-                            silence_logs=logging.ERROR, **kwargs)
+    # Dask's nanny puts its pre-spawn variables into *this* process's os.environ too; left
+    # there, NUMBA_NUM_THREADS=1 reaches numba's config at its next compilation and this
+    # process's own kernels (Algorithm 3's final AltGreedy) would run on one thread.
+    before = {var: os.environ.get(var) for var in environ}
+    try:
+        with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v
+                              for k, v in environ.items()}):
+            return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
+                                processes=True, host=host, dashboard_address=None,
+                                silence_logs=logging.ERROR, **kwargs)
+    finally:
+        for var, value in before.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
 
 
 #: Seconds a run waits while the cluster has no worker at all before it gives up (a worker
