@@ -127,19 +127,12 @@ def build(args, folder: Path, procs: Processes) -> tuple[dict, str]:
     import s3fs
 
     from coreselect.store.build import build_store_from_chunks
-    from tall_store import chunks
+    from tall_store import CountedChunks
 
     local = folder / "store"
-    nnz = 0
-
-    def counted():
-        nonlocal nnz
-        for X, Y in chunks(args.n, args.d, args.density, args.chunk):
-            nnz += int(X.nnz)
-            yield X, Y
-
+    counted = CountedChunks(args.n, args.d, args.density, args.chunk)
     t_build, store = _common.timed(lambda: build_store_from_chunks(
-        counted(), local, block_size=args.block_size, row_block_size=args.row_block_size))
+        iter(counted), local, block_size=args.block_size, row_block_size=args.row_block_size))
     fs = s3fs.S3FileSystem(key=KEY, secret=SECRET, endpoint_url=procs.s3,
                            skip_instance_cache=True)
     fs.mkdir(BUCKET)
@@ -152,7 +145,7 @@ def build(args, folder: Path, procs: Processes) -> tuple[dict, str]:
 
     t_upload, _ = _common.timed(upload)
     size = sum(f.stat().st_size for f in local.rglob("*") if f.is_file())
-    return {"build_s": t_build, "upload_s": t_upload, "nnz": nnz, "mib": size / 2**20,
+    return {"build_s": t_build, "upload_s": t_upload, "nnz": counted.nnz, "mib": size / 2**20,
             "row_blocks": store.n_row_blocks, "col_blocks": store.n_blocks}, url
 
 

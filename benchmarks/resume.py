@@ -38,24 +38,17 @@ def build(args, store: str) -> dict:
     """The store (reused when it is there): its size and build time."""
     from coreselect.store import open_store
     from coreselect.store.build import build_store_from_chunks
-    from tall_store import chunks
+    from tall_store import CountedChunks
 
     if (Path(store) / "store.json").is_file():
         s = open_store(store)
         return {"seconds": None, "nnz": None, "row_blocks": s.n_row_blocks,
                 "n": s.n_samples, "d": s.n_features}
-    nnz = 0
-
-    def counted():
-        nonlocal nnz
-        for X, Y in chunks(args.n, args.d, args.density, args.chunk):
-            nnz += int(X.nnz)
-            yield X, Y
-
+    counted = CountedChunks(args.n, args.d, args.density, args.chunk)
     start = time.perf_counter()
-    s = build_store_from_chunks(counted(), store, block_size=args.block_size,
+    s = build_store_from_chunks(iter(counted), store, block_size=args.block_size,
                                 row_block_size=args.row_block_size)
-    return {"seconds": time.perf_counter() - start, "nnz": nnz, "row_blocks": s.n_row_blocks,
+    return {"seconds": time.perf_counter() - start, "nnz": counted.nnz, "row_blocks": s.n_row_blocks,
             "n": s.n_samples, "d": s.n_features}
 
 

@@ -76,25 +76,31 @@ def chunks(n: int, d: int, density: float, chunk: int, n_labels: int = 50,
         yield X, Y
 
 
+class CountedChunks:
+    """:func:`chunks` that counts the non-zeros it has yielded (``nnz``), for a build's report."""
+
+    def __init__(self, n: int, d: int, density: float, chunk: int):
+        self.args = (n, d, density, chunk)
+        self.nnz = 0
+
+    def __iter__(self):
+        for X, Y in chunks(*self.args):
+            self.nnz += int(X.nnz)
+            yield X, Y
+
+
 def case_build(args) -> dict:
     from coreselect.store.build import build_store_from_chunks
 
-    nnz = 0
-
-    def counted():
-        nonlocal nnz
-        for X, Y in chunks(args["n"], args["d"], args["density"], args["chunk"]):
-            nnz += int(X.nnz)
-            yield X, Y
-
+    counted = CountedChunks(args["n"], args["d"], args["density"], args["chunk"])
     start = time.perf_counter()
     store = build_store_from_chunks(
-        counted(), args["store"],
+        iter(counted), args["store"],
         block_size=args["block_size"], row_block_size=args["row_block_size"])
     seconds = time.perf_counter() - start
     size = sum(f.stat().st_size for f in Path(args["store"]).rglob("*") if f.is_file())
     return {"seconds": seconds, "peak_mib": _common.peak_rss_mib(), "disk_mib": size / 2**20,
-            "nnz": nnz, "row_blocks": store.n_row_blocks, "col_blocks": store.n_blocks}
+            "nnz": counted.nnz, "row_blocks": store.n_row_blocks, "col_blocks": store.n_blocks}
 
 
 def case_rows(args) -> dict:
