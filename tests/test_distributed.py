@@ -30,15 +30,15 @@ K = 6
 OBJ = Objective(k=K)
 
 
-def _data(n=240, d=300, seed=0):
+def _data(n=240, d=300, seed=0, density=0.08, n_informative=8):
     """Sparse count-like features with a few informative columns and exact duplicates
     (duplicates make ties, which exercise the lowest-original-id rule across parts)."""
     rng = np.random.RandomState(seed)
     Y = (rng.rand(n, 4) < 0.3).astype(np.int8)
-    X = sp.random(n, d, density=0.08, random_state=rng, format="csc")
+    X = sp.random(n, d, density=density, random_state=rng, format="csc")
     X.data = np.ceil(X.data * 4)
     X = X.tolil()
-    for j in range(8):
+    for j in range(n_informative):
         col = (Y[:, j % 4] * (rng.rand(n) < 0.7)).astype(float)
         X[:, 10 * j] = col[:, None]
         X[:, 10 * j + 5] = col[:, None]  # an exact copy

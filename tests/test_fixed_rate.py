@@ -13,9 +13,9 @@ import itertools
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 import reference as ref
+from test_distributed import _data as distributed_data
 from coreselect.core import Problem
 from coreselect.core.entropy import DistanceOracle
 from coreselect.core.greedy import first_ranges
@@ -41,17 +41,7 @@ def _small(seed: int, n=70, d=10, n_labels=3):
 
 def _wide(seed=0, n=200, d=120):
     """Sparse counts, informative columns and exact copies (ties across parts)."""
-    rng = np.random.RandomState(seed)
-    Y = (rng.rand(n, 4) < 0.3).astype(np.int8)
-    X = sp.random(n, d, density=0.1, random_state=rng, format="csc")
-    X.data = np.ceil(X.data * 4)
-    X = X.tolil()
-    for j in range(6):
-        col = (Y[:, j % 4] * (rng.rand(n) < 0.7)).astype(float)
-        X[:, 10 * j] = col[:, None]
-        X[:, 10 * j + 5] = col[:, None]
-    X[:, 7] = 0.0
-    return sp.csr_matrix(X), Y
+    return distributed_data(n, d, seed, density=0.1, n_informative=6)
 
 
 @pytest.mark.parametrize("alternate", [True, False])
