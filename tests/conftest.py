@@ -78,10 +78,11 @@ def coredata() -> Path:
 
 @pytest.fixture(autouse=True)
 def _dask_logging_environment_restored():
-    """A command run in this process (``main([...])``) sets ``DASK_LOGGING*`` in
-    ``os.environ`` for its own Dask clients and workers (quiet by default, warnings with -v):
-    right for a real process, but here it would outlive the test and reach every subprocess a
-    later test starts (a -v run made a later CLI subprocess print Dask's tracebacks)."""
+    """A command sets ``DASK_LOGGING*`` in ``os.environ`` for its own Dask clients and workers
+    (quiet by default, warnings with -v). ``main([...])`` puts the caller's back afterwards;
+    a command invoked through click's ``CliRunner`` does not, and the variables would outlive
+    the test and reach every subprocess a later test starts (a -v run made a later CLI
+    subprocess print Dask's tracebacks)."""
     saved = {k: v for k, v in os.environ.items() if k.startswith("DASK_LOGGING")}
     yield
     for key in [k for k in os.environ if k.startswith("DASK_LOGGING")]:

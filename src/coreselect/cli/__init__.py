@@ -8,6 +8,7 @@ Every usage error is one line on stderr with exit code 2.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -54,6 +55,11 @@ def main(args: list[str] | None = None) -> None:
     process = args is None
     if process:
         install_process_signals()
+    # Likewise the Dask logging variables a command sets for its own clients and workers
+    # (quiet_dask, -v): a call from a script leaves the caller's environment as it found it,
+    # or every process the caller starts later would inherit them.
+    dask_logging = None if process else {k: v for k, v in os.environ.items()
+                                         if k.startswith("DASK_LOGGING")}
     try:
         code = cli.main(args=args, prog_name="coreselect", standalone_mode=False)
     except SystemExit as exc:
@@ -71,6 +77,12 @@ def main(args: list[str] | None = None) -> None:
         msg = " ".join(exc.format_message().split())
         click.echo(f"coreselect: error: {msg}", err=True)
         sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
+    finally:
+        if dask_logging is not None:
+            for key in [k for k in os.environ if k.startswith("DASK_LOGGING")]:
+                if key not in dask_logging:
+                    del os.environ[key]
+            os.environ.update(dask_logging)
     code = code if isinstance(code, int) else 0
     if process:
         finished(code)  # the run is done: a signal now ends it with this code
