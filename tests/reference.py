@@ -139,7 +139,9 @@ def greedy(codes, labels, k, lam=0.5, p=10, kind="nmi", alternate=False, selecta
     ``(1-lam) * dg' + lam * dD'``, each marginal gain min-max scaled over the remaining
     candidates of the step (relevance gains under 1e-9 of the largest single relevance count
     as 0; no AltGreedy halving), and skips a candidate at distance 0 from a selected feature
-    (a copy) while any other candidate is left; ``"paper"`` is eq. (2)."""
+    (a copy) while any other candidate is left; ``"information"`` is ``"range"`` with ``dD``
+    the negative information the candidate shares with the chosen (:func:`redundancy`);
+    ``"paper"`` is eq. (2)."""
     n_select = k if n_select is None else n_select
     d = codes.shape[1]
     allowed = [u for u in range(d) if selectable is None or selectable[u]]
@@ -150,6 +152,8 @@ def greedy(codes, labels, k, lam=0.5, p=10, kind="nmi", alternate=False, selecta
     chosen = [first]
     while len(chosen) < n_select:
         g_now, d_now = g(codes, labels, chosen, p, kind), diversity(codes, chosen)
+        if calibration == "information":
+            d_now = -redundancy(codes, chosen)
         dg, dd = {}, {}
         candidates = [u for u in allowed if u not in chosen]
         if calibration != "paper":
@@ -159,16 +163,18 @@ def greedy(codes, labels, k, lam=0.5, p=10, kind="nmi", alternate=False, selecta
         for u in candidates:
             cand = chosen + [u]
             dg[u] = g(codes, labels, cand, p, kind) - g_now
-            dd[u] = diversity(codes, cand) - d_now
+            dd[u] = (-redundancy(codes, cand) if calibration == "information"
+                     else diversity(codes, cand)) - d_now
         if calibration == "paper":
             scores = {u: (1 - lam) * c * half * dg[u] + lam * dd[u] for u in dg}
-        elif calibration == "range":
+        elif calibration in ("range", "information"):
             floor = 1e-9 * max(singles.values())
             dg = _range_scaled({u: v if v > floor else 0.0 for u, v in dg.items()})
             dd = _range_scaled(dd)
             scores = {u: (1 - lam) * dg[u] + lam * dd[u] for u in dg}
         else:
-            raise ValueError(f"the reference knows 'paper' and 'range', not {calibration!r}")
+            raise ValueError("the reference knows 'paper', 'range' and 'information', not "
+                             f"{calibration!r}")
         chosen.append(_argmax_first(scores))
     return chosen, h(codes, labels, chosen, k, lam, p, kind)
 
@@ -274,6 +280,7 @@ def calibrated_scores(how, dg: dict, dd: dict, n_selected, lam, coefficient=1.0,
     * range: ``(1-lam) (dg - min) / (max - min) + lam (dD - min) / (max - min)`` (0 when
       max = min);
     * balanced: as range, the diversity term divided by ``max(max - min, 1)``;
+    * information: as range (its ``dD`` is ``-sum_{x in S} I(x; u)``, :func:`redundancy`);
     * ratio: ``(1-lam) log dg + lam log(dD / |S|)`` (log 0 = -inf; dD / |S| at least
       1e-300); only the mean distance ``log(dD / |S|)`` once no live candidate gains any
       relevance, or when lam = 1;
@@ -299,7 +306,7 @@ def calibrated_scores(how, dg: dict, dd: dict, n_selected, lam, coefficient=1.0,
         sd = _pstd([values[u] for u in live])
         return {u: values[u] / sd if sd > 0 else 0.0 for u in live}
 
-    if how in ("range", "balanced", "spread"):
+    if how in ("range", "balanced", "spread", "information"):
         if how == "spread":
             a, b = by_std(dg), by_std(dd)
         else:
@@ -333,11 +340,19 @@ def fixed_ranges(relevance_matrix, codes, selectable=None) -> tuple[float, float
     return max(singles.values()) - min(singles.values()), r_d
 
 
+def redundancy(codes, subset) -> float:
+    """``sum over unordered pairs of I(a; b)``: the information the subset's features share
+    (the negative of the ``"information"`` calibration's diversity)."""
+    return sum(mutual_information(codes[:, a], codes[:, b])
+               for a, b in itertools.combinations(subset, 2))
+
+
 def greedy_calibrated(relevance_matrix, codes, k, lam, p, calibration, alternate=True,
                       selectable=None, ranges=None):
     """Greedy / AltGreedy under any calibration, from set functions recomputed at every step:
     ``g`` is the sum over labels of the top-``p`` of ``relevance_matrix`` (rows: columns of
-    ``codes``), ``D`` the sum of pairwise :func:`distance`. The first pick is the largest
+    ``codes``), ``D`` the sum of pairwise :func:`distance` (``"information"``: minus
+    :func:`redundancy`, the information shared in bits). The first pick is the largest
     ``g({u})``; calibrated steps skip copies of a selected feature (distance 0) while any
     other candidate is left; ties go to the lowest index."""
     d = codes.shape[1]
@@ -349,6 +364,8 @@ def greedy_calibrated(relevance_matrix, codes, k, lam, p, calibration, alternate
                    for l in range(n_labels))
 
     def d_of(subset):
+        if calibration == "information":
+            return -redundancy(codes, subset)
         return sum(distance(codes[:, a], codes[:, b]) for a, b in itertools.combinations(subset, 2))
 
     c = k * (k - 1) / (2 * p * n_labels)

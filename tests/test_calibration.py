@@ -50,6 +50,8 @@ def _reference(problem: Problem, calibration: str) -> list[int]:
         return relevance_of(problem.relevance, subset, params.p)
 
     def div(subset):
+        if calibration == "information":  # minus the information the subset shares
+            return -ref.redundancy(codes, subset)
         return sum(ref.distance(codes[:, a], codes[:, b])
                    for i, a in enumerate(subset) for b in subset[i + 1:])
 
@@ -152,3 +154,59 @@ def test_calibrated_steps_skip_copies_of_selected_features(calibration):
     assert len(originals) == 5, chosen  # one column of each of the 5 originals
     # only copies left to pick: they are picked rather than failing
     assert len(problem.run(8, alternate=True).selected) == 8
+
+
+def test_information_weighs_shared_bits_not_distances():
+    """The "information" redundancy is the information shared with the selection in bits.
+    Next to a rare selected feature ``s``, a rare feature on in a third of its rows is nearer
+    by the distance ``1 - I/H`` (their joint entropy is small) than a frequent one that is on
+    wherever ``s`` is, yet it shares fewer bits with ``s``: the two calibrations order them
+    oppositely. The bits equal the reference's ``I(u; v)``."""
+    from coreselect.core.discretize import discretize
+    from coreselect.core.entropy import DistanceOracle, shared_information
+
+    rng = np.random.default_rng(0)
+    n = 400
+    s = (rng.random(n) < 0.1).astype(float)
+    for _ in range(3):  # the draws the construction was checked with
+        rng.random(n)
+    rare = np.where(rng.random(n) < 0.3, s, 0.0)
+    frequent = np.where(s == 1, 1.0, (rng.random(n) < 0.3).astype(float))
+    oracle = DistanceOracle(discretize(np.column_stack([s, rare, frequent]), min_bin_count=1))
+    codes = oracle.matrix.codes.toarray()
+    dist = oracle.distances_from(0)
+    bits = shared_information(dist, float(oracle.entropies[0]), oracle.entropies)
+    assert dist[1] < dist[2] and bits[1] < bits[2]  # nearer by d, yet fewer shared bits
+    for u in range(3):
+        got = shared_information(oracle.distances_from(u), float(oracle.entropies[u]),
+                                 oracle.entropies)
+        for v in range(3):
+            assert got[v] == pytest.approx(ref.mutual_information(codes[:, u], codes[:, v]),
+                                           abs=1e-12)
+
+
+def test_information_default_p_counts_every_selected_feature():
+    """``p`` None resolves to the calibration's: every selected feature under "information",
+    the paper's 10 under the others; an explicit ``p`` is kept."""
+    from coreselect.core.objective import P_ALL, PAPER_P, default_p
+    from coreselect.spec import Objective
+
+    assert Objective(k=5).calibration == DEFAULT_CALIBRATION == "information"
+    assert Objective(k=5).p == default_p("information") == P_ALL
+    for calibration in CALIBRATIONS:
+        if calibration != "information":
+            assert Objective(k=5, calibration=calibration).p == PAPER_P
+    assert Objective(k=5, p=3).p == 3
+    assert Objective(k=5, p=3, calibration="paper").p == 3
+
+
+def test_huge_p_selects_as_p_equal_to_the_selection_size():
+    """The greedy keeps min(p, n_select) values per label: the same selection and g as a
+    table of p columns would give (only n_select features are ever selected). (Under
+    "paper" p also sets the coefficient c, so there it is another objective.)"""
+    problem = _problem(4, k=7)
+    for calibration in PER_STEP:
+        big = _with(problem, calibration=calibration, p=10**9).run(alternate=True)
+        exact = _with(problem, calibration=calibration, p=7).run(alternate=True)
+        assert list(big.selected) == list(exact.selected)
+        assert big.relevance == exact.relevance

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from coreselect.checkpoint import Checkpoint, decode, encode
 from coreselect.cli import main
+from coreselect.core.objective import P_ALL
 from coreselect.errors import CheckpointError
 from coreselect.selection import select
 
@@ -169,7 +170,7 @@ def _record(path, X, Y, **kwargs):
 
 
 @pytest.mark.parametrize("change,words", [
-    ({"k": 4}, "k 3 there, 4 here"), ({"lam": 0.2}, "lam"), ({"p": 2}, "p 10 there, 2 here"),
+    ({"k": 4}, "k 3 there, 4 here"), ({"lam": 0.2}, "lam"), ({"p": 2}, f"p {P_ALL} there, 2 here"),
     ({"mode": "rows"}, "mode"), ({"relevance": "nmi"}, "relevance"),
     ({"n_bins": 3}, "n_bins"), ({"keep_constant": True}, "keep_constant"),
 ])

@@ -169,21 +169,24 @@ def test_a_union_smaller_than_k_is_an_input_error():
 @pytest.mark.parametrize("relevance", ["mi", "nmi"])
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_default_calibration_paths_equal_reference(kind, relevance, case, tmp_path):
-    """The library default (calibration "range") on every path against the from-scratch
-    reference of the range-calibrated greedy."""
-    from coreselect.core.objective import DEFAULT_CALIBRATION
+    """The library default (calibration "information", p counting every selected feature)
+    on every path against the from-scratch reference of that greedy; odd cases give their
+    own p (the top-p cut under the default calibration)."""
+    from coreselect.core.objective import DEFAULT_CALIBRATION, P_ALL
 
-    assert DEFAULT_CALIBRATION == "range"  # the reference below writes out this calibration
+    assert DEFAULT_CALIBRATION == "information"  # the reference below writes it out
     k, lam, p, m, cs = CASES[case]
     seed = zlib.crc32(f"r{kind}{relevance}{case}".encode()) % 1000
     X, Y = _data(kind, seed)
     codes = ref.codes_of(X, min_bin_count=MIN_BIN)
-    params = dict(_params(k, lam, p, relevance, False), calibration=None)  # None: the default
-    expected = ref.centralized(codes, Y, k, lam, p, relevance, calibration="range")
+    given = p if case % 2 else None  # None: the calibration's p, every selected feature
+    p = p if case % 2 else P_ALL
+    params = dict(_params(k, lam, given, relevance, False), calibration=None)  # the default
+    expected = ref.centralized(codes, Y, k, lam, p, relevance, calibration="information")
     assert_same_selection(paths.run_centralized(X, Y, **params), expected)
     assert_same_selection(paths.run_rows(X, Y, row_shards=3, **params), expected)
     expected = ref.distributed(codes, Y, paths.partition_of(D, m, seed), k, lam, p, relevance,
-                               coreset_size=cs, calibration="range")
+                               coreset_size=cs, calibration="information")
     params.update(partitions=m, coreset_size=cs, seed=seed)
     for run in (paths.run_local, paths.run_streaming):
         assert_same_selection(run(X, Y, **params), expected)

@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from coreselect import GDSSelector
+from coreselect.core.objective import DEFAULT_CALIBRATION, default_p
 from coreselect.datasets import make_synthesized
 from coreselect.errors import InputError
 
@@ -31,7 +32,9 @@ def test_fitted_attributes():
     sel = GDSSelector(k=16).fit(ds.X, ds.Y)
     assert sel.selected_.shape == (16,)
     assert sel.support_.sum() == 16 and sel.get_support().sum() == 16
-    assert sel.objective_ == pytest.approx((1 - 0.5) * 16 * 15 / (2 * 10 * 8) * sel.relevance_
+    p = sel.result_.spec["p"]  # the default calibration's: every selected feature counts
+    assert p == default_p(DEFAULT_CALIBRATION)
+    assert sel.objective_ == pytest.approx((1 - 0.5) * 16 * 15 / (2 * p * 8) * sel.relevance_
                                            + 0.5 * sel.diversity_)
     assert sel.transform(ds.X).shape == (256, 16)
     np.testing.assert_array_equal(sel.transform(ds.X), ds.X[:, np.sort(sel.selected_)])

@@ -7,7 +7,8 @@ object stores apply whole). The same run started again finds the record and goes
 it, ending with the selection and objective of an uninterrupted run, bit for bit:
 
 * the greedy's state (:class:`~coreselect.core.greedy.GreedyState`: the selected ids, the
-  distance sums, the copies, the pair distances, ``D``); the relevance gains are replayed
+  distance sums (and the shared-information sums of ``"information"``), the copies, the pair
+  distances, ``D``); the relevance gains are replayed
   from the selection (exact, cheap), so nothing computed from the data is trusted from
   the file that the run cannot check;
 * Algorithm 3: each finished part's message to the master (its selected columns' codes and
@@ -321,6 +322,8 @@ class Resumable:
                            "greedy_copies": np.asarray(s.copies, dtype=bool),
                            "greedy_pair": np.asarray(s.pair, dtype=np.float64),
                            "greedy_diversity": np.float64(s.diversity)})
+            if s.information_to_s is not None:  # the "information" calibration's sums
+                arrays["greedy_information_to_s"] = np.asarray(s.information_to_s, np.float64)
         header = {"format": FORMAT, "coreselect": _version(), "spec": self.spec,
                   "dataset": self.fingerprint(), "parts": {str(i): self.digests[i] for i in sorted(self.digests)},
                   "step": step, "statistics": self.stats_digest,
@@ -383,7 +386,8 @@ def _state_from(arrays: dict, step: int) -> GreedyState:
     return GreedyState(step=step, selected=arrays["greedy_selected"],
                        diversity_to_s=arrays["greedy_diversity_to_s"],
                        copies=arrays["greedy_copies"], pair=arrays["greedy_pair"],
-                       diversity=float(arrays["greedy_diversity"]))
+                       diversity=float(arrays["greedy_diversity"]),
+                       information_to_s=arrays.get("greedy_information_to_s"))
 
 
 def hash_arrays(*arrays: Any) -> str:

@@ -184,6 +184,7 @@ class _Restricted:
     def __init__(self, oracle: RowShardedOracle, positions: np.ndarray):
         self.oracle, self.positions = oracle, positions
         self.use_numba, self.backend = oracle.use_numba, oracle.backend
+        self.entropies = oracle.entropies[positions]
 
     def distances_from(self, u: int) -> np.ndarray:
         return self.oracle.distances_from(int(self.positions[u]))[self.positions]

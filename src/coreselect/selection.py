@@ -113,7 +113,7 @@ def select(
     *,
     k: int = default("k"),
     lam: float = default("lam"),
-    p: int = default("p"),
+    p: int | None = default("p"),
     relevance: str = default("relevance"),
     calibration: str | None = default("calibration"),
     n_bins: int | None = None,

@@ -92,8 +92,10 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         Number of features to select.
     lam : float in [0, 1], default=0.5
         Weight of diversity against relevance.
-    p : int, default=10
-        Number of features per label that count in ``g``.
+    p : int or None, default=None
+        Number of features per label that count in ``g``; None: the calibration's
+        (:func:`coreselect.core.objective.default_p`: every selected feature under the default
+        ``"information"``, the paper's 10 under the others).
     relevance : {"mi", "nmi"}, default="mi"
         ``"mi"``: raw ``I(x,l)`` in bits, which is what reproduces the objective values of the
         paper's Table 2, and which classified better in our measurements (docs/results:
@@ -183,7 +185,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         k: int = default("k"),
         *,
         lam: float = default("lam"),
-        p: int = default("p"),
+        p: int | None = default("p"),
         relevance: str = default("relevance"),
         calibration: str | None = default("calibration"),
         n_bins: int = default("n_bins"),
@@ -259,7 +261,8 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         from coreselect.explain import explain_selection
 
         self.explanations_ = explain_selection(
-            result.label_relevance, self.p, result.pair_distances, feature_names=picked,
+            result.label_relevance, int(result.spec["p"]), result.pair_distances,
+            feature_names=picked,
             label_names=result.shown_label_names())
         self.timings_ = result.timings
         self.seconds_ = result.seconds

@@ -130,7 +130,7 @@ def max_workers() -> int:
 _WORKERS_WHY = (f"at most {WORKERS_PER_CORE} per core of this machine and "
                 f"{HARD_MAX_WORKERS} in all")
 #: ``p`` above this is refused (a count of features per label; S holds at most k of them).
-MAX_P = 2**31 - 1
+MAX_P = _objective.P_ALL
 
 
 def _calibrations() -> tuple[str, ...]:
@@ -143,8 +143,9 @@ CONSTRAINTS: dict[str, Constraint] = {
     "k": Constraint("int", 10, low=1),
     "lam": Constraint("real", 0.5, low=0, high=1),
     # p larger than the candidates counts every selected feature (RelevanceGains keeps at most
-    # d values per label); MAX_P keeps it a machine integer everywhere.
-    "p": Constraint("int", 10, low=1, high=MAX_P),
+    # d values per label); MAX_P keeps it a machine integer everywhere. None: the
+    # calibration's own (coreselect.core.objective.default_p: 10, all for "information").
+    "p": Constraint("int", None, low=1, high=MAX_P, none=True),
     "relevance": Constraint("choice", "mi", options=RELEVANCES),
     # None: coreselect.core.objective.DEFAULT_CALIBRATION when the Objective is made
     "calibration": Constraint("choice", None, options=_calibrations, none=True),
@@ -191,7 +192,8 @@ def default_calibration() -> str:
 class Objective:
     """What is maximized: ``h(S) = (1 - lam) c g(S) + lam D(S)`` over ``|S| = k`` features,
     ``g`` counting the ``p`` best relevances (``relevance``: ``"mi"`` or ``"nmi"``) per label,
-    the terms weighed by ``calibration`` (None: the library default)."""
+    the terms weighed by ``calibration`` (None: the library default; ``p`` None: the
+    calibration's, :func:`coreselect.core.objective.default_p`)."""
 
     k: int = default("k")
     lam: float = default("lam")
@@ -202,6 +204,8 @@ class Objective:
     def __post_init__(self) -> None:
         if self.calibration is None:
             object.__setattr__(self, "calibration", default_calibration())
+        if self.p is None and self.calibration in _objective.CALIBRATIONS:
+            object.__setattr__(self, "p", _objective.default_p(self.calibration))
         for f in fields(self):
             check(f.name, getattr(self, f.name))
 

@@ -42,6 +42,7 @@ from coreselect.engines import make_engine
 from coreselect.errors import InputError
 from coreselect.fixed_rate import measure_ranges, with_ranges
 from coreselect.sources import Source, StoreSource
+from coreselect.core.objective import PAPER_P
 from coreselect.spec import Objective, Progress, check
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,7 @@ class SelectionResult:
 
         if self.label_relevance is None:
             raise InputError("this result holds no per-label relevances to explain")
-        return explain_selection(self.label_relevance, int(self.spec.get("p", 10)),
+        return explain_selection(self.label_relevance, int(self.spec.get("p", PAPER_P)),
                                  self.pair_distances,
                                  label_names=self.shown_label_names(label_names),
                                  feature_names=self.names, min_share=min_share)

@@ -49,8 +49,10 @@ def _calibration_help() -> str:
 @click.argument("data")
 @click.option("-k", "k", type=int, default=default("k"), show_default=True, help="Number of features to select.")
 @click.option("--lam", type=float, default=default("lam"), show_default=True, help="Weight of diversity (0..1).")
-@click.option("--p", "p", type=int, default=default("p"), show_default=True,
-              help="Features per label counted in the relevance g (p at least the number of candidates counts them all).")
+@click.option("--p", "p", type=int, default=default("p"),
+              help="Features per label counted in the relevance g (p at least the number of "
+                   "candidates counts them all).  [default: all under the default calibration "
+                   "'information', 10 under the others]")
 @click.option("--relevance", type=_choice("relevance"), default=default("relevance"), show_default=True,
               help="mi: raw I in bits (reproduces the paper's Table 2, classifies better); nmi: I/sqrt(H(x)H(l)) as in the paper's text.")
 @click.option("--calibration", type=_choice("calibration"), default=None, help=_calibration_help())
@@ -188,7 +190,7 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     finally:
         for b in bar.values():
             b.close()
-    report = {"k": k, "lam": lam, "p": p, "relevance_kind": relevance,
+    report = {"k": k, "lam": lam, "p": result.spec.get("p", p), "relevance_kind": relevance,
               "calibration": result.spec.get("calibration"), "mode": mode, "backend": backend,
               **result.to_dict()}
     label_names = list(store.label_names if store is not None else dataset.label_names)
@@ -207,7 +209,7 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
             if png_tmp is not None:
                 from coreselect.explain import plot_coverage
 
-                plot_coverage(result.label_relevance, p, png_tmp,
+                plot_coverage(result.label_relevance, report["p"], png_tmp,
                               label_names=result.shown_label_names(label_names),
                               n_labels_total=result.n_labels,
                               feature_names=result.names)

@@ -180,6 +180,15 @@ def distance_from_entropies(h_uv: np.ndarray, h_u: float | np.ndarray, h_v: np.n
     return np.clip(dist, 0.0, 1.0)
 
 
+def shared_information(dist: np.ndarray, h_u: float, h_v: np.ndarray) -> np.ndarray:
+    """``I(u; v)`` from the distance :func:`distance_from_entropies` gave and the two entropies:
+    ``H(u,v) = (H(u) + H(v)) / (2 - d)``, so ``I = (H(u) + H(v)) (1 - d) / (2 - d)`` (0 where
+    both columns are constant). Every distance oracle (in memory, row-sharded) thus gives the
+    information too, from the same count tables."""
+    dist = np.asarray(dist, dtype=np.float64)
+    return np.maximum((h_u + np.asarray(h_v)) * (1.0 - dist) / (2.0 - dist), 0.0)
+
+
 def pairwise_distances(a: DiscreteMatrix, backend: Backend = "auto") -> np.ndarray:
     """All pairwise distances of the columns of ``a`` (a small d x d matrix: for tests and for
     the few selected features only, never for the whole feature set)."""

@@ -25,10 +25,11 @@ from typing import Callable
 import numpy as np
 
 from coreselect.core.discretize import DiscreteMatrix
-from coreselect.core.entropy import Backend, DistanceOracle
+from coreselect.core.entropy import Backend, DistanceOracle, shared_information
 from coreselect.core.objective import (
     CALIBRATIONS,
     FIXED_OBJECTIVE,
+    SHARED_INFORMATION,
     ObjectiveParams,
     argmax_first,
     relevance_gains,
@@ -58,8 +59,10 @@ class GreedyState:
     ``selected``: original column ids (``column_ids``) in selection order;
     ``diversity_to_s``: ``sum_{x in S} d(x, v)`` for every column ``v`` of the run;
     ``copies``: the columns at distance 0 from a selected one; ``pair``: the (step, step)
-    distances among the selected; ``diversity``: ``D(S)`` as the run summed it.
-    Inside a step callback the arrays are the run's own (copy them to keep them).
+    distances among the selected; ``diversity``: ``D(S)`` as the run summed it;
+    ``information_to_s``: ``sum_{x in S} I(x; v)`` for every column (the ``"information"``
+    calibration only, else None). Inside a step callback the arrays are the run's own (copy
+    them to keep them).
     """
 
     step: int
@@ -68,6 +71,7 @@ class GreedyState:
     copies: np.ndarray
     pair: np.ndarray
     diversity: float
+    information_to_s: np.ndarray | None = None
 
 
 #: Called after each greedy step with the run's state (to record it).
@@ -130,7 +134,8 @@ def step_scores(
     """Score of every candidate in one greedy step after the first (larger is better).
 
     ``relevance_gains`` is ``g(S + v) - g(S)``, ``diversity_gains`` is
-    ``sum_{x in S} d(x, v)``, ``n_selected = |S| >= 1`` and ``live`` marks the candidates
+    ``sum_{x in S} d(x, v)`` (``"information"``: ``-sum_{x in S} I(x; v)``, scaled as
+    ``"range"`` scales the distances), ``n_selected = |S| >= 1`` and ``live`` marks the candidates
     still selectable (only they set the spreads). O(d), like the rest of the step.
     ``relevance_scale`` (the largest ``g({v})``; default the largest live gain) sets the
     size below which a relevance gain is float rounding and counts as 0: a spread or a
@@ -161,9 +166,10 @@ def step_scores(
     if relevance_scale is None:
         relevance_scale = float(relevance_gains[live].max()) if live.any() else 0.0
     relevance_gains = np.where(relevance_gains > GAIN_RTOL * relevance_scale, relevance_gains, 0.0)
-    if how in ("spread", "range"):
-        return ((1.0 - lam) * _spread_scaled(relevance_gains, live, how)
-                + lam * _spread_scaled(diversity_gains, live, how))
+    if how in ("spread", "range", "information"):
+        scaling = "spread" if how == "spread" else "range"
+        return ((1.0 - lam) * _spread_scaled(relevance_gains, live, scaling)
+                + lam * _spread_scaled(diversity_gains, live, scaling))
     if how == "balanced":
         # As "range", but the diversity gains are scaled by at least one distance unit (the
         # diversity one fully independent feature adds): candidates whose distance sums differ
@@ -265,9 +271,15 @@ def greedy(
     if oracle is None and n_select > 1:
         oracle = DistanceOracle(features, backend=backend)
     use_numba = oracle.use_numba if oracle is not None else False
-    gains = relevance_gains(relevance, params.p, use_numba=use_numba)
+    # At most n_select features are ever selected, so the top-min(p, n_select) sums equal the
+    # top-p ones (the same gains, bit for bit) without a table of p columns when p is huge.
+    gains = relevance_gains(relevance, min(params.p, max(n_select, 1)), use_numba=use_numba)
     if params.calibration not in CALIBRATIONS:
         raise InputError(f"unknown calibration {params.calibration!r}; choose from {CALIBRATIONS}")
+    # "information": the redundancy of a candidate is the information it shares with S, from
+    # the same distance oracle calls (the entropies turn a distance into bits).
+    informed = params.calibration in SHARED_INFORMATION
+    information_to_s = np.zeros(d) if informed else None
     penalty = np.where(allowed, 0.0, -np.inf)
     # Per-step calibrations skip copies of selected features (distance 0) while anything else
     # is left: min-max scaling gives a copy of the most relevant feature the full relevance
@@ -291,7 +303,7 @@ def greedy(
     first = 0
     if start is not None:
         first, diversity = _resume(start, ids, d, n_select, allowed, penalty, gains, chosen,
-                                   pair, diversity_to_s, copies)
+                                   pair, diversity_to_s, copies, information_to_s)
         if measure and first > 0 and oracle is not None:  # R_D as step 0 measured it
             others = allowed.copy()
             others[chosen[0]] = False
@@ -304,7 +316,8 @@ def greedy(
             live = penalty == 0.0 if per_step else None
             if skip_copies and np.any(live & ~copies):
                 live &= ~copies
-            scores = step_scores(params, gains.gains, diversity_to_s, step, live,
+            spread = -information_to_s if informed else diversity_to_s
+            scores = step_scores(params, gains.gains, spread, step, live,
                                  alternate=alternate, relevance_scale=scale)
             u = argmax_first(scores + (penalty if live is None else np.where(live, 0.0, -np.inf)))
         diversity += diversity_to_s[u]
@@ -314,6 +327,9 @@ def greedy(
         if oracle is not None:
             dist = oracle.distances_from(u)
             diversity_to_s += dist
+            if informed:
+                h = oracle.entropies
+                information_to_s += shared_information(dist, float(h[u]), h)
             if measure and step == 0:
                 params = dataclasses.replace(
                     params, ranges=(params.ranges[0], range_of([span(dist, penalty == 0.0)])))
@@ -322,7 +338,8 @@ def greedy(
             pair[step, :step] = dist[chosen[:-1]]
         if on_step is not None:
             on_step(GreedyState(step + 1, ids[np.asarray(chosen, dtype=np.int64)],
-                                diversity_to_s, copies, pair[:step + 1, :step + 1], diversity))
+                                diversity_to_s, copies, pair[:step + 1, :step + 1], diversity,
+                                information_to_s))
         if callback is not None:
             callback(step + 1, n_select)
     pair = np.maximum(pair, pair.T)
@@ -345,7 +362,8 @@ def greedy(
 
 def _resume(state: GreedyState, ids: np.ndarray, d: int, n_select: int, allowed: np.ndarray,
             penalty: np.ndarray, gains, chosen: list, pair: np.ndarray,
-            diversity_to_s: np.ndarray, copies: np.ndarray) -> tuple[int, float]:
+            diversity_to_s: np.ndarray, copies: np.ndarray,
+            information_to_s: np.ndarray | None = None) -> tuple[int, float]:
     """Put the run where ``state`` left it: the relevance gains replayed (the same updates in
     the same order, so the same bits), the distance sums and pair distances restored."""
     step = int(state.step)
@@ -356,7 +374,9 @@ def _resume(state: GreedyState, ids: np.ndarray, d: int, n_select: int, allowed:
             or np.asarray(state.copies).shape != (d,)
             or np.asarray(state.pair).shape != (step, step)
             or np.any(local >= d) or np.any(ids[np.minimum(local, d - 1)] != selected)
-            or np.unique(local).size != step or not np.all(allowed[local])):
+            or np.unique(local).size != step or not np.all(allowed[local])
+            or (information_to_s is not None
+                and np.shape(state.information_to_s) != (d,))):
         raise InputError("the recorded greedy state does not fit this run (other columns or "
                          "another number of steps)")
     for u in local:
@@ -364,6 +384,8 @@ def _resume(state: GreedyState, ids: np.ndarray, d: int, n_select: int, allowed:
         penalty[u] = -np.inf
         gains.add(int(u))
     diversity_to_s[:] = state.diversity_to_s
+    if information_to_s is not None:
+        information_to_s[:] = state.information_to_s
     copies[:] = state.copies
     pair[:step, :step] = state.pair
     return step, float(state.diversity)

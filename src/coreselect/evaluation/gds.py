@@ -26,7 +26,7 @@ class CalibratedGDS:
     protocol may then treat it as a ranker (``ranking_``) and fit once per fold.
     """
 
-    def __init__(self, k: int = 10, *, lam: float = 0.5, p: int = 10, relevance: str = "mi",
+    def __init__(self, k: int = 10, *, lam: float = 0.5, p: int | None = None, relevance: str = "mi",
                  calibration: str = DEFAULT_CALIBRATION, n_bins: int = 5, strategy: str = "auto",
                  min_bin_count: int = 10, random_state=None):
         if calibration not in CALIBRATIONS:

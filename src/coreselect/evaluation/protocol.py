@@ -132,7 +132,7 @@ def parse_k(spec: str | Iterable[int]) -> list[int]:
     return sorted(set(out))
 
 
-def _make_gds(k: int, seed: int, *, mode: str, lam: float, relevance: str, p: int):
+def _make_gds(k: int, seed: int, *, mode: str, lam: float, relevance: str, p: int | None):
     from coreselect import GDSSelector
 
     # cgds/dgds are the paper's method: eq. (2), whatever the library's default calibration.
@@ -140,7 +140,8 @@ def _make_gds(k: int, seed: int, *, mode: str, lam: float, relevance: str, p: in
                        calibration="paper")
 
 
-def _make_calibrated(k: int, seed: int, *, lam: float, relevance: str, p: int, calibration: str):
+def _make_calibrated(k: int, seed: int, *, lam: float, relevance: str, p: int | None,
+                     calibration: str):
     from coreselect.evaluation.gds import CalibratedGDS
 
     return CalibratedGDS(k=k, lam=lam, p=p, relevance=relevance, calibration=calibration,
@@ -159,7 +160,7 @@ def _make_baseline(k: int, seed: int, *, name: str, options: dict | None = None)
 
 
 def method_factories(
-    names: Sequence[str], lam: float = 0.5, relevance: str = "mi", p: int = 10,
+    names: Sequence[str], lam: float = 0.5, relevance: str = "mi", p: int | None = None,
     baseline_options: dict | None = None,
 ) -> dict[str, MethodFactory]:
     """Picklable factories for the named methods (see ``METHOD_NAMES``).
