@@ -171,6 +171,17 @@ def save_method_rows(df, path: Path, methods: Sequence[str]) -> None:
     tmp.replace(path)
 
 
+def selectable_columns(X, folds: int, seed: int = 0) -> int:
+    """The fewest columns that are not constant after discretization on a training fold of
+    ``run_protocol``'s split (only those can be selected: genbase has 1186 columns, fewer than
+    100 of them vary): the largest k a cross-validation can ask of every method."""
+    from coreselect.core.discretize import discretize
+    from coreselect.evaluation.protocol import make_folds
+
+    return min(int((~discretize(X[train]).is_constant).sum())
+               for train, _ in make_folds(X.shape[0], folds, seed))
+
+
 def fmt(value: Any, digits: int = 3) -> str:
     if value is None:
         return "–"

@@ -35,12 +35,12 @@ RECORDED = re.compile(r"^<!-- recorded: (?P<what>.+?) -->\s*$")
 
 #: docs written whole by a script (path or glob pattern -> the command that writes it)
 WHOLE_FILES = {
-    "docs/results/scoreboard.md": "python benchmarks/scoreboard.py report",
+    "docs/results/scoreboard.md": "python benchmarks/published.py report",
+    "docs/results/baselines.md": "python benchmarks/baselines.py report",
     "docs/mutation.md": "python benchmarks/mutation.py --jobs 2 --workers 1 --timeout 400 "
                         "--out docs/mutation.md",
     "docs/mutation-round2.md": "python benchmarks/mutation.py --round 2 --jobs 1 --workers 1 "
                                "--timeout 400 --out docs/mutation-round2.md",
-    "docs/results/published/README.md": "python benchmarks/published.py report",
     "docs/results/*/summary.md": "coreselect evaluate DATA ... --out docs/results/FOLDER "
                                  "(beside its results.csv)",
 }
