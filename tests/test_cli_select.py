@@ -209,5 +209,6 @@ def test_explain_and_coverage(capsys, tmp_path):
     for e in explained:  # synthesized feature "l<j>_..." was planted for label j
         planted = "label" + e["feature"].split("_")[0][1:]
         assert e["labels"][0] == planted and 0 < e["g_share"] <= 1
-    assert abs(sum(e["g_share"] for e in explained) - 1) < 1e-6
+    # each share is rounded to 6 decimals in the JSON: the sum is 1 within their rounding
+    assert abs(sum(e["g_share"] for e in explained) - 1) <= len(explained) * 5e-7 + 1e-12
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

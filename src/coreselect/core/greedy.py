@@ -271,9 +271,12 @@ def greedy(
     if oracle is None and n_select > 1:
         oracle = DistanceOracle(features, backend=backend)
     use_numba = oracle.use_numba if oracle is not None else False
-    # At most n_select features are ever selected, so the top-min(p, n_select) sums equal the
-    # top-p ones (the same gains, bit for bit) without a table of p columns when p is huge.
-    gains = relevance_gains(relevance, min(params.p, max(n_select, 1)), use_numba=use_numba)
+    # At most n_select features are ever selected, so the top-min(p, n_select) gains equal the
+    # top-p ones without a table of p columns when p is huge (the default's p counts every
+    # selected feature). Eq. (2) and "fixed" keep their table as it was: their reported g
+    # stays the same sum, bit for bit.
+    width = params.p if params.calibration in FIXED_OBJECTIVE else min(params.p, max(n_select, 1))
+    gains = relevance_gains(relevance, width, use_numba=use_numba)
     if params.calibration not in CALIBRATIONS:
         raise InputError(f"unknown calibration {params.calibration!r}; choose from {CALIBRATIONS}")
     # "information": the redundancy of a candidate is the information it shares with S, from
