@@ -459,7 +459,8 @@ def test_s3_checkpoint(monkeypatch):
 # -- the core: greedy from a recorded state -------------------------------------------------------
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**16), n_select=st.integers(1, 7), alternate=st.booleans(),
-       calibration=st.sampled_from(["paper", "spread", "range", "balanced", "ratio"]),
+       calibration=st.sampled_from(["paper", "spread", "range", "balanced", "ratio",
+                                    "information"]),
        backend=st.sampled_from(["numpy", "auto"]))
 def test_greedy_goes_on_from_any_state_bit_for_bit(seed, n_select, alternate, calibration,
                                                    backend):
@@ -502,3 +503,8 @@ def test_greedy_refuses_a_state_of_another_run():
     for state in bad:
         with pytest.raises(InputError, match="does not fit"):
             problem.run(alternate=True, start=state)
+    # an "information" run needs the shared-information sums a state of another calibration
+    # lacks (the distance sums alone would resume it with a redundancy of zero)
+    informed = replace(problem, params=replace(problem.params, calibration="information"))
+    with pytest.raises(InputError, match="does not fit"):
+        informed.run(alternate=True, start=states[1])

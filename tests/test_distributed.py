@@ -54,7 +54,7 @@ def data():
 @pytest.fixture(scope="module")
 def problem(data):
     X, Y = data
-    return Problem.build(X, Y, k=K, calibration=OBJ.calibration)
+    return Problem.build(X, Y, k=K, p=OBJ.p, calibration=OBJ.calibration)
 
 
 @pytest.fixture(scope="module")
