@@ -113,8 +113,15 @@ def diversity(codes, subset) -> float:
     return sum(distance(codes[:, a], codes[:, b]) for a, b in itertools.combinations(subset, 2))
 
 
-def h(codes, labels, subset, k, lam, p, kind="nmi") -> float:
-    c = k * (k - 1) / (2 * p * labels.shape[1])
+#: the default calibration's p: every selected feature counts (coreselect's P_ALL)
+P_ALL = 2**31 - 1
+
+
+def h(codes, labels, subset, k, lam, p, kind="nmi", calibration="paper") -> float:
+    """Eq. (2); a per-step calibration's "every selected feature" p counts at most k per
+    label, so its reported h takes k for p in c."""
+    p_c = k if p >= P_ALL and calibration not in ("paper", "fixed") else p
+    c = k * (k - 1) / (2 * p_c * labels.shape[1])
     return (1 - lam) * c * g(codes, labels, subset, p, kind) + lam * diversity(codes, subset)
 
 
@@ -176,7 +183,7 @@ def greedy(codes, labels, k, lam=0.5, p=10, kind="nmi", alternate=False, selecta
             raise ValueError("the reference knows 'paper', 'range' and 'information', not "
                              f"{calibration!r}")
         chosen.append(_argmax_first(scores))
-    return chosen, h(codes, labels, chosen, k, lam, p, kind)
+    return chosen, h(codes, labels, chosen, k, lam, p, kind, calibration)
 
 
 # -- whole selections (every field a product path reports) -----------------------------------
@@ -202,7 +209,7 @@ class Selection:
     union: list | None = None  # sorted ids AltGreedy chose from
 
 
-def describe(codes, labels, chosen, k, lam, p, kind, **extra) -> Selection:
+def describe(codes, labels, chosen, k, lam, p, kind, calibration="paper", **extra) -> Selection:
     """Every field of a selection, recomputed from scratch for the chosen column ids."""
     m = len(chosen)
     pair = np.zeros((m, m))
@@ -210,7 +217,8 @@ def describe(codes, labels, chosen, k, lam, p, kind, **extra) -> Selection:
         pair[i, j] = pair[j, i] = distance(codes[:, chosen[i]], codes[:, chosen[j]])
     feat = np.array([sum(relevance(codes[:, x], labels[:, l], kind) for l in range(labels.shape[1]))
                      for x in chosen])
-    return Selection(selected=list(chosen), objective=h(codes, labels, chosen, k, lam, p, kind),
+    return Selection(selected=list(chosen),
+                     objective=h(codes, labels, chosen, k, lam, p, kind, calibration),
                      relevance=g(codes, labels, chosen, p, kind), diversity=diversity(codes, chosen),
                      pair_distances=pair, feature_relevance=feat, **extra)
 
@@ -224,7 +232,7 @@ def centralized(codes, labels, k, lam=0.5, p=10, kind="mi", keep_constant=False,
     """CGDS: AltGreedy over every (selectable) column."""
     chosen, _ = greedy(codes, labels, k, lam, p, kind, True, _selectable(codes, keep_constant),
                        calibration=calibration)
-    return describe(codes, labels, chosen, k, lam, p, kind)
+    return describe(codes, labels, chosen, k, lam, p, kind, calibration)
 
 
 def auto_partitions(d, k) -> int:
@@ -254,7 +262,8 @@ def distributed(codes, labels, parts, k, lam=0.5, p=10, kind="mi", keep_constant
     union = sorted(i for part in picked for i in part)
     local, _ = greedy(codes[:, union], labels, k, lam, p, kind, True, calibration=calibration)
     chosen = [union[i] for i in local]
-    return describe(codes, labels, chosen, k, lam, p, kind, parts=picked, union=union)
+    return describe(codes, labels, chosen, k, lam, p, kind, calibration, parts=picked,
+                    union=union)
 
 
 # -- every calibration of a greedy step (coreselect.core.objective.CALIBRATIONS) -------------

@@ -34,8 +34,12 @@ def test_fitted_attributes():
     assert sel.support_.sum() == 16 and sel.get_support().sum() == 16
     p = sel.result_.spec["p"]  # the default calibration's: every selected feature counts
     assert p == default_p(DEFAULT_CALIBRATION)
-    assert sel.objective_ == pytest.approx((1 - 0.5) * 16 * 15 / (2 * p * 8) * sel.relevance_
+    # p "all" counts at most k features per label: the reported h's coefficient uses k
+    assert sel.objective_ == pytest.approx((1 - 0.5) * 16 * 15 / (2 * 16 * 8) * sel.relevance_
                                            + 0.5 * sel.diversity_)
+    paper = GDSSelector(k=16, calibration="paper").fit(ds.X, ds.Y)
+    assert paper.objective_ == pytest.approx((1 - 0.5) * 16 * 15 / (2 * 10 * 8) * paper.relevance_
+                                             + 0.5 * paper.diversity_)
     assert sel.transform(ds.X).shape == (256, 16)
     np.testing.assert_array_equal(sel.transform(ds.X), ds.X[:, np.sort(sel.selected_)])
     assert sorted((sel.selected_ // 50).tolist()) == list(range(16))

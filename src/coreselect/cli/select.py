@@ -23,8 +23,8 @@ from coreselect.cli._common import (
     load_options, log_to_stderr, progress_bar,
 )
 from coreselect.spec import (
-    CONSTRAINTS, ENGINE_MODES, HARD_MAX_WORKERS, SELECT_OPTIONS, WORKERS_PER_CORE, default,
-    default_calibration, max_workers, unused_reason,
+    CONSTRAINTS, ENGINE_MODES, HARD_MAX_WORKERS, MAX_P, SELECT_OPTIONS, WORKERS_PER_CORE,
+    default, default_calibration, max_workers, unused_reason,
 )
 
 
@@ -299,6 +299,11 @@ def _warm_up() -> None:
         pass
 
 
+def _p_text(p: int) -> str:
+    """``all`` for the default calibration's p (every selected feature counts)."""
+    return "all" if p >= MAX_P else str(p)
+
+
 def _table(report: dict) -> str:
     rows = [f"{'rank':>4}  {'index':>7}  {'relevance':>9}  {'mean dist':>9}  name"]
     names = report.get("names") or [""] * len(report["selected"])
@@ -311,7 +316,7 @@ def _table(report: dict) -> str:
     rows.append(
         f"objective h = {report['objective']:.4f}   relevance g = {report['relevance']:.4f}   "
         f"diversity D = {report['diversity']:.4f}   ({report['mode']}, k={report['k']}, "
-        f"lam={report['lam']}, p={report['p']}, {report['relevance_kind']}; "
+        f"lam={report['lam']}, p={_p_text(report['p'])}, {report['relevance_kind']}; "
         f"{report['seconds']:.3f} s selection)"
     )
     if report.get("parts"):
@@ -326,7 +331,8 @@ def _table(report: dict) -> str:
         rows.append(f"checkpoint {info['checkpoint']}: resumed with {parts}"
                     f"{info['resumed_from_step']} of {report['k']} step(s) recorded")
     if report.get("explanations"):
-        rows += ["", "why each was picked (labels it is among the top-p for; share of g; nearest pick):"]
+        among = "relevant to" if report["p"] >= MAX_P else "among the top-p for"
+        rows += ["", f"why each was picked (labels it is {among}; share of g; nearest pick):"]
         shown = report.get("labels_explained")
         if shown:  # too many labels to keep: the top ones by their term of g
             rows.append(f"(labels: the {shown['top']} of {shown['of']} with the largest terms of "

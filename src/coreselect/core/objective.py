@@ -103,8 +103,12 @@ class ObjectiveParams:
 
     @property
     def coefficient(self) -> float:
-        """``c = k (k - 1) / (2 p |L|)``."""
-        return self.k * (self.k - 1) / (2.0 * self.p * self.n_labels)
+        """``c = k (k - 1) / (2 p |L|)``. Under a per-step calibration, ``p =`` :data:`P_ALL`
+        (every selected feature counts: at most ``k`` per label) counts as ``k``, so the
+        reported ``h`` keeps both terms on the same range; eq. (2) and ``"fixed"`` take ``p``
+        as given."""
+        p = self.k if self.p >= P_ALL and self.calibration not in FIXED_OBJECTIVE else self.p
+        return self.k * (self.k - 1) / (2.0 * p * self.n_labels)
 
     @property
     def weights(self) -> tuple[float, float]:
