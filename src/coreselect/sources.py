@@ -49,6 +49,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: ``recorded(features, labels)``: relevances computed for them before (a checkpoint's), or None.
+Recorded = Callable[[DiscreteMatrix, DiscreteMatrix], Any]
+
 
 @dataclass
 class ColumnParts:
@@ -61,6 +64,9 @@ class ColumnParts:
     columns: list[Any]
     labels: DiscreteMatrix
     timings: dict = field(default_factory=dict)
+    #: The relevances of every column, when computed up front (in memory; a checkpoint
+    #: records them); None when each part computes its own (a store).
+    relevance: Any = None
 
 
 class Source(abc.ABC):
@@ -82,14 +88,17 @@ class Source(abc.ABC):
 
     @abc.abstractmethod
     def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
-                ) -> Problem:
+                recorded: Recorded | None = None) -> Problem:
         """Every candidate column in memory, relevances computed (``problem.timings`` says
         how long that took; ``progress(done, total)`` as the sparse relevance's labels are
-        done)."""
+        done), or taken from ``recorded(features, labels)`` when it gives them (a resumed
+        run's checkpoint)."""
 
     @abc.abstractmethod
-    def column_parts(self, objective: Objective, m: int, random_state: Any) -> ColumnParts:
-        """The seeded random partition of the candidate columns into ``m`` parts."""
+    def column_parts(self, objective: Objective, m: int, random_state: Any,
+                     recorded: Recorded | None = None) -> ColumnParts:
+        """The seeded random partition of the candidate columns into ``m`` parts
+        (``recorded``: as for :meth:`problem`, where the relevances are computed up front)."""
 
     def row_shards(self, n_shards: str | int) -> tuple["RowShards", np.ndarray | None]:
         """The discretized data cut into shards of rows (for the row-sharded strategy), and
@@ -409,17 +418,18 @@ class InMemorySource(Source):
             (~features.is_constant).sum())
 
     def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
-                ) -> Problem:
+                recorded: Recorded | None = None) -> Problem:
         """Relevances are computed once per relevance kind and reused by later runs on this
         source (other ``k``, ``lam``, ``p``): they cost more than a greedy run."""
         features, labels, seconds = self._discrete
         o = objective
         cached = self._problems.get(o.relevance)
         if cached is None:
-            cached = Problem.from_discrete(features, labels, k=o.k, lam=o.lam, p=o.p,
-                                           relevance=o.relevance, calibration=o.calibration,
-                                           keep_constant=self.binning.keep_constant,
-                                           column_ids=self.column_ids, progress=progress)
+            cached = Problem.from_discrete(
+                features, labels, k=o.k, lam=o.lam, p=o.p, relevance=o.relevance,
+                calibration=o.calibration, keep_constant=self.binning.keep_constant,
+                column_ids=self.column_ids, progress=progress,
+                known_relevance=None if recorded is None else recorded(features, labels))
             cached.timings = {"discretize": seconds, **cached.timings}
             self._problems[o.relevance] = cached
             return cached
@@ -432,11 +442,12 @@ class InMemorySource(Source):
         n = 1 if n_shards == "auto" else min(int(n_shards), max(self.n_samples, 1))
         return InMemoryRowShards.split(features, labels, n), self.column_ids
 
-    def column_parts(self, objective: Objective, m: int, random_state: Any) -> ColumnParts:
+    def column_parts(self, objective: Objective, m: int, random_state: Any,
+                     recorded: Recorded | None = None) -> ColumnParts:
         # Relevances are computed once here for all columns; the parts slice them.
-        problem = self.problem(objective)
+        problem = self.problem(objective, recorded=recorded)
         return ColumnParts(ProblemParts(problem), partition(self.n_columns, m, random_state),
-                           problem.labels, dict(problem.timings))
+                           problem.labels, dict(problem.timings), problem.relevance)
 
     def fingerprint(self) -> str:
         """A hash of what is selected on: the discretized codes, the labels and the candidate
@@ -513,16 +524,18 @@ class StoreSource(Source):
         return self.store.n_selectable(self.binning.keep_constant)
 
     def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
-                ) -> Problem:
+                recorded: Recorded | None = None) -> Problem:
         start = time.perf_counter()
         features = self.store.read_all()
+        labels = self.store.labels()
         seconds = time.perf_counter() - start
         log.info("load: %d columns from the store in %.2fs", self.n_columns, seconds)
         o = objective
-        problem = Problem.from_discrete(features, self.store.labels(), k=o.k, lam=o.lam, p=o.p,
-                                        relevance=o.relevance, calibration=o.calibration,
-                                        keep_constant=self.binning.keep_constant,
-                                        progress=progress)
+        problem = Problem.from_discrete(
+            features, labels, k=o.k, lam=o.lam, p=o.p, relevance=o.relevance,
+            calibration=o.calibration, keep_constant=self.binning.keep_constant,
+            progress=progress,
+            known_relevance=None if recorded is None else recorded(features, labels))
         problem.timings = {"load": seconds, **problem.timings}
         return problem
 
@@ -533,7 +546,8 @@ class StoreSource(Source):
                 f"row_shards={n_shards!r} cannot change them (rebuild with --row-block-size)")
         return StoreRowShards(self.store, cache_dir=self.temp_dir), None
 
-    def column_parts(self, objective: Objective, m: int, random_state: Any) -> ColumnParts:
+    def column_parts(self, objective: Objective, m: int, random_state: Any,
+                     recorded: Recorded | None = None) -> ColumnParts:
         seed = self.store.seed
         if random_state is not None and not (
                 isinstance(random_state, (int, np.integer)) and int(random_state) == seed):
