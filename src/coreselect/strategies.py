@@ -584,7 +584,10 @@ class RowSharded(Strategy):
                 n_shards = max(1, len(cluster.client.scheduler_info()["workers"]))
         shards = None
         try:
-            shards, ids = source.row_shards(n_shards)
+            # A checkpointed run's scratch (a store's row copies) outlives a kill: the run
+            # that resumes it takes it over.
+            shards, ids = source.row_shards(
+                n_shards, keep_as=None if record is None else "ck" + record.scratch_key())
             if cluster is not None:
                 from coreselect.engines.dask_rows import DaskRows
 
