@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -58,27 +57,31 @@ def test_copies_are_removed_when_the_run_fails(store, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+#: ``coreselect ARGV`` whose first greedy step, once done, prints READY and waits.
+SLOW_STEP = """
+import sys, time
+import coreselect.sources as sources
+from coreselect.cli import main
+
+real = sources.StoreRowShards.step_counts
+
+def slow(self, *args, **kwargs):
+    out = real(self, *args, **kwargs)
+    print("READY", flush=True)
+    time.sleep(120)
+    return out
+
+sources.StoreRowShards.step_counts = slow
+main(sys.argv[1:])
+"""
+
+
 def test_copies_are_removed_on_sigterm(store, tmp_path):
     """The command is terminated while a greedy step reads the copies."""
-    script = textwrap.dedent(f"""
-        import sys, time
-        import coreselect.sources as sources
-        from coreselect.cli import main
-
-        real = sources.StoreRowShards.step_counts
-
-        def slow(self, *args, **kwargs):
-            out = real(self, *args, **kwargs)
-            print("READY", flush=True)
-            time.sleep(120)
-            return out
-
-        sources.StoreRowShards.step_counts = slow
-        main(["select", {str(store)!r}, "-k", "4", "--mode", "rows", "--temp-dir",
-              {str(tmp_path)!r}, "-q"])
-    """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_STEP, "select", str(store), "-k", "4",
+                             "--mode", "rows", "--temp-dir", str(tmp_path), "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=os.environ.copy())
     try:
         assert proc.stdout.readline().strip() == "READY", proc.stderr.read()
         assert any(tmp_path.iterdir())
@@ -99,24 +102,6 @@ def test_temp_dir_must_be_a_folder(store, tmp_path, capsys):
               str(tmp_path / "absent")])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and len(err.strip().splitlines()) == 1 and "temp_dir" in err
-
-
-SLOW_STEP = """
-import sys, time
-import coreselect.sources as sources
-from coreselect.cli import main
-
-real = sources.StoreRowShards.step_counts
-
-def slow(self, *args, **kwargs):
-    out = real(self, *args, **kwargs)
-    print("READY", flush=True)
-    time.sleep(120)
-    return out
-
-sources.StoreRowShards.step_counts = slow
-main(sys.argv[1:])
-"""
 
 
 def _killed(args: list, env: dict, marker: Path | None = None) -> None:
