@@ -19,8 +19,7 @@ it, ending with the selection and objective of an uninterrupted run, bit for bit
 What is written once goes to its own file in the folder ``PATH.parts`` beside the record (at
 a URL: under ``URL.parts/``), before the record that lists it with its SHA-256: the record
 rewritten after every step stays small (the greedy's state: 9 bytes per candidate column,
-about 4 ms per step at 10^5 columns and 30 ms at 10^6, against a step's pass over the
-candidates), whatever the parts hold.
+little beside a step, which reads every candidate), whatever the parts hold.
 
 A record carries the fingerprints of what the run depends on: the checkpoint format, the
 coreselect version, the spec (objective, binning, mode, partition, backend) and the data
@@ -31,9 +30,9 @@ damaged one (a SHA-256 over the payload): never silently started over.
 
 ``--mode rows`` on a column store keeps row-major copies of the store's tiles in a scratch
 folder (:class:`coreselect.sources.StoreRowShards`); a checkpointed run names that folder
-after its checkpoint, so that when the run is killed (SIGKILL: nothing can clean up) the
-resumed run adopts the copies (each checked against its CRC-32 and the store's fingerprint)
-instead of reading and transposing every tile again.
+after its checkpoint and the data's fingerprint (:meth:`Resumable.scratch_key`), so that
+when the run is killed (SIGKILL: nothing can clean up) the resumed run takes the copies
+over (each checked against its CRC-32) instead of reading and transposing every tile again.
 
 A finished run leaves its record (marked complete) in place: the same command again returns
 the same result at once (after loading the data), and another spec or dataset is refused.
