@@ -210,3 +210,18 @@ def test_a_killed_runs_copies_are_not_taken_over_by_another_run(store, tmp_path)
     assert len(list(scratch.iterdir())) == 1
     _cli([*base, "-k", "5", "--checkpoint", tmp_path / "b.ckpt"], {})
     assert list(scratch.iterdir()) == []
+
+
+def test_a_run_killed_after_its_last_record_leaves_nothing_once_resumed(store, tmp_path):
+    """Killed after its last step's record: the resumed run has no step to run (it returns
+    the recorded result), and still removes the copies the killed run left."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    ckpt = tmp_path / "run.ckpt"
+    env, marker = _hold(tmp_path, 5)  # the counts pass, then steps 1 to 4
+    _killed(["select", store, "-k", "4", "--mode", "rows", "--temp-dir", scratch, "-q",
+             "--checkpoint", ckpt], env, marker)
+    assert len(list(scratch.iterdir())) == 1
+    resumed = select(store, k=4, mode="rows", temp_dir=scratch, checkpoint=ckpt)
+    assert resumed.engine_info["resumed_from_step"] == 4
+    assert list(scratch.iterdir()) == []

@@ -649,9 +649,21 @@ class StoreRowShards:
         SIGTERM unwinds it; otherwise they go with this object)."""
         import shutil
 
+        if self._cache is None and self._keep_as is not None:
+            # A resumed run that had no step left never opened its scratch: the killed
+            # run's copies are taken over only to be removed.
+            self._cache = self._scratch()
         if self._cache is not None:
             shutil.rmtree(self._cache, ignore_errors=True)
         self._cache, self._row_major = None, {}
+
+    def _scratch(self) -> Path:
+        import tempfile
+
+        from coreselect.files import scratch_dir
+
+        return scratch_dir(self._cache_root or tempfile.gettempdir(), "coreselect-rows",
+                           self._keep_as)
 
     def _features_tile(self, row_block: int) -> DiscreteMatrix:
         codes = self.store.read_tile(row_block, 0, self.store.n_features)
@@ -704,13 +716,9 @@ class StoreRowShards:
         resumed run's adopted ones are there)."""
         if self._cache is None:
             import shutil
-            import tempfile
             import weakref
 
-            from coreselect.files import scratch_dir
-
-            self._cache = scratch_dir(self._cache_root or tempfile.gettempdir(),
-                                      "coreselect-rows", self._keep_as)
+            self._cache = self._scratch()
             weakref.finalize(self, shutil.rmtree, str(self._cache), True)
             self._row_major = {shard: folder for shard, folder in self._adopted()}
         return self._row_major
@@ -733,6 +741,7 @@ class StoreRowShards:
                       and arrays["indptr"].shape == (n_rows + 1,)
                       and int(arrays["indptr"][-1]) == arrays["cols"].size
                       == arrays["codes"].size
+                      and (not self._remote or "col_indptr" in arrays)
                       and all(zlib.crc32(np.ascontiguousarray(arrays[name])) == crc
                               for name, crc in manifest["crc32"].items()))
                 del arrays
