@@ -48,7 +48,7 @@ def test_cluster_without_workers_fails_instead_of_hanging(monkeypatch):
     from distributed import Client, LocalCluster
 
     monkeypatch.setattr(dask_engine, "POLL_SECONDS", 0.2)
-    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=0, processes=False, dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster) as client:
         engine = dask_engine.DaskEngine(client=client)
         start = time.monotonic()
