@@ -304,6 +304,38 @@ def write_atomic(path: str | Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+#: A moto S3 server in a process of its own, on a port the system gives it (port 0: no port
+#: picked and released here, which another process could take first), printed once it
+#: listens; then its standard output goes nowhere.
+MOTO_SERVER = """
+import os, threading
+from moto.server import ThreadedMotoServer
+server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+server.start()
+print(server.get_host_and_port()[1], flush=True)
+os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+threading.Event().wait()
+"""
+
+
+def start_moto(env: dict | None = None, cwd: str | Path | None = None,
+               timeout: float = 60) -> tuple[subprocess.Popen, str]:
+    """A moto S3 server process on 127.0.0.1 (``env``: its environment) and its URL;
+    RuntimeError (the process stopped) when it does not say its port within ``timeout``."""
+    import select
+
+    proc = subprocess.Popen([sys.executable, "-c", MOTO_SERVER], env=env, cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    line = proc.stdout.readline() if ready else b""
+    proc.stdout.close()
+    if not line.strip().isdigit():
+        proc.kill()
+        proc.wait()
+        raise RuntimeError("the moto S3 server did not start")
+    return proc, f"http://127.0.0.1:{int(line)}"
+
+
 def pyplot():
     import matplotlib
 

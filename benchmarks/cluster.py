@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,12 +36,6 @@ KEY, SECRET = "AKIDBENCHCLUSTER0001", "bench-cluster-secret-0001"
 BUCKET = "bench"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _wait(cond, what: str, proc: subprocess.Popen | None = None, timeout: float = 180) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
@@ -53,30 +46,19 @@ def _wait(cond, what: str, proc: subprocess.Popen | None = None, timeout: float 
         time.sleep(0.05)
 
 
-def _reachable(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        return True
-    except OSError:
-        return False
-
-
 class Processes:
     """The moto server, the scheduler and the workers; all killed on exit."""
 
     def __init__(self, folder: Path, hold: Path):
         self.folder, self.hold, self.procs = folder, hold, []
-        port = _free_port()
-        self.s3 = f"http://127.0.0.1:{port}"
+        moto, self.s3 = _common.start_moto(cwd=folder)  # on a port it chose
+        self.procs.append(moto)
         self.env = {**os.environ, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
                     "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": self.s3,
                     "PYTHONPATH": os.pathsep.join(
                         [str(_common.REPO_ROOT / "src")]
                         + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
         self.env.pop("CORESELECT_STORAGE_OPTIONS", None)
-        moto = self._start([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
-                            str(port)])
-        _wait(lambda: _reachable(port), "the moto S3 server", moto)
         self.dask = [str(Path(sys.executable).with_name("dask"))]
         sched_file = folder / "scheduler.json"
         sched = self._start(self.dask + ["scheduler", "--host", "127.0.0.1", "--port", "0",

@@ -2,19 +2,22 @@
 random record of its checkpoint and started again, on a synthetic sparse column store.
 
     python benchmarks/resume.py [--n 2000000] [--d 100000] [--density 0.0005] [--k 20]
-        [--modes streaming rows centralized] [--store PATH] [--seed 0]
+        [--modes streaming rows centralized] [--store PATH] [--seed 0] [--rounds 1]
 
-Every run is ``coreselect select STORE -k K --mode MODE --json`` in its own process. Per mode:
-``plain`` (no checkpoint), ``recorded`` (``--checkpoint``, uninterrupted: the cost of the
-records), then a run killed with SIGKILL right after its N-th record (N drawn with ``--seed``
-among the run's records: one per part of Algorithm 3, one after the counts pass of
-``--mode rows``, one per greedy step; the
+Every run is ``coreselect select STORE -k K --mode MODE --json`` in its own process. Per mode
+and round: ``plain`` (no checkpoint), ``recorded`` (``--checkpoint``, uninterrupted: the cost
+of the records), then a run killed with SIGKILL right after its N-th record (N drawn with
+``--seed`` among the run's records: one per part of Algorithm 3, one after the centralized
+relevances or the counts pass of ``--mode rows``, one per greedy step; the
 ``CORESELECT_TEST_HOLD`` hook stops the run there, so the kill lands exactly after that
-record) and the same command again, which resumes. *killed + resumed* is the wall time of
-both together, the work a user pays for; the ratio compares it with the plain run. The
-resumed run's selection and objective are compared with the plain run's (bit for bit).
-The store follows ``tall_store.py``'s recipe (50 labels, planted relevant columns and noisy
-copies, sparse background). No timing is asserted anywhere.
+record) and the same command again, which resumes. *killed + resumed* is the time of both
+together, the work a user pays for; the ratio compares it with the plain run, in wall time
+and in CPU time (the processes' user + system seconds, what counts on a shared machine).
+Every run's scratch goes to one temporary folder (``TMPDIR``), where the resumed rows run
+finds the copies its killed run left. The resumed run's selection and objective are
+compared with the plain run's (bit for bit). The store follows ``tall_store.py``'s recipe
+(50 labels, planted relevant columns and noisy copies, sparse background). No timing is
+asserted anywhere.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,28 +62,36 @@ def _command(store: str, k: int, mode: str, *extra: str) -> list[str]:
             "--json", "--quiet", *extra]
 
 
-def _env(**extra: str) -> dict:
+def _env(scratch: str, **extra: str) -> dict:
+    # TMPDIR: every run's scratch (the row copies of --mode rows) in one folder, removed at
+    # the end; the killed run's copies are there for the run that resumes it
     env = {k: v for k, v in os.environ.items() if not k.startswith("CORESELECT_TEST_HOLD")}
-    return {**env, **extra}
+    return {**env, "TMPDIR": scratch, **extra}
 
 
-def run_whole(cmd: list[str]) -> tuple[float, dict]:
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env())
-    seconds = time.perf_counter() - start
+def _children_cpu() -> float:
+    t = os.times()
+    return t.children_user + t.children_system
+
+
+def run_whole(cmd: list[str], scratch: str) -> tuple[float, float, dict]:
+    """Wall and CPU seconds (the process and its threads) of one run, and its JSON."""
+    start, cpu = time.perf_counter(), _children_cpu()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env(scratch))
+    seconds, cpu = time.perf_counter() - start, _children_cpu() - cpu
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {proc.stderr.strip()[-500:]}")
-    return seconds, json.loads(proc.stdout)
+    return seconds, cpu, json.loads(proc.stdout)
 
 
-def run_killed(cmd: list[str], after: int, folder: str) -> float:
-    """Seconds from start until the run is killed, right after its ``after``-th record."""
+def run_killed(cmd: list[str], after: int, folder: str, scratch: str) -> tuple[float, float]:
+    """Wall and CPU seconds from start until the run is killed, right after its
+    ``after``-th record."""
     marker = os.path.join(folder, f"held-{after}")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _children_cpu()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            # TMPDIR: the scratch the killed run leaves is removed with folder
-                            env=_env(CORESELECT_TEST_HOLD=f"checkpointed-{after}",
-                                     CORESELECT_TEST_HOLD_FILE=marker, TMPDIR=folder),
+                            env=_env(scratch, CORESELECT_TEST_HOLD=f"checkpointed-{after}",
+                                     CORESELECT_TEST_HOLD_FILE=marker),
                             start_new_session=True)
     try:
         while not os.path.exists(marker):
@@ -88,7 +101,7 @@ def run_killed(cmd: list[str], after: int, folder: str) -> float:
             time.sleep(0.01)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        return time.perf_counter() - start
+        return time.perf_counter() - start, _children_cpu() - cpu
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -98,27 +111,54 @@ def run_killed(cmd: list[str], after: int, folder: str) -> float:
             os.unlink(marker)
 
 
-def case(store: str, k: int, mode: str, rng: random.Random, folder: str) -> list:
-    plain_s, plain = run_whole(_command(store, k, mode))
+def n_records(mode: str, k: int, plain: dict) -> int:
+    """Records of a checkpointed run on a store: one per part of Algorithm 3, one for the
+    centralized relevances and one for mode rows' counts pass, one per greedy step."""
+    return k + (plain.get("partitions") or 0 if mode in ("distributed", "streaming") else 1)
+
+
+def _remove(ckpt: str) -> None:
+    os.unlink(ckpt)
+    shutil.rmtree(ckpt + ".parts", ignore_errors=True)
+
+
+def case(store: str, k: int, mode: str, rng: random.Random, folder: str, rounds: int) -> list:
+    """``rounds`` rounds of: plain, recorded, killed after a record drawn at random and
+    resumed; medians over the rounds (each ratio taken within its round)."""
+    scratch = os.path.join(folder, "scratch")
+    os.makedirs(scratch, exist_ok=True)
     ckpt = os.path.join(folder, f"{mode}.ckpt")
-    recorded_s, recorded = run_whole(_command(store, k, mode, "--checkpoint", ckpt))
-    os.unlink(ckpt)
-    # one record per part of Algorithm 3, one after mode rows' counts pass, one per step
-    records = k + (plain.get("partitions") or 0 if mode in ("distributed", "streaming")
-                   else 1 if mode == "rows" else 0)
-    after = rng.randint(1, records)
-    killed_s = run_killed(_command(store, k, mode, "--checkpoint", ckpt), after, folder)
-    resumed_s, resumed = run_whole(_command(store, k, mode, "--checkpoint", ckpt))
-    os.unlink(ckpt)
-    same = all(resumed[key] == plain[key] and recorded[key] == plain[key]
-               for key in ("selected", "objective", "relevance", "diversity"))
-    info = resumed["engine_info"]
-    where = (f"{info.get('resumed_parts', 0)} parts, " if "resumed_parts" in info else "")
-    where += f"{info['resumed_from_step']} steps"
-    total = killed_s + resumed_s
-    return [mode, plain_s, recorded_s, f"{100 * (recorded_s / plain_s - 1):+.1f} %",
-            f"{after} of {records} ({where})", killed_s, resumed_s, total,
-            f"{total / plain_s:.2f}", "yes" if same else "NO"]
+    got: dict[str, list] = {key: [] for key in ("plain", "plain_cpu", "recorded", "cost",
+                                                "total", "total_cpu", "ratio", "ratio_cpu")}
+    where, same = [], True
+    for _ in range(rounds):
+        plain_s, plain_cpu, plain = run_whole(_command(store, k, mode), scratch)
+        recorded_s, _, recorded = run_whole(_command(store, k, mode, "--checkpoint", ckpt),
+                                            scratch)
+        _remove(ckpt)
+        records = n_records(mode, k, plain)
+        after = rng.randint(1, records)
+        killed_s, killed_cpu = run_killed(_command(store, k, mode, "--checkpoint", ckpt),
+                                          after, folder, scratch)
+        resumed_s, resumed_cpu, resumed = run_whole(
+            _command(store, k, mode, "--checkpoint", ckpt), scratch)
+        _remove(ckpt)
+        same &= all(resumed[key] == plain[key] and recorded[key] == plain[key]
+                    for key in ("selected", "objective", "relevance", "diversity"))
+        info = resumed["engine_info"]
+        done = (f"{info.get('resumed_parts', 0)} parts, " if "resumed_parts" in info else "")
+        where.append(f"{after} of {records} ({done}{info['resumed_from_step']} steps)")
+        for key, value in (("plain", plain_s), ("plain_cpu", plain_cpu),
+                           ("recorded", recorded_s), ("cost", recorded_s / plain_s - 1),
+                           ("total", killed_s + resumed_s),
+                           ("total_cpu", killed_cpu + resumed_cpu),
+                           ("ratio", (killed_s + resumed_s) / plain_s),
+                           ("ratio_cpu", (killed_cpu + resumed_cpu) / plain_cpu)):
+            got[key].append(value)
+    m = {key: statistics.median(values) for key, values in got.items()}
+    return [mode, m["plain"], m["plain_cpu"], m["recorded"], f"{100 * m['cost']:+.1f} %",
+            "; ".join(where), m["total"], m["total_cpu"], f"{m['ratio']:.2f}",
+            f"{m['ratio_cpu']:.2f}", "yes" if same else "NO"]
 
 
 def main() -> None:
@@ -142,6 +182,8 @@ def main() -> None:
                    help="store folder to build or reuse (default: a temporary folder, removed)")
     p.add_argument("--seed", type=int, default=0, help="seed of the records the runs are "
                    "killed after")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="rounds per mode (medians; on a busy machine, 3 or more)")
     args = p.parse_args()
     if args.quick:
         args.n, args.d, args.density, args.k = 6000, 600, 0.01, 5
@@ -151,13 +193,16 @@ def main() -> None:
         store = args.store or os.path.join(folder, "store")
         built = build(args, store)
         rng = random.Random(args.seed)
-        rows = [case(store, args.k, mode, rng, folder) for mode in args.modes]
+        rows = [case(store, args.k, mode, rng, folder, args.rounds) for mode in args.modes]
     size = (f"{built['nnz']:,} non-zeros" if built["nnz"] is not None else "reused store")
     title = (f"resume after SIGKILL: n={built['n']:,}, d={built['d']:,}, {size}, "
              f"{built['row_blocks']} row blocks, k={args.k}")
     body = _common.md_table(
-        ["mode", "plain s", "recorded s", "record cost", "killed after record",
-         "killed s", "resumed s", "killed + resumed s", "ratio to plain", "identical"], rows)
+        ["mode", "plain s", "plain CPU s", "recorded s", "record cost", "killed after record",
+         "killed + resumed s", "killed + resumed CPU s", "ratio to plain", "CPU ratio",
+         "identical"], rows)
+    body = (f"{title[len('resume after SIGKILL: '):]}; "
+            f"{args.rounds} round(s), medians.\n\n{body}")
     if built["seconds"] is not None:
         body += f"\n\nStore built in {_common.seconds_str(built['seconds'])}."
     _common.emit(title, body, args.out)

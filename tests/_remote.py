@@ -2,45 +2,43 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
+
+from pathlib import Path
 
 import pytest
 
 KEY, SECRET = "AKIDREMOTETEST0001", "remote-test-secret-value-0001"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+@functools.lru_cache(maxsize=1)
+def _benchmarks_common():
+    """benchmarks/_common.py (its moto launcher), loaded without putting benchmarks/ on the
+    path (its script names would shadow modules)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "_common.py"
+    spec = importlib.util.spec_from_file_location("coreselect_benchmarks_common", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 class Server:
-    """A moto S3 server process on 127.0.0.1 (``env``: extra environment, e.g. auth on)."""
+    """A moto S3 server process on 127.0.0.1, on a port it chose (``env``: extra environment,
+    e.g. auth on)."""
 
     def __init__(self, env: dict | None = None):
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, **(env or {})})
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                if self.proc.poll() is not None:
-                    break
-                time.sleep(0.1)
-        self.stop()
-        pytest.fail("the moto S3 server did not start")
+        try:
+            self.proc, self.url = _benchmarks_common().start_moto({**os.environ, **(env or {})})
+        except RuntimeError as exc:
+            pytest.fail(str(exc))
+        self.port = int(self.url.rsplit(":", 1)[1])
 
     def fs(self, **kw):
         import s3fs

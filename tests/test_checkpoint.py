@@ -1,15 +1,19 @@
 """Resumable runs (issue 21, item 4): ``select(..., checkpoint=...)`` / ``--checkpoint``.
 
-* A run resumed from *every* record an uninterrupted run wrote (each finished part, mode
-  rows' counts pass, each greedy step) ends with that run's selection, objective, relevance, diversity and pair
+* A run resumed from *every* record an uninterrupted run wrote (the relevances computed up
+  front, mode rows' counts pass, the fixed calibration's ranges, each finished part, each
+  greedy step) ends with that run's selection, objective, relevance, diversity and pair
   distances, bit for bit: every mode, a data array and a column store, sizes of one, a few
-  and many steps (k = 1 included), the Dask engine, hypothesis over the data.
+  and many steps (k = 1 included), the Dask engine, hypothesis over the data, the dense and
+  the sparse relevance; and it computes nothing again that its record holds.
 * A real ``python -m coreselect`` killed with SIGKILL right after its N-th record (the
   ``CORESELECT_TEST_HOLD`` hook, stage ``checkpointed-N``: no timing), then run again: the
   same JSON selection and objective as an uninterrupted run.
 * Refusals, one line (exit 2 from the command line, :class:`CheckpointError` from Python):
   another dataset, store, k / lam / p, mode, coreselect version or format; a damaged file
-  (truncated, altered, not a checkpoint, a folder); never a silent restart.
+  (truncated, altered, not a checkpoint, a folder; a part, relevance or statistics file
+  missing or altered; recorded relevances that do not fit the data); never a silent
+  restart.
 * Checkpoints at URLs: ``memory://``, and S3 (a moto server) when s3fs and moto are there.
 """
 
@@ -107,8 +111,9 @@ def _resume_from_every_record(data, Y, k, **kwargs) -> int:
 def test_resume_from_every_record_of_an_array_run(mode, k):
     X, Y = _data()
     n = _resume_from_every_record(X, Y, k, **_kwargs(mode))
-    # one record per part (3), per greedy step, and mode rows' counts pass
-    assert n == k + {"distributed": 3, "streaming": 3, "rows": 1}.get(mode, 0)
+    # one record per part (3), per greedy step, and one for the relevances computed up front
+    # (mode rows: its counts pass)
+    assert n == k + 1 + {"distributed": 3, "streaming": 3}.get(mode, 0)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -120,6 +125,78 @@ def test_resume_from_every_record_of_a_store_run(tmp_path, mode):
     kwargs = {"mode": mode, "partitions": 3} if mode in ("distributed", "streaming") else {
         "mode": mode}
     _resume_from_every_record(store, None, 4, **kwargs)
+
+
+def _computed_again(*args, **kwargs):
+    raise AssertionError("a resumed run computed again what its checkpoint recorded")
+
+
+def _refuse_recomputing(monkeypatch) -> None:
+    """From here on, computing relevances or mode rows' counts pass fails the test."""
+    import coreselect.core.problem as problem_module
+    import coreselect.rowsharded as rowsharded
+    import coreselect.strategies as strategies
+    from coreselect.core.sparse_relevance import SparseRelevance
+
+    monkeypatch.setattr(problem_module, "relevance_matrix", _computed_again)
+    monkeypatch.setattr(SparseRelevance, "_all_pairs", _computed_again)
+    monkeypatch.setattr(rowsharded, "row_sharded_statistics", _computed_again)
+    monkeypatch.setattr(strategies, "measure_ranges", _computed_again)
+
+
+@pytest.mark.parametrize("form", ["dense", "sparse"])
+@pytest.mark.parametrize("mode", MODES)
+def test_resumed_runs_read_the_relevances_and_counts_they_recorded(monkeypatch, mode, form):
+    """The relevances (computed up front: centralized, and distributed in memory), mode rows'
+    counts pass and the fixed calibration's ranges are recorded once; a run resumed from any
+    record computes none of them again and ends bit for bit as the uninterrupted run. The
+    sparse relevance (many labels) is recorded as its pairs (mode rows: with the merged
+    marginals)."""
+    from coreselect.core import sparse_relevance
+
+    if form == "sparse":
+        monkeypatch.setattr(sparse_relevance, "DENSE_RELEVANCE_MAX_BYTES", 0)
+    X, Y = _data(7, labels=4)
+    for calibration in ("range", "fixed"):
+        kwargs = {"k": 4, "calibration": calibration, **_kwargs(mode)}
+        reference = select(X, Y, **kwargs)
+        assert (reference.engine_info.get("relevance_backend")
+                or reference.data.get("relevance_backend")) == form
+        recorder = Snapshots()
+        _same(select(X, Y, checkpoint=recorder, **kwargs), reference)
+        ranges = calibration == "fixed" and mode in ("distributed", "streaming")
+        assert len(recorder.records) == 4 + 1 + 3 * ("partitions" in kwargs) + ranges
+        with monkeypatch.context() as patched:
+            _refuse_recomputing(patched)
+            for record in recorder.records[1 + ranges:]:
+                resumed = select(X, Y, checkpoint=Snapshots(record, recorder.part_files),
+                                 **kwargs)
+                _same(resumed, reference)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_store_run_resumed_computes_no_recorded_pass_again(tmp_path, monkeypatch, mode):
+    """On a column store: the centralized relevances, mode rows' counts and the fixed
+    calibration's ranges over Algorithm 3's parts (each part computes its own relevances)."""
+    import coreselect.strategies as strategies
+    from coreselect.store import build_store
+
+    X, Y = _data(8, n=90, d=16)
+    store = build_store(X, Y, tmp_path / "s", block_size=4, row_block_size=30, min_bin_count=1)
+    kwargs = {"k": 3, "mode": mode, "calibration": "fixed",
+              **({"partitions": 3} if mode in ("distributed", "streaming") else {})}
+    reference = select(store, **kwargs)
+    recorder = Snapshots()
+    select(store, checkpoint=recorder, **kwargs)
+    assert len(recorder.records) == 3 + 1 + kwargs.get("partitions", 0)
+    with monkeypatch.context() as patched:
+        if "partitions" in kwargs:
+            patched.setattr(strategies, "measure_ranges", _computed_again)
+        else:
+            _refuse_recomputing(patched)
+        for record in recorder.records[1:]:
+            _same(select(store, checkpoint=Snapshots(record, recorder.part_files), **kwargs),
+                  reference)
 
 
 @settings(max_examples=15, deadline=None)
@@ -161,7 +238,9 @@ def test_a_finished_run_keeps_its_record_and_returns_at_once(tmp_path):
     again = select(X, Y, k=4, checkpoint=str(path))
     _same(again, first)
     assert again.engine_info == {"checkpoint": str(path), "resumed_from_step": 4}
-    assert [p.name for p in tmp_path.iterdir()] == ["run.ckpt"]  # no temporary left
+    # no temporary left; the relevances written once beside the record
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.ckpt", "run.ckpt.parts"]
+    assert [p.name for p in (tmp_path / "run.ckpt.parts").iterdir()] == ["relevance"]
 
 
 # -- refusals ------------------------------------------------------------------------------------
@@ -283,22 +362,46 @@ def test_a_damaged_checkpoint_is_refused_in_one_line(tmp_path, capsys, how):
 
 
 @pytest.mark.parametrize("how", ["missing", "altered"])
-def test_a_damaged_part_file_is_refused(tmp_path, how):
+@pytest.mark.parametrize("mode,name", [("streaming", "part-000001"), ("streaming", "relevance"),
+                                       ("centralized", "relevance"), ("rows", "statistics")])
+def test_a_damaged_part_file_is_refused(tmp_path, how, mode, name):
     X, Y = _data()
     path = tmp_path / "run.ckpt"
-    kwargs = {"mode": "streaming", "random_state": 0, "partitions": 3}
+    kwargs = _kwargs(mode)
     first = select(X, Y, k=3, checkpoint=path, **kwargs)
-    part = tmp_path / "run.ckpt.parts" / "part-000001"
-    assert sorted(p.name for p in part.parent.iterdir()) == [
-        "part-000000", "part-000001", "part-000002"]
+    part = tmp_path / "run.ckpt.parts" / name
+    assert sorted(p.name for p in part.parent.iterdir()) == {
+        "streaming": ["part-000000", "part-000001", "part-000002", "relevance"],
+        "centralized": ["relevance"], "rows": ["statistics"]}[mode]
     if how == "missing":
         part.unlink()
     else:
         part.write_bytes(part.read_bytes()[:-1] + b"x")
-    with pytest.raises(CheckpointError, match=f"part-000001 is {how}"):
+    with pytest.raises(CheckpointError, match=f"{name} is {how}"):
         select(X, Y, k=3, checkpoint=path, **kwargs)
     (tmp_path / "run.ckpt").unlink()  # deleted: the run starts afresh
     _same(select(X, Y, k=3, checkpoint=path, **kwargs), first)
+
+
+@pytest.mark.parametrize("form", ["dense", "sparse"])
+def test_recorded_relevances_of_another_shape_are_refused(form):
+    """A relevance file that passes its checksum but does not fit the data (a record made by
+    hand, or by a bug): refused in one line, never used."""
+    from coreselect.checkpoint import Resumable
+    from coreselect.core.discretize import discretize, discretize_labels
+    from coreselect.core.sparse_relevance import SparseRelevance
+
+    X, Y = _data()
+    features, labels = discretize(X, min_bin_count=1), discretize_labels(Y)
+    other = discretize(X[:, :5], min_bin_count=1)
+    written = Resumable(Snapshots(), {"k": 3}, "data")
+    written.record_relevance(np.zeros((5, 3)) if form == "dense"
+                             else SparseRelevance(other, labels))
+    again = Resumable(Snapshots(written.checkpoint.records[-1], written.checkpoint.part_files),
+                      {"k": 3}, "data")
+    with pytest.raises(CheckpointError, match="damaged .*relevance does not fit"):
+        again.restore_relevance(features, labels)
+    assert again.restore_relevance(other, labels) is not None
 
 
 def test_cli_refuses_a_mismatch_in_one_line(tmp_path, capsys):
@@ -443,7 +546,8 @@ def test_s3_checkpoint(monkeypatch):
         reference = select(X, Y, k=4, **kwargs)
         recorder = Snapshots()
         select(X, Y, k=4, checkpoint=recorder, **kwargs)
-        server.fs().pipe_file("ckpt/run.ckpt", recorder.records[3])  # 3 parts and 1 step
+        # the relevances, 3 parts and 1 step
+        server.fs().pipe_file("ckpt/run.ckpt", recorder.records[4])
         for name, data in recorder.part_files.items():
             server.fs().pipe_file(f"ckpt/run.ckpt.parts/{name}", data)
         resumed = select(X, Y, k=4, checkpoint="s3://ckpt/run.ckpt", **kwargs)

@@ -48,7 +48,7 @@ def test_cluster_without_workers_fails_instead_of_hanging(monkeypatch):
     from distributed import Client, LocalCluster
 
     monkeypatch.setattr(dask_engine, "POLL_SECONDS", 0.2)
-    with LocalCluster(n_workers=0, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=0, processes=False, dashboard_address="127.0.0.1:0") as cluster, \
             Client(cluster) as client:
         engine = dask_engine.DaskEngine(client=client)
         start = time.monotonic()
@@ -59,3 +59,29 @@ def test_cluster_without_workers_fails_instead_of_hanging(monkeypatch):
         monkeypatch.setattr(dask_engine, "NO_WORKERS_GRACE", 1.0)
         with pytest.raises(EngineError, match="no worker"):
             engine.map(lambda shared, task: task, None, [1, 2, 3])
+
+
+def test_a_local_cluster_takes_no_fixed_port():
+    """Its scheduler's HTTP server listens on a port the system gives it, not on Dask's 8787:
+    with 8787 held (here, or by another test's cluster) it starts without a warning, on
+    the loopback address."""
+    import warnings
+
+    held = socket.socket()
+    try:
+        held.bind(("127.0.0.1", 8787))
+        held.listen(1)
+    except OSError:
+        pass  # held by someone else: taken all the same
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cluster = dask_engine.local_cluster(1, 1)
+        try:
+            assert not [w for w in caught if "8787" in str(w.message)], caught
+            link = cluster.dashboard_link
+            assert "127.0.0.1" in link and ":8787/" not in link, link
+        finally:
+            cluster.close()
+    finally:
+        held.close()

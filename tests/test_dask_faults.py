@@ -27,7 +27,7 @@ def test_killed_worker_same_result(tmp_path):
 
     killed: list[int] = []
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
         client.wait_for_workers(2)
         pids = [int(p) for p in client.run(os.getpid).values()]
 
@@ -59,7 +59,7 @@ def test_worker_that_keeps_dying_is_one_engine_error():
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
             with DaskEngine(client=client) as engine:
                 with pytest.raises(EngineError, match="out of memory"):
                     engine.map(_die, None, [0])

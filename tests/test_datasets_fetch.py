@@ -261,3 +261,22 @@ def test_fetch_errors_are_dataset_and_os_errors(env, monkeypatch):
         fetch("emotions", timeout=5)
     assert isinstance(info.value, DatasetError) and isinstance(info.value, OSError)
     assert "neither in $COREDATA" in str(info.value)
+
+
+@pytest.mark.parametrize("mirror,words", [
+    ("s3://bucket/data", "s3:// mirrors are not"), ("gs://bucket/data", "gs:// mirrors are not"),
+    ("ftp://host/data", "ftp:// mirrors are not"), ("/srv/data", "is not a URL; for a local"),
+])
+def test_a_mirror_of_another_scheme_says_what_is_supported(env, monkeypatch, mirror, words):
+    """One line that says which mirrors work, before anything is written (urllib's 'unknown
+    url type: s3' said neither)."""
+    monkeypatch.setenv("COREDATA_MIRROR", mirror)
+    with pytest.raises(FetchError) as exc:
+        fetch("emotions")
+    message = str(exc.value)
+    assert words in message and "https://, http:// or file://" in message, message
+    assert "\n" not in message and "unknown url type" not in message
+    assert not _leftovers(env)
+    r = CliRunner().invoke(cli, ["datasets", "fetch", "emotions"])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert words in r.output

@@ -186,7 +186,7 @@ def test_dask_identical(source, store):
 
     ref = DistributedGreedy(partitions=4, random_state=5).run(OBJ, source)
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
         _same(ref, DistributedGreedy(partitions=4, random_state=5, engine="dask",
                                      client=client).run(OBJ, source))
         res = DistributedGreedy(partitions=4, engine="dask", client=client).run(

@@ -59,7 +59,7 @@ def test_cancelled_futures_are_one_engine_error():
     from coreselect.engines.dask import DaskEngine
 
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
 
         def cancel_parts():
             deadline = time.monotonic() + 10

@@ -252,11 +252,15 @@ def test_grid_sparse_equals_dense(seed):
 
 
 def test_checkpointed_rows_with_sparse_counts(monkeypatch, tmp_path):
-    """A checkpointed rows run with the sparse relevance: its statistics are not recorded
-    (not arrays), a second call counts again and returns the same selection."""
+    """A checkpointed rows run with the sparse relevance: its statistics are recorded (the
+    pairs and the merged marginals), a second call does not count again and returns the
+    same selection."""
+    import coreselect.rowsharded as rowsharded
+
     monkeypatch.setattr(sparse_relevance, "DENSE_RELEVANCE_MAX_BYTES", 0)
     X, Y = _data(5)
     first = select(X, Y, k=4, mode="rows", min_bin_count=3, checkpoint=tmp_path / "ck")
+    monkeypatch.setattr(rowsharded, "row_sharded_statistics", None)  # calling it fails
     again = select(X, Y, k=4, mode="rows", min_bin_count=3, checkpoint=tmp_path / "ck")
     assert first.engine_info["relevance_backend"] == "sparse"
     np.testing.assert_array_equal(again.selected, first.selected)

@@ -115,7 +115,7 @@ def dask_client():
     import distributed  # a declared dependency: never skipped
 
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None)
+                                       host="127.0.0.1", dashboard_address="127.0.0.1:0")
     client = distributed.Client(cluster)
     yield client
     client.close()

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -23,14 +19,9 @@ pytest.importorskip("moto")
 from coreselect.cli import main  # noqa: E402
 from coreselect.store import build_store  # noqa: E402
 
-from _remote import KEY, SECRET, Server, _free_port  # noqa: E402
+from _remote import KEY, SECRET, DaskCliCluster, Server  # noqa: E402
 
 pytestmark = [pytest.mark.dask, pytest.mark.slow]
-
-
-def _dask_cli() -> list[str]:
-    exe = Path(sys.executable).with_name("dask")
-    return [str(exe)] if exe.exists() else [shutil.which("dask") or "dask"]
 
 
 def run(capsys, *args):
@@ -42,8 +33,9 @@ def run(capsys, *args):
 
 @pytest.fixture
 def cluster(monkeypatch, tmp_path):
-    """An S3 server, a scheduler and two workers (separate processes), with credentials and
-    endpoint in the environment of every process (the standard chain)."""
+    """An S3 server, a scheduler and two workers (separate processes, on ports they chose
+    themselves), with credentials and endpoint in the environment of every process (the
+    standard chain)."""
     server = Server()
     env = {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
            "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": server.url}
@@ -51,45 +43,17 @@ def cluster(monkeypatch, tmp_path):
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("CORESELECT_STORAGE_OPTIONS", raising=False)
     src = str(Path(__file__).resolve().parents[1] / "src")
-    penv = {**os.environ, "PYTHONPATH": os.pathsep.join(
+    penv = {"PYTHONPATH": os.pathsep.join(
         [src] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])}
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    procs = []
+    processes = None
     try:
-        procs.append(subprocess.Popen(
-            _dask_cli() + ["scheduler", "--host", "127.0.0.1", "--port", str(port),
-                           "--no-dashboard"], env=penv, cwd=tmp_path,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        for i in range(2):
-            procs.append(subprocess.Popen(
-                _dask_cli() + ["worker", address, "--nthreads", "1", "--no-dashboard",
-                               "--name", f"w{i}"], env=penv, cwd=tmp_path,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        from distributed import Client
-
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with Client(address, timeout=10) as client:
-                    client.wait_for_workers(2, timeout=120)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(1)
+        processes = DaskCliCluster(tmp_path, 2, env=penv)
         server.fs().mkdir("data")
-        yield {"server": server, "address": address, "procs": procs}
+        yield {"server": server, "address": processes.address,
+               "scheduler": processes.scheduler}
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        if processes is not None:
+            processes.stop()
         server.stop()
 
 
@@ -112,7 +76,7 @@ def test_cli_cluster_selects_over_s3(cluster, tmp_path, capsys):
     assert r["engine_info"]["scheduler"] == address and r["engine_info"]["n_workers"] == 2
     assert r["engine_info"]["row_shards"] == 4
     # the scheduler dies: one line, exit 2
-    scheduler = cluster["procs"][0]
+    scheduler = cluster["scheduler"]
     scheduler.terminate()
     scheduler.wait(20)
     code, out, err = run(capsys, "select", url, "-k", 5, "--mode", "rows", "--engine", "dask",

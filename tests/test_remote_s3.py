@@ -299,3 +299,24 @@ def test_server_that_stops_answering(tmp_path, capsys, monkeypatch):
         assert time.monotonic() - start < 20
     finally:
         server.stop()
+
+
+def test_the_server_chooses_its_own_port(monkeypatch):
+    """No port is picked here by binding one and releasing it for the server to take (a test
+    running in parallel could take it first): the server binds port 0 and says which."""
+    import socket
+
+    real = socket.socket.bind
+
+    def bind(self, address):
+        if isinstance(address, tuple) and address[1] == 0:
+            raise AssertionError("a port picked by bind-and-release")
+        return real(self, address)
+
+    monkeypatch.setattr(socket.socket, "bind", bind)
+    server = Server()
+    try:
+        server.fs().mkdir("ports")
+        assert server.fs().ls("") == ["ports"]
+    finally:
+        server.stop()

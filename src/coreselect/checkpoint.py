@@ -8,15 +8,19 @@ it, ending with the selection and objective of an uninterrupted run, bit for bit
 
 * the greedy's state (:class:`~coreselect.core.greedy.GreedyState`: the selected ids, the
   distance sums (and the shared-information sums of ``"information"``), the copies, the pair
-  distances, ``D``); the relevance gains are replayed
-  from the selection (exact, cheap), so nothing computed from the data is trusted from
-  the file that the run cannot check;
+  distances, ``D``); the relevance gains are replayed from the selection (exact, cheap);
+* what costs a pass over the data and is written once: the relevances of a centralized run
+  (and of an in-memory distributed run, computed for every column up front), the counts
+  pass of ``--mode rows`` (entropies and relevance; a sparse relevance as its pairs and
+  marginals), the ranges of the ``"fixed"`` calibration measured over Algorithm 3's parts;
 * Algorithm 3: each finished part's message to the master (its selected columns' codes and
   relevances), so the resumed run skips the finished parts, then the AltGreedy on the union.
-  A part's message is written once, to its own file in the folder ``PATH.parts`` beside the
-  record (at a URL: under ``URL.parts/``), before the record that lists it with its SHA-256:
-  the record rewritten after every step stays small (the greedy's state), whatever the
-  parts hold.
+
+What is written once goes to its own file in the folder ``PATH.parts`` beside the record (at
+a URL: under ``URL.parts/``), before the record that lists it with its SHA-256: the record
+rewritten after every step stays small (the greedy's state: 9 bytes per candidate column, 17
+under ``"information"``, little beside a step, which reads every candidate), whatever the
+parts hold.
 
 A record carries the fingerprints of what the run depends on: the checkpoint format, the
 coreselect version, the spec (objective, binning, mode, partition, backend) and the data
@@ -24,6 +28,12 @@ coreselect version, the spec (objective, binning, mode, partition, backend) and 
 ``store.json``, which holds every file's checksum). A record that does not match is refused
 in one line naming what differs (:class:`~coreselect.errors.CheckpointError`), and so is a
 damaged one (a SHA-256 over the payload): never silently started over.
+
+``--mode rows`` on a column store keeps row-major copies of the store's tiles in a scratch
+folder (:class:`coreselect.sources.StoreRowShards`); a checkpointed run names that folder
+after its checkpoint and the data's fingerprint (:meth:`Resumable.scratch_key`), so that
+when the run is killed (SIGKILL: nothing can clean up) the resumed run takes the copies
+over (each checked against its CRC-32) instead of reading and transposing every tile again.
 
 A finished run leaves its record (marked complete) in place: the same command again returns
 the same result at once (after loading the data), and another spec or dataset is refused.
@@ -213,12 +223,15 @@ class Resumable:
     digests: dict = field(default_factory=dict)  # part index -> SHA-256 of its file
     stats: Any = None  # mode rows: the counts pass's Statistics
     stats_digest: str | None = None
+    relevance_digest: str | None = None  # the relevances of a centralized run
+    ranges: tuple | None = None  # the "fixed" calibration's (R_g, R_D) over Algorithm 3's parts
     state: GreedyState | None = None
     n_steps: int | None = None
     resumed_parts: int = 0
     resumed_from_step: int = 0
     n_records: int = 0
     _fingerprint: str | None = None
+    _relevance: dict | None = None  # the recorded relevance's arrays (restore_relevance)
 
     def __post_init__(self) -> None:
         self.spec = json.loads(json.dumps(self.spec))  # as it reads back
@@ -232,7 +245,15 @@ class Resumable:
             self.parts = {i: self._load_part(i, h) for i, h in self.digests.items()}
             if header.get("statistics"):
                 self.stats_digest = str(header["statistics"])
-                self.stats = _stats_from(self._load_file("statistics", self.stats_digest))
+                self.stats = _stats_from(self._load_file("statistics", self.stats_digest),
+                                         str(self.spec.get("relevance", "mi")))
+            if header.get("relevance"):
+                self.relevance_digest = str(header["relevance"])
+                self._relevance = self._load_file("relevance", self.relevance_digest)
+            if header.get("ranges") is not None:
+                self.ranges = tuple(float.fromhex(str(v)) for v in header["ranges"])
+                if len(self.ranges) != 2:
+                    raise ValueError("ranges")
             if header.get("step") is not None:
                 self.state = _state_from(arrays, int(header["step"]))
         except (KeyError, ValueError, TypeError) as exc:
@@ -245,6 +266,13 @@ class Resumable:
         if self._fingerprint is None:
             self._fingerprint = self.dataset() if callable(self.dataset) else str(self.dataset)
         return self._fingerprint
+
+    def scratch_key(self) -> str:
+        """A name for scratch that outlives a kill of this run (mode rows' row copies): the
+        same for the same checkpoint and data, from any working folder."""
+        where = (self.checkpoint.location if self.checkpoint.url
+                 else str(self.checkpoint.path.resolve()))
+        return hashlib.sha256(f"{where}\0{self.fingerprint()}".encode()).hexdigest()[:16]
 
     def _check(self, header: dict) -> None:
         shown = self.checkpoint.shown
@@ -284,24 +312,65 @@ class Resumable:
         """After a finished part of Algorithm 3: its message in its own file, then the record
         that lists it."""
         i = int(output.index)
-        data = encode({"format": FORMAT, "part": i}, _part_arrays(output, i))
-        self.checkpoint.write_part(_part_name(i), data)
-        self.parts[i], self.digests[i] = output, hashlib.sha256(data).hexdigest()
+        self.digests[i] = self._write_once(_part_name(i), _part_arrays(output, i))
+        self.parts[i] = output
         self._write()
 
+    def _write_once(self, name: str, arrays: dict[str, np.ndarray]) -> str:
+        """A file of ``PATH.parts`` written whole, once; its SHA-256 (listed by the record)."""
+        data = encode({"format": FORMAT, "file": name}, arrays)
+        self.checkpoint.write_part(name, data)
+        return hashlib.sha256(data).hexdigest()
+
     def record_stats(self, stats) -> None:
-        """Mode rows, after the counts pass: its statistics (a resumed run skips the pass).
-        A sparse relevance (many labels: ``MergedSparseRelevance``) is not an array: not
-        recorded, a resumed run counts again (same statistics, same selection)."""
+        """Mode rows, after the counts pass: its statistics (a resumed run skips the pass);
+        a sparse relevance (many labels) as its pairs and marginals."""
         from dataclasses import fields
 
-        if not isinstance(stats.relevance, np.ndarray):
-            return
+        arrays = {f.name: np.asarray(getattr(stats, f.name)) for f in fields(stats)
+                  if f.name != "relevance"}
+        arrays.update(_relevance_arrays(stats.relevance))
+        self.stats_digest = self._write_once("statistics", arrays)
+        self.stats = stats
+        self._write()
 
-        arrays = {f.name: np.asarray(getattr(stats, f.name)) for f in fields(stats)}
-        data = encode({"format": FORMAT, "statistics": True}, arrays)
-        self.checkpoint.write_part("statistics", data)
-        self.stats, self.stats_digest = stats, hashlib.sha256(data).hexdigest()
+    def restore_relevance(self, features: DiscreteMatrix, labels: DiscreteMatrix):
+        """The recorded relevances of ``features`` to ``labels`` (the data the record's
+        fingerprint names), or None when none were recorded: a dense matrix, or a
+        :class:`~coreselect.core.sparse_relevance.SparseRelevance` over these features
+        with the recorded pairs (its marginals are recomputed from them, cheaply)."""
+        if self._relevance is None:
+            return None
+        from coreselect.core.sparse_relevance import SparseRelevance
+
+        arrays = self._relevance
+        shape = (features.n_columns, labels.n_columns)
+        try:
+            if "relevance" in arrays:
+                rel = arrays["relevance"]
+                if rel.shape != shape or rel.dtype != np.float64:
+                    raise ValueError(f"a relevance of shape {rel.shape}, not {shape}")
+                return rel
+            rel = SparseRelevance(features, labels, str(self.spec.get("relevance", "mi")),
+                                  _pairs=_pairs_from(arrays, shape))
+        except (KeyError, ValueError) as exc:
+            raise CheckpointError(f"checkpoint {self.checkpoint.shown} is damaged (its "
+                                  f"relevance does not fit the data: {exc})") from None
+        return rel
+
+    def record_relevance(self, relevance) -> None:
+        """After the relevances of a run were computed (not when they were restored)."""
+        if self.relevance_digest is not None:
+            return
+        self.relevance_digest = self._write_once("relevance", _relevance_arrays(relevance))
+        self._write()
+
+    def record_ranges(self, ranges: tuple[float, float]) -> None:
+        """Algorithm 3 with the ``"fixed"`` calibration: the ranges measured over the parts
+        (a pass over all the data), exactly (as hexadecimal floats)."""
+        if self.ranges is not None:
+            return
+        self.ranges = (float(ranges[0]), float(ranges[1]))
         self._write()
 
     def record_step(self, state: GreedyState) -> None:
@@ -327,6 +396,8 @@ class Resumable:
         header = {"format": FORMAT, "coreselect": _version(), "spec": self.spec,
                   "dataset": self.fingerprint(), "parts": {str(i): self.digests[i] for i in sorted(self.digests)},
                   "step": step, "statistics": self.stats_digest,
+                  "relevance": self.relevance_digest,
+                  "ranges": None if self.ranges is None else [v.hex() for v in self.ranges],
                   "complete": step is not None and step == self.n_steps}
         self.checkpoint.write(encode(header, arrays))
         self.n_records += 1
@@ -372,13 +443,52 @@ def _part_from(arrays: dict, i: int):
                       selectable=arrays[f"part{i}_selectable"])
 
 
-def _stats_from(arrays: dict):
+#: A sparse relevance's co-occurring pairs, and a merged one's marginals (its constructor's
+#: arguments; ``slot_owner`` / ``slot_counts`` are absent from a restricted one).
+_PAIRS = ("indptr", "pair_feature", "pair_value", "pair_closed")
+_MARGINALS = ("nnz", "base", "h_x", "count", "base_l", "h_l", "slot_owner", "slot_counts")
+
+
+def _relevance_arrays(rel) -> dict[str, np.ndarray]:
+    """A relevance as arrays: the dense matrix, or a sparse form's pairs (and a merged
+    form's marginals, which it cannot recompute without the data)."""
+    from coreselect.core.sparse_relevance import MergedSparseRelevance
+
+    if isinstance(rel, np.ndarray):
+        return {"relevance": np.asarray(rel, dtype=np.float64)}
+    arrays = {f"sparse_{name}": getattr(rel, name) for name in _PAIRS}
+    arrays["sparse_shape"] = np.asarray(rel.shape, dtype=np.int64)
+    if isinstance(rel, MergedSparseRelevance):
+        arrays["merged_n"] = np.int64(rel.n)
+        arrays.update({f"merged_{name}": getattr(rel, name) for name in _MARGINALS
+                       if getattr(rel, name) is not None})
+    return arrays
+
+
+def _pairs_from(arrays: dict, shape: tuple[int, int]) -> tuple:
+    if tuple(int(v) for v in arrays["sparse_shape"]) != tuple(shape):
+        raise ValueError(f"a relevance of shape {tuple(arrays['sparse_shape'])}, not {shape}")
+    pairs = tuple(arrays[f"sparse_{name}"] for name in _PAIRS)
+    if pairs[0].shape != (shape[1] + 1,) or len({p.size for p in pairs[1:]}) != 1:
+        raise ValueError("malformed pairs")
+    return pairs
+
+
+def _stats_from(arrays: dict, kind: str):
     from dataclasses import fields
 
     from coreselect.core.shards import Statistics
+    from coreselect.core.sparse_relevance import MergedSparseRelevance
 
-    values = {f.name: arrays[f.name] for f in fields(Statistics)}
+    values = {f.name: arrays[f.name] for f in fields(Statistics) if f.name != "relevance"}
     values["n_samples"] = int(values["n_samples"])
+    if "relevance" in arrays:
+        values["relevance"] = arrays["relevance"]
+    else:
+        shape = (values["n_codes"].size, values["label_entropies"].size)
+        marginals = {name: arrays.get(f"merged_{name}") for name in _MARGINALS}
+        values["relevance"] = MergedSparseRelevance(
+            int(arrays["merged_n"]), kind, **marginals, _pairs=_pairs_from(arrays, shape))
     return Statistics(**values)
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "check_writable",
     "checkpoint",
     "clean_stale",
+    "scratch_dir",
     "temp_name_prefix",
     "file_mode",
     "dir_mode",
@@ -201,6 +202,38 @@ def clean_stale(folder: PathLike, patterns: Iterable[str] = STALE_PATTERNS) -> l
             except OSError:
                 continue
     return removed
+
+
+def scratch_dir(root: PathLike, name: str, keep_as: str | None = None) -> Path:
+    """A new scratch folder of this process in ``root``: ``NAME[.KEEP_AS].p<pid>-XXXX.tmp``.
+
+    The pid mark lets a later call remove the folder of a writer that was killed (SIGKILL:
+    it cleaned nothing up), and first the leftovers of killed writers of ``NAME`` are
+    removed (:func:`clean_stale`). With ``keep_as`` (a resumable run's key), a killed
+    writer's folder of that key is not removed but taken over, renamed to this process's
+    name (its contents are the caller's to check): a resumed run goes on with its scratch."""
+    root = Path(root)
+    tag = "" if keep_as is None else f".{keep_as}"
+    own = None
+    if keep_as is not None:
+        for old in sorted(root.glob(f"{glob.escape(name + tag)}.p*-*.tmp")):
+            m = _PID_MARK.search(old.name)
+            if m is None or _pid_alive(int(m.group(1))) or not old.is_dir():
+                continue
+            mine = Path(tempfile.mkdtemp(prefix=f"{name}{tag}.p{os.getpid()}-", suffix=".tmp",
+                                         dir=root))
+            try:
+                os.rename(old, mine)  # onto the empty folder; another claimant may win
+            except OSError:
+                mine.rmdir()
+                continue
+            own = mine
+            break
+    clean_stale(root, (f"{glob.escape(name)}.*.tmp",))  # leaves live writers' (and own) alone
+    if own is None:
+        own = Path(tempfile.mkdtemp(prefix=f"{name}{tag}.p{os.getpid()}-", suffix=".tmp",
+                                    dir=root))
+    return own
 
 
 def _clean_for(target: Path) -> None:

@@ -141,7 +141,8 @@ def select(
     the library default, and binning parameters None for the defaults (or, on a store, the
     binning it was built with). Selected indices are columns of ``data``, in selection order.
     ``temp_dir``: the folder for the row-major copies of ``mode="rows"`` on a column store with
-    the local engine (removed when the run ends, however it ends).
+    the local engine (removed when the run ends, fails or is terminated; after a SIGKILL, by
+    the next rows run in that folder, or taken over by the run that resumes ``checkpoint``).
     ``checkpoint``: a file or URL (``s3://``, ``memory://``, ...) where the run records its
     state after every greedy step and finished part; the same call made again after the run
     was killed resumes from it and returns the same selection and objective, bit for bit.

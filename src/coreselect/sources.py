@@ -49,6 +49,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: ``recorded(features, labels)``: relevances computed for them before (a checkpoint's), or None.
+Recorded = Callable[[DiscreteMatrix, DiscreteMatrix], Any]
+
 
 @dataclass
 class ColumnParts:
@@ -61,6 +64,9 @@ class ColumnParts:
     columns: list[Any]
     labels: DiscreteMatrix
     timings: dict = field(default_factory=dict)
+    #: The relevances of every column, when computed up front (in memory; a checkpoint
+    #: records them); None when each part computes its own (a store).
+    relevance: Any = None
 
 
 class Source(abc.ABC):
@@ -82,18 +88,23 @@ class Source(abc.ABC):
 
     @abc.abstractmethod
     def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
-                ) -> Problem:
+                recorded: Recorded | None = None) -> Problem:
         """Every candidate column in memory, relevances computed (``problem.timings`` says
         how long that took; ``progress(done, total)`` as the sparse relevance's labels are
-        done)."""
+        done), or taken from ``recorded(features, labels)`` when it gives them (a resumed
+        run's checkpoint)."""
 
     @abc.abstractmethod
-    def column_parts(self, objective: Objective, m: int, random_state: Any) -> ColumnParts:
-        """The seeded random partition of the candidate columns into ``m`` parts."""
+    def column_parts(self, objective: Objective, m: int, random_state: Any,
+                     recorded: Recorded | None = None) -> ColumnParts:
+        """The seeded random partition of the candidate columns into ``m`` parts
+        (``recorded``: as for :meth:`problem`, where the relevances are computed up front)."""
 
-    def row_shards(self, n_shards: str | int) -> tuple["RowShards", np.ndarray | None]:
+    def row_shards(self, n_shards: str | int, keep_as: str | None = None,
+                   ) -> tuple["RowShards", np.ndarray | None]:
         """The discretized data cut into shards of rows (for the row-sharded strategy), and
-        the original id of each column of the shards (None: the columns are the ids)."""
+        the original id of each column of the shards (None: the columns are the ids).
+        ``keep_as``: a resumable run's key for scratch that a resumed run takes over."""
         raise NotImplementedError(f"{type(self).__name__} cannot be cut into row shards")
 
     def names(self, ids: np.ndarray) -> list[str] | None:
@@ -409,34 +420,37 @@ class InMemorySource(Source):
             (~features.is_constant).sum())
 
     def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
-                ) -> Problem:
+                recorded: Recorded | None = None) -> Problem:
         """Relevances are computed once per relevance kind and reused by later runs on this
         source (other ``k``, ``lam``, ``p``): they cost more than a greedy run."""
         features, labels, seconds = self._discrete
         o = objective
         cached = self._problems.get(o.relevance)
         if cached is None:
-            cached = Problem.from_discrete(features, labels, k=o.k, lam=o.lam, p=o.p,
-                                           relevance=o.relevance, calibration=o.calibration,
-                                           keep_constant=self.binning.keep_constant,
-                                           column_ids=self.column_ids, progress=progress)
+            cached = Problem.from_discrete(
+                features, labels, k=o.k, lam=o.lam, p=o.p, relevance=o.relevance,
+                calibration=o.calibration, keep_constant=self.binning.keep_constant,
+                column_ids=self.column_ids, progress=progress,
+                known_relevance=None if recorded is None else recorded(features, labels))
             cached.timings = {"discretize": seconds, **cached.timings}
             self._problems[o.relevance] = cached
             return cached
         return replace(cached, params=o.params(labels.n_columns), timings={})
 
-    def row_shards(self, n_shards: str | int) -> tuple["RowShards", np.ndarray | None]:
+    def row_shards(self, n_shards: str | int, keep_as: str | None = None,
+                   ) -> tuple["RowShards", np.ndarray | None]:
         from coreselect.rowsharded import InMemoryRowShards
 
         features, labels, _ = self._discrete
         n = 1 if n_shards == "auto" else min(int(n_shards), max(self.n_samples, 1))
         return InMemoryRowShards.split(features, labels, n), self.column_ids
 
-    def column_parts(self, objective: Objective, m: int, random_state: Any) -> ColumnParts:
+    def column_parts(self, objective: Objective, m: int, random_state: Any,
+                     recorded: Recorded | None = None) -> ColumnParts:
         # Relevances are computed once here for all columns; the parts slice them.
-        problem = self.problem(objective)
+        problem = self.problem(objective, recorded=recorded)
         return ColumnParts(ProblemParts(problem), partition(self.n_columns, m, random_state),
-                           problem.labels, dict(problem.timings))
+                           problem.labels, dict(problem.timings), problem.relevance)
 
     def fingerprint(self) -> str:
         """A hash of what is selected on: the discretized codes, the labels and the candidate
@@ -513,27 +527,31 @@ class StoreSource(Source):
         return self.store.n_selectable(self.binning.keep_constant)
 
     def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
-                ) -> Problem:
+                recorded: Recorded | None = None) -> Problem:
         start = time.perf_counter()
         features = self.store.read_all()
+        labels = self.store.labels()
         seconds = time.perf_counter() - start
         log.info("load: %d columns from the store in %.2fs", self.n_columns, seconds)
         o = objective
-        problem = Problem.from_discrete(features, self.store.labels(), k=o.k, lam=o.lam, p=o.p,
-                                        relevance=o.relevance, calibration=o.calibration,
-                                        keep_constant=self.binning.keep_constant,
-                                        progress=progress)
+        problem = Problem.from_discrete(
+            features, labels, k=o.k, lam=o.lam, p=o.p, relevance=o.relevance,
+            calibration=o.calibration, keep_constant=self.binning.keep_constant,
+            progress=progress,
+            known_relevance=None if recorded is None else recorded(features, labels))
         problem.timings = {"load": seconds, **problem.timings}
         return problem
 
-    def row_shards(self, n_shards: str | int) -> tuple["RowShards", np.ndarray | None]:
+    def row_shards(self, n_shards: str | int, keep_as: str | None = None,
+                   ) -> tuple["RowShards", np.ndarray | None]:
         if n_shards not in ("auto", self.store.n_row_blocks):
             raise InputError(
                 f"the row shards of a store are its {self.store.n_row_blocks} row block(s); "
                 f"row_shards={n_shards!r} cannot change them (rebuild with --row-block-size)")
-        return StoreRowShards(self.store, cache_dir=self.temp_dir), None
+        return StoreRowShards(self.store, cache_dir=self.temp_dir, keep_as=keep_as), None
 
-    def column_parts(self, objective: Objective, m: int, random_state: Any) -> ColumnParts:
+    def column_parts(self, objective: Objective, m: int, random_state: Any,
+                     recorded: Recorded | None = None) -> ColumnParts:
         seed = self.store.seed
         if random_state is not None and not (
                 isinstance(random_state, (int, np.integer)) and int(random_state) == seed):
@@ -597,15 +615,24 @@ class StoreRowShards:
     codes), written once per tile to a scratch folder (``cache_dir``, default the system's
     temporary folder; removed with this object) when :meth:`features` first reads it, and
     memory-mapped only while a step reads it, so the resident memory stays one tile's.
+
+    The scratch folder carries this process's pid (``coreselect-rows.p<pid>-XXXX.tmp``): a
+    run killed by SIGKILL cleans nothing, and the next rows run in the same folder removes
+    what it left. With ``keep_as`` (a checkpointed run's key), the run that resumes it takes
+    the folder over instead, with every tile copy that was finished (each written whole,
+    then renamed) and still matches its CRC-32: a resumed run does not read and transpose
+    the tiles again.
     """
 
-    def __init__(self, store: ColumnStore, cache_dir: str | os.PathLike | None = None):
+    def __init__(self, store: ColumnStore, cache_dir: str | os.PathLike | None = None,
+                 keep_as: str | None = None):
         self.store = store
         self.n_row_shards = store.n_row_blocks
         self._to_ids = np.argsort(store.order, kind="stable")  # store position of each id
         self._n_codes = np.asarray(store.n_codes, dtype=np.int64)[self._to_ids]
         self._offsets = slot_offsets(self._n_codes)
         self._cache_root = cache_dir
+        self._keep_as = keep_as
         self._remote = getattr(store, "url", None) is not None
         self._cache: Path | None = None
         self._row_major: dict[int, Path] = {}
@@ -622,9 +649,21 @@ class StoreRowShards:
         SIGTERM unwinds it; otherwise they go with this object)."""
         import shutil
 
+        if self._cache is None and self._keep_as is not None:
+            # A resumed run that had no step left never opened its scratch: the killed
+            # run's copies are taken over only to be removed.
+            self._cache = self._scratch()
         if self._cache is not None:
             shutil.rmtree(self._cache, ignore_errors=True)
         self._cache, self._row_major = None, {}
+
+    def _scratch(self) -> Path:
+        import tempfile
+
+        from coreselect.files import scratch_dir
+
+        return scratch_dir(self._cache_root or tempfile.gettempdir(), "coreselect-rows",
+                           self._keep_as)
 
     def _features_tile(self, row_block: int) -> DiscreteMatrix:
         codes = self.store.read_tile(row_block, 0, self.store.n_features)
@@ -632,7 +671,7 @@ class StoreRowShards:
 
     def features(self, shard: int) -> DiscreteMatrix:
         features = self._features_tile(shard)
-        if shard not in self._row_major:
+        if shard not in self._copies():
             self._save_row_major(shard, features)
         return features
 
@@ -653,14 +692,14 @@ class StoreRowShards:
         a = max(int(self._n_codes[u]) - 1, 0)
         pos = int(self._to_ids[u])
         if self._remote:  # a remote read fetches the whole tile: use the local copy
-            if shard not in self._row_major:
+            if shard not in self._copies():
                 self._save_row_major(shard, self._features_tile(shard))
             column = self._local_column(shard, u)
         else:
             column = self.store.read_tile(shard, pos, pos + 1).codes
         if a == 0 or column.nnz == 0:
             return np.zeros((a, int(self._offsets[-1])), dtype=np.int64)
-        if shard not in self._row_major:
+        if shard not in self._copies():
             self._save_row_major(shard, self._features_tile(shard))
         folder = self._row_major[shard]
         indptr, cols, codes = (load_npy(folder / f"{name}.npy", mmap_mode="r")
@@ -672,28 +711,78 @@ class StoreRowShards:
         finally:
             del indptr, cols, codes  # unmap: the pages read leave this process's RSS
 
-    def _save_row_major(self, shard: int, features: DiscreteMatrix) -> None:
-        import shutil
-        import tempfile
-        import weakref
-
+    def _copies(self) -> dict[int, Path]:
+        """The finished row-major copies, by shard (after the scratch folder is opened: a
+        resumed run's adopted ones are there)."""
         if self._cache is None:
-            self._cache = Path(tempfile.mkdtemp(prefix="coreselect-rows-",
-                                                dir=self._cache_root))
+            import shutil
+            import weakref
+
+            self._cache = self._scratch()
             weakref.finalize(self, shutil.rmtree, str(self._cache), True)
+            self._row_major = {shard: folder for shard, folder in self._adopted()}
+        return self._row_major
+
+    def _adopted(self):
+        """The copies in a taken-over scratch folder that are whole and match their CRC-32;
+        others are removed (rebuilt when a step needs them)."""
+        import json
+        import shutil
+        import zlib
+
+        for folder in sorted(self._cache.glob("r*")):
+            try:
+                shard = int(folder.name[1:])
+                manifest = json.loads((folder / "manifest.json").read_text())
+                n_rows = int(self.store.row_bounds[shard + 1] - self.store.row_bounds[shard])
+                arrays = {name: load_npy(folder / f"{name}.npy", mmap_mode="r")
+                          for name in manifest["crc32"]}
+                ok = (0 <= shard < self.n_row_shards and manifest["shard"] == shard
+                      and arrays["indptr"].shape == (n_rows + 1,)
+                      and int(arrays["indptr"][-1]) == arrays["cols"].size
+                      == arrays["codes"].size
+                      and (not self._remote or "col_indptr" in arrays)
+                      and all(zlib.crc32(np.ascontiguousarray(arrays[name])) == crc
+                              for name, crc in manifest["crc32"].items()))
+                del arrays
+            except (OSError, ValueError, KeyError, TypeError, IndexError):
+                ok = False
+            if ok:
+                yield shard, folder
+            else:
+                log.info("row copy %s does not match its checksum: made again", folder.name)
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def _save_row_major(self, shard: int, features: DiscreteMatrix) -> None:
+        import json
+        import shutil
+        import zlib
+
+        copies = self._copies()
         csr = features.codes.tocsr()  # column ids in original order; order in a row is free
         code_type = np.int8 if self._n_codes.max(initial=1) <= 128 else np.int16
-        folder = self._cache / f"r{shard}"
-        folder.mkdir(exist_ok=True)
-        np.save(folder / "indptr.npy", csr.indptr.astype(np.int64, copy=False))
-        np.save(folder / "cols.npy", csr.indices.astype(np.int32, copy=False))
-        np.save(folder / "codes.npy", csr.data.astype(code_type, copy=False))
+        arrays = {"indptr": csr.indptr.astype(np.int64, copy=False),
+                  "cols": csr.indices.astype(np.int32, copy=False),
+                  "codes": csr.data.astype(code_type, copy=False)}
         if self._remote:  # and the columns, read one at a time by step_counts
             csc = features.codes
-            np.save(folder / "col_indptr.npy", csc.indptr.astype(np.int64, copy=False))
-            np.save(folder / "col_rows.npy", csc.indices.astype(np.int32, copy=False))
-            np.save(folder / "col_codes.npy", csc.data.astype(code_type, copy=False))
-        self._row_major[shard] = folder
+            arrays.update({"col_indptr": csc.indptr.astype(np.int64, copy=False),
+                           "col_rows": csc.indices.astype(np.int32, copy=False),
+                           "col_codes": csc.data.astype(code_type, copy=False)})
+        # Written whole under another name, then renamed: a kill leaves no half copy that a
+        # resumed run (keep_as) would take over; only such a run reads the checksums.
+        part = self._cache / f"part-r{shard}"
+        shutil.rmtree(part, ignore_errors=True)
+        part.mkdir()
+        for name, array in arrays.items():
+            np.save(part / f"{name}.npy", array)
+        if self._keep_as is not None:
+            crc = {name: zlib.crc32(np.ascontiguousarray(a)) for name, a in arrays.items()}
+            (part / "manifest.json").write_text(json.dumps({"shard": shard, "crc32": crc}))
+        folder = self._cache / f"r{shard}"
+        shutil.rmtree(folder, ignore_errors=True)
+        os.replace(part, folder)
+        copies[shard] = folder
 
     def _local_column(self, shard: int, u: int) -> sp.csc_matrix:
         """Column ``u`` (original id) of a remote store's tile, from the local copy."""

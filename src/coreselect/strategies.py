@@ -324,8 +324,10 @@ class _Centralized(Strategy):
 
     def _select(self, objective, source, backend, progress, checkpoint=None):
         record = _resumable(checkpoint, objective, source, backend, mode=self.name)
-        problem = source.problem(objective, progress=_stage(progress, "relevance"))
+        problem = source.problem(objective, progress=_stage(progress, "relevance"),
+                                 recorded=None if record is None else record.restore_relevance)
         if record is not None:
+            record.record_relevance(problem.relevance)  # once: a resumed run reads them
             record.n_steps = objective.k
         res = problem.run(objective.k, alternate=self.alternate, backend=backend,
                           callback=_stage(progress, "select"),
@@ -429,7 +431,10 @@ class DistributedGreedy(Strategy):
         record = (None if checkpoint is None else _resumable(
             checkpoint, objective, source, backend, mode="distributed", partitions=m,
             coreset_size=cs, seed=_seed_spec(self.random_state, source)))
-        parts = source.column_parts(objective, m, self.random_state)
+        parts = source.column_parts(objective, m, self.random_state,
+                                    recorded=None if record is None else record.restore_relevance)
+        if record is not None and parts.relevance is not None:
+            record.record_relevance(parts.relevance)
         tasks = [PartTask(index=i, n_select=cs, columns=c, backend=backend)
                  for i, c in enumerate(parts.columns)]
         timings = dict(parts.timings)
@@ -450,7 +455,10 @@ class DistributedGreedy(Strategy):
             ranges = None
             if objective.calibration == "fixed":  # one objective for the parts and the union
                 t3 = time.perf_counter()
-                ranges = measure_ranges(engine, parts.shared, parts.columns, backend)
+                ranges = (record.ranges if record is not None and record.ranges is not None
+                          else measure_ranges(engine, parts.shared, parts.columns, backend))
+                if record is not None:
+                    record.record_ranges(ranges)  # a pass over every part: done once
                 parts.shared = with_ranges(parts.shared, ranges)
                 timings["ranges"] = time.perf_counter() - t3
             if progress is not None:
@@ -577,7 +585,10 @@ class RowSharded(Strategy):
                 n_shards = max(1, len(cluster.client.scheduler_info()["workers"]))
         shards = None
         try:
-            shards, ids = source.row_shards(n_shards)
+            # A checkpointed run's scratch (a store's row copies) outlives a kill: the run
+            # that resumes it takes it over.
+            shards, ids = source.row_shards(
+                n_shards, keep_as=None if record is None else "ck" + record.scratch_key())
             if cluster is not None:
                 from coreselect.engines.dask_rows import DaskRows
 

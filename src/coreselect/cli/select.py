@@ -92,10 +92,13 @@ def _calibration_help() -> str:
               help="Also draw the selected-feature x label coverage as a PNG at this path.")
 @click.option("--temp-dir", "temp_dir", type=click.Path(file_okay=False), default=None,
               help="Folder for the row copies of --mode rows on a column store (local engine; "
-                   "default: the system's temporary folder). Removed when the run ends.")
+                   "default: the system's temporary folder). Removed when the run ends; a "
+                   "killed run's, by the next rows run there (or taken over by the run that "
+                   "resumes its --checkpoint).")
 @click.option("--checkpoint", "checkpoint", default=None, metavar="PATH_OR_URL",
               help="Record the run's state in this file (or s3://, gs://, az://, memory:// URL; "
-                   "parts in PATH.parts beside it) after every greedy step and finished "
+                   "what is computed once, such as relevances and finished parts, in "
+                   "PATH.parts beside it) after every greedy step and finished "
                    "part; the same command run again "
                    "after the run was killed resumes there, with the same result. Kept when "
                    "the run ends (a rerun returns at once); one of another dataset, spec or "

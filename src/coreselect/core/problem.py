@@ -7,7 +7,7 @@ import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -106,6 +106,7 @@ class Problem:
         column_ids: np.ndarray | None = None,
         relevance_backend: str = "auto",
         progress: Callable[[int, int], None] | None = None,
+        known_relevance: Any = None,
     ) -> "Problem":
         """Compute the relevances of discretized columns. The core's default ``calibration``
         is the paper's eq. (2), as :class:`ObjectiveParams`'; the library's default
@@ -114,7 +115,10 @@ class Problem:
         x labels matrix), ``"sparse"`` (co-occurring pairs plus closed forms, binary labels
         only; same selection) or ``"auto"``
         (:func:`~coreselect.core.sparse_relevance.choose_backend`). ``progress(done, total)``:
-        called as the sparse relevance's blocks of labels are done."""
+        called as the sparse relevance's blocks of labels are done. ``known_relevance``: the
+        relevances of these features and labels computed before (a dense matrix or a
+        :class:`SparseRelevance`, as this method makes them; a resumed run's), used as
+        they are."""
         if features.n_samples != labels.n_samples:
             raise InputError(
                 f"X has {features.n_samples} samples but Y has {labels.n_samples}"
@@ -125,14 +129,19 @@ class Problem:
         if not keep_constant:
             selectable &= ~features.is_constant
         start = time.perf_counter()
-        try:
-            how = choose_backend(features, labels, relevance_backend)
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
-        if how == "sparse":
-            matrix = SparseRelevance(features, labels, relevance, progress=progress)
+        if known_relevance is not None:
+            if tuple(known_relevance.shape) != (features.n_columns, labels.n_columns):
+                raise InputError("the known relevance does not fit the features and labels")
+            matrix, how = known_relevance, "known"
         else:
-            matrix = relevance_matrix(features, labels, relevance)
+            try:
+                how = choose_backend(features, labels, relevance_backend)
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+            if how == "sparse":
+                matrix = SparseRelevance(features, labels, relevance, progress=progress)
+            else:
+                matrix = relevance_matrix(features, labels, relevance)
         seconds = time.perf_counter() - start
         log.info("relevance (%s, %s) of %d features to %d labels in %.3f s", relevance, how,
                  features.n_columns, labels.n_columns, seconds)

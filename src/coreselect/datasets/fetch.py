@@ -8,7 +8,8 @@ Where a registry file is looked for, in order (all paths keep the mirror layout,
 2. The cache: ``$COREDATA_HOME``, else ``$XDG_CACHE_HOME/coreselect``, else
    ``~/.cache/coreselect``.
 3. A download into the cache from ``$COREDATA_MIRROR`` (a base URL: ``https://host/path``,
-   or ``file:///path/to/data`` for a local or network folder), else from the upstream hosts.
+   or ``file:///path/to/data`` for a local or network folder; no other scheme), else from
+   the upstream hosts.
 
 Downloads are safe against bad or hostile servers:
 
@@ -120,10 +121,23 @@ def cache_dir() -> Path:
     return base / "coreselect"
 
 
+#: What ``COREDATA_MIRROR`` may be: the downloads' deadlines cover these (urllib's other
+#: schemes, such as ftp://, would run without one).
+MIRROR_SCHEMES = ("https", "http", "file")
+
+
 def file_url(f: DatasetFile) -> str:
     """Where to download ``f`` from: the mirror if ``COREDATA_MIRROR`` is set, else upstream."""
     mirror = os.environ.get("COREDATA_MIRROR", "").strip()
     if mirror:
+        scheme = mirror.split("://", 1)[0].lower() if "://" in mirror else None
+        if scheme not in MIRROR_SCHEMES:
+            what = ("is not a URL; for a local folder write COREDATA_MIRROR=file:///path/to/data"
+                    if scheme is None else f"is not supported ({scheme}:// mirrors are not)")
+            raise FetchError(
+                f"COREDATA_MIRROR={mirror} {what}: a mirror is a base URL of "
+                "https://, http:// or file:// (for files on object storage, copy them to a "
+                "folder, or serve them over https)")
         return mirror.rstrip("/") + "/" + f.path
     if f.url is None:
         raise FetchError(

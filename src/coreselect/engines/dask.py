@@ -50,8 +50,11 @@ def local_cluster(n_workers: int, threads_per_worker: int = 1, host: str = "127.
     try:
         with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v
                               for k, v in environ.items()}):
+            # The scheduler's HTTP server always listens: on a port it is given by the
+            # system (port 0), not on Dask's fixed 8787, which another cluster may hold.
             return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
-                                processes=True, host=host, dashboard_address=None,
+                                processes=True, host=host,
+                                dashboard_address=f"[{host}]:0" if ":" in host else f"{host}:0",
                                 silence_logs=logging.ERROR, **kwargs)
     finally:
         for var, value in before.items():
