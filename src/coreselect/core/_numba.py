@@ -139,26 +139,31 @@ def _fill(table, t0, s_slot, s_i, clear, a, u_counts, v_lo, v_hi, offsets, code_
         base_u += xl[u_counts[i]]
     row_sums = np.zeros(max(a, 1), dtype=np.int64)
     for v in range(v_lo, v_hi):
-        s = 0.0
+        # Integer pass first: on sparse data most columns share no row with u, and their
+        # entropy is the closed form below (their counts are all 0: nothing to clear).
         together = 0
-        for i in range(a):
-            row_sums[i] = 0
         for slot in range(offsets[v], offsets[v + 1]):
-            col_sum = 0
             b = t0 + slot * s_slot
             for i in range(a):
-                c = np.int64(table[b + i * s_i])
-                s += xl[c]
-                col_sum += c
-                row_sums[i] += c
-                if clear:
-                    table[b + i * s_i] = 0
-            s += xl[code_counts[slot] - col_sum]
-            together += col_sum
+                together += np.int64(table[b + i * s_i])
         if together == 0:
             zero_zero = n - nnz_u - nonzero_counts[v]
             s = base[v] + base_u + xl[zero_zero if zero_zero > 0 else 0]
         else:
+            s = 0.0
+            for i in range(a):
+                row_sums[i] = 0
+            for slot in range(offsets[v], offsets[v + 1]):
+                col_sum = 0
+                b = t0 + slot * s_slot
+                for i in range(a):
+                    c = np.int64(table[b + i * s_i])
+                    s += xl[c]
+                    col_sum += c
+                    row_sums[i] += c
+                    if clear:
+                        table[b + i * s_i] = 0
+                s += xl[code_counts[slot] - col_sum]
             for i in range(a):
                 s += xl[u_counts[i] - row_sums[i]]
             s += xl[n - nnz_u - nonzero_counts[v] + together]
