@@ -277,12 +277,11 @@ def lower_gains(column, active, n_active, low, high, gains):  # pragma: no cover
     candidates by ``clip(MI, low, high) - low`` and keep those still above ``high`` (in place,
     at the front of ``active``). Returns how many stay active."""
     kept = 0
-    for t in range(n_active):
+    for t in range(n_active):  # no data-dependent branch: whether m > high is a coin toss
         v = active[t]
         m = column[v]
-        if m > low:
-            gains[v] -= (m if m < high else high) - low
-            if m > high:
-                active[kept] = v
-                kept += 1
+        drop = (m if m < high else high) - low
+        gains[v] -= drop if drop > 0.0 else 0.0  # 0 for m <= low, exactly as skipping it
+        active[kept] = v
+        kept += m > high
     return kept
