@@ -285,3 +285,59 @@ def lower_gains(column, active, n_active, low, high, gains):  # pragma: no cover
         active[kept] = v
         kept += m > high
     return kept
+
+
+@njit(cache=True, nogil=True)
+def range_pick(gains, diversity, penalty, copies, skip_copies, gain_floor, lam, floor_d, rtol,
+               scores):  # pragma: no cover
+    """One greedy step of the ``"range"`` calibration (``"balanced"`` with ``floor_d = 1``)
+    in three passes over the candidates: :func:`coreselect.core.greedy.step_scores` then
+    :func:`~coreselect.core.objective.argmax_first`, the same operations on each element in
+    the same order (the same bits, the same pick); ``scores`` is scratch of ``gains``' size.
+    Candidates are those with ``penalty == 0``, less the ``copies`` while ``skip_copies`` and
+    any other is left; relevance gains at most ``gain_floor`` count as 0."""
+    d = gains.size
+    drop_copies = False
+    if skip_copies:
+        for v in range(d):
+            if penalty[v] == 0.0 and not copies[v]:
+                drop_copies = True
+                break
+    low_g = np.inf
+    high_g = -np.inf
+    low_d = np.inf
+    high_d = -np.inf
+    for v in range(d):
+        if penalty[v] == 0.0 and not (drop_copies and copies[v]):
+            g = gains[v] if gains[v] > gain_floor else 0.0
+            low_g = min(low_g, g)
+            high_g = max(high_g, g)
+            low_d = min(low_d, diversity[v])
+            high_d = max(high_d, diversity[v])
+    spread_g = high_g - low_g
+    spread_d = high_d - low_d
+    if floor_d > spread_d:
+        spread_d = floor_d
+    best = -np.inf
+    for v in range(d):
+        if penalty[v] == 0.0 and not (drop_copies and copies[v]):
+            g = gains[v] if gains[v] > gain_floor else 0.0
+            scaled_g = (g - low_g) / spread_g if spread_g > 0 else 0.0
+            scaled_d = (diversity[v] - low_d) / spread_d if spread_d > 0 else 0.0
+            s = ((1.0 - lam) * scaled_g + lam * scaled_d) + 0.0
+        else:
+            s = -np.inf
+        scores[v] = s
+        if s > best:
+            best = s
+        elif s != s:  # numpy's max is NaN then, and argmax the first NaN
+            return v
+    if not np.isfinite(best):  # argmax: the first of the largest
+        for v in range(d):
+            if scores[v] == best:
+                return v
+    cut = best - rtol * max(1.0, abs(best))
+    for v in range(d):
+        if scores[v] >= cut:
+            return v
+    return 0
