@@ -208,13 +208,15 @@ def warm_up() -> bool:
     the compiled kernels are in use."""
     if not _numba_enabled("auto"):
         return False
-    from coreselect.core._numba import lower_gains
+    from coreselect.core._numba import lower_gains, range_pick
     from coreselect.core.discretize import discretize, discretize_labels
 
     tiny = discretize(np.array([[0, 1], [1, 1], [1, 0], [0, 0]]), strategy="none")
     joint_entropy(tiny, discretize_labels(np.array([[0, 1], [1, 1], [1, 0], [0, 0]])))
     DistanceOracle(tiny).distances_from(0)
     lower_gains(np.zeros(2), np.arange(2), 2, 0.0, 1.0, np.zeros(2))
+    range_pick(np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2, dtype=bool), True, 0.0, 0.5,
+               0.0, 1e-9, np.zeros(2))
     return True
 
 
