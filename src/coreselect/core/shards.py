@@ -353,7 +353,7 @@ def step_counts_rows(rows: np.ndarray, u_codes: np.ndarray, indptr: np.ndarray,
 
         indptr = np.asarray(indptr)
         gather_counts(rows, u_codes, indptr[:-1], indptr[1:], cols, codes, offsets, 0, 1,
-                      n_slots, table.reshape(-1))
+                      n_slots, table.reshape(-1), np.zeros(0, dtype=np.uint8))
         return table
     starts, stops = indptr[rows], indptr[rows + 1]
     lengths = (stops - starts).astype(np.int64)
@@ -406,7 +406,7 @@ def _distances_compiled(stats: Statistics, u: int, co: np.ndarray) -> np.ndarray
     distances_block(0, stats.n_columns, np.ascontiguousarray(co).reshape(-1), False, a,
                     stats.code_counts[offsets[u]:offsets[u + 1]], float(stats.entropies[u]),
                     offsets, stats.code_counts, stats.nonzero_counts, stats.base,
-                    stats.entropies, stats.xl, out)
+                    stats.entropies, stats.xl, np.zeros(0, dtype=np.uint8), out)
     return out
 
 
