@@ -488,9 +488,9 @@ def cli_part(sides, quick: bool, rounds: int) -> list[str]:
         for what, _ in commands:
             got = runs[name, what]
             walls = sorted(r[0] for r in got)
-            rows.append([label, what, str(len(got)), C.seconds_str(walls[0]),
-                         C.seconds_str(statistics.median(walls)), C.seconds_str(walls[-1]),
-                         C.seconds_str(statistics.median(r[2] for r in got)),
+            rows.append([label, what, str(len(got)),
+                         *(f"{x:.2f} s" for x in (walls[0], statistics.median(walls), walls[-1],
+                                                  statistics.median(r[2] for r in got))),
                          f"{max(r[1] for r in got):.0f}"])
     return [
         "CLI, whole processes (`select synthesized -k 16 -q` is the tiny select, RCV1 "
