@@ -149,17 +149,17 @@ def _fill(table, t0, s_slot, s_i, clear, a, u_counts, v_lo, v_hi, offsets, code_
     row_sums = np.zeros(max(a, 1), dtype=np.int64)
     marked = seen.size > 0
     for v in range(v_lo, v_hi):
-        # Whether v shares a row with u before any float work: on sparse data most columns
+        # Whether v shares a row with u, before any float work: on sparse data most columns
         # do not, and their entropy is the closed form below (their counts are all 0).
-        together = 0
+        touched = 0
         for slot in range(offsets[v], offsets[v + 1]):
             if marked:
-                together += seen[slot]
+                touched += seen[slot]
             else:
                 b = t0 + slot * s_slot
                 for i in range(a):
-                    together += np.int64(table[b + i * s_i])
-        if together == 0:
+                    touched += np.int64(table[b + i * s_i])
+        if touched == 0:
             zero_zero = n - nnz_u - nonzero_counts[v]
             s = base[v] + base_u + xl[zero_zero if zero_zero > 0 else 0]
         else:
