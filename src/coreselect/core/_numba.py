@@ -137,8 +137,8 @@ def _fill(table, t0, s_slot, s_i, clear, a, u_counts, v_lo, v_hi, offsets, code_
     ``table`` (zeroed as read when ``clear``) and the marginals: ``N[i, 0] = m_u[i] - sum_j
     N[i, j]``, ``N[0, j] = m_v[j] - sum_i N[i, j]``, ``N[0, 0] = n - nnz(u) - nnz(v) + sum N``.
     A column sharing no row with ``u`` has the table of marginals only (and is summed in
-    that order). Which columns share a row with ``u``: those with a slot marked in ``seen``
-    (:func:`gather_counts`'s marks), or, with an empty ``seen``, a count in the table."""
+    that order). A non-empty ``seen`` holds :func:`gather_counts`'s marks: columns with no
+    marked slot are not read from the table at all."""
     n = xl.size - 1
     log2n = np.log2(n)
     nnz_u = 0
@@ -149,22 +149,16 @@ def _fill(table, t0, s_slot, s_i, clear, a, u_counts, v_lo, v_hi, offsets, code_
     row_sums = np.zeros(max(a, 1), dtype=np.int64)
     marked = seen.size > 0
     for v in range(v_lo, v_hi):
-        # Whether v shares a row with u, before any float work: on sparse data most columns
-        # do not, and their entropy is the closed form below (their counts are all 0).
-        touched = 0
-        for slot in range(offsets[v], offsets[v + 1]):
-            if marked:
+        # With marks, whether v shares a row with u is known before any float work: in a
+        # distance step most columns do not, and get the closed form at once.
+        touched = 1
+        if marked:
+            touched = 0
+            for slot in range(offsets[v], offsets[v + 1]):
                 touched += seen[slot]
-            else:
-                b = t0 + slot * s_slot
-                for i in range(a):
-                    touched += np.int64(table[b + i * s_i])
-        if touched == 0:
-            zero_zero = n - nnz_u - nonzero_counts[v]
-            s = base[v] + base_u + xl[zero_zero if zero_zero > 0 else 0]
-        else:
-            together = 0
-            s = 0.0
+        together = 0
+        s = 0.0
+        if touched:
             for i in range(a):
                 row_sums[i] = 0
             for slot in range(offsets[v], offsets[v + 1]):
@@ -179,6 +173,10 @@ def _fill(table, t0, s_slot, s_i, clear, a, u_counts, v_lo, v_hi, offsets, code_
                         table[b + i * s_i] = 0
                 s += xl[code_counts[slot] - col_sum]
                 together += col_sum
+        if together == 0:
+            zero_zero = n - nnz_u - nonzero_counts[v]
+            s = base[v] + base_u + xl[zero_zero if zero_zero > 0 else 0]
+        else:
             for i in range(a):
                 s += xl[u_counts[i] - row_sums[i]]
             s += xl[n - nnz_u - nonzero_counts[v] + together]
