@@ -216,7 +216,7 @@ def test_explain_and_coverage(capsys, tmp_path):
 def test_loading_pauses_the_cyclic_collector_and_restores_it(capsys, tmp_path, monkeypatch):
     """The collector waits while the file is read and numba warms up (its passes over
     numba's new objects took 50 ms of the GIL), and is on again afterwards, also when the
-    read fails; a caller that had it off keeps it off."""
+    read fails; a caller that had it off keeps it off, and a caller's objects are not frozen."""
     import gc
     import sys
 
@@ -227,8 +227,10 @@ def test_loading_pauses_the_cyclic_collector_and_restores_it(capsys, tmp_path, m
     real = loader.load
     monkeypatch.setattr(loader, "load", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
     assert gc.isenabled()
+    frozen = gc.get_freeze_count()
     code, out, _ = run(capsys, "select", "synthesized", "-k", "3", "--json")
     assert code == 0 and json.loads(out)["selected"] and seen == [False] and gc.isenabled()
+    assert gc.get_freeze_count() == frozen  # only the coreselect process freezes its objects
     code, _, err = run(capsys, "select", str(tmp_path / "missing.csv"), "-k", "3")
     assert code == 2 and "no such file" in err and seen == [False, False] and gc.isenabled()
     gc.disable()

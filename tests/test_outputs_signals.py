@@ -135,7 +135,8 @@ main()
 """
 
 
-@pytest.mark.parametrize("before", ["", "import atexit; atexit.register(print, 'kept')"])
+@pytest.mark.parametrize("before", ["", "import atexit, gc; "
+                                        "atexit.register(lambda: print('kept', gc.get_freeze_count() > 0))"])
 def test_a_finished_process_leaves_before_the_teardown_with_its_code(tmp_path, before):
     """A finished ``coreselect`` process skips the interpreter's teardown (0.15-0.25 s once
     numba is loaded), with its exit code, stdout whole and its outputs in place; not when an
@@ -156,3 +157,5 @@ def test_a_finished_process_leaves_before_the_teardown_with_its_code(tmp_path, b
     for run in (ok, bad):
         assert ("teardown ran" in run.stderr) == bool(before), run.stderr
         assert ("kept" in run.stdout) == bool(before)
+    # the objects of start-up and reading stay out of the collector's scans (gc.freeze)
+    assert ("kept True" in ok.stdout) == bool(before)

@@ -203,6 +203,12 @@ def install_process_signals() -> None:
 _EARLY_EXIT: list[bool] = []  # whether the process may leave before the interpreter's teardown
 
 
+def own_process() -> bool:
+    """Whether this is the ``coreselect`` process itself (:func:`install_process_signals`
+    ran), not a caller's process running a command in-process (tests, scripts)."""
+    return bool(_EARLY_EXIT)
+
+
 def _end_of_process() -> None:
     """The process's last exit handler. Signals are ignored from here on, and a command that
     finished leaves at once with its code, streams flushed: every other exit handler has run
