@@ -32,7 +32,7 @@ step (interpreter, numpy, numba, numba's first load of a cached kernel, scipy.sp
 CLI's imports) close the part.
 
     python benchmarks/kernels.py [--quick] [--datasets scene,corel5k,rcv1subset1,rcv1-binary]
-        [--part all|datasets|limits] [--against ../main/src] [--rounds 2]
+        [--part all|datasets|limits|cli] [--against ../main/src] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -398,10 +398,6 @@ def fixed_cost_rows(sides, quick: bool, rounds: int) -> list[list[str]]:
                       for name, _ in sides] for what, _ in FIXED_COST]
 
 
-def _wall_cpu(run: tuple[float, float, float]) -> str:
-    return f"{C.seconds_str(run[0])} ({C.seconds_str(run[2])})"
-
-
 def limits_part(quick: bool, against: str | None, rounds: int) -> list[str]:
     import os
 
@@ -437,22 +433,6 @@ def limits_part(quick: bool, against: str | None, rounds: int) -> list[str]:
                 f"{cells / sec / 1e6:,.0f} M/s", f"{cells / f_s / 1e6:,.0f} M/s",
                 f"{sec / f_s:.1f}x", f"{updates / sec / 1e6:,.0f} M/s",
                 f"{updates / f_u / 1e6:,.0f} M/s", f"{sec / f_u:.2f}x"])
-    data = "rcv1v2/rcv1subset1.arff.gz"
-    cli_rows = []
-    tiny = ["select", "synthesized", "-k", "16"]
-    for _ in range(max(1, rounds)):
-        for name, src in sides:
-            label = name if src == mine else f"{name} ({src})"
-            helps = _cli(src, ["select", "--help"], 1 if quick else 3)
-            small = _cli(src, tiny, 1 if quick else 3)
-            row = [label, _wall_cpu(helps), _wall_cpu(small)]
-            if not quick and C.have_data(data):
-                k200 = _cli(src, ["select", str(C.data_path(data)), "-k", "200"], 2)
-                row += [_wall_cpu(k200), f"{k200[1]:.0f}"]
-            else:
-                row += ["(not run)", ""]
-            cli_rows.append(row)
-    fixed_rows = fixed_cost_rows(sides, quick, rounds)
     body = [
         "### Kernels near the memory limit (issue 20)",
         "",
@@ -475,13 +455,50 @@ def limits_part(quick: bool, against: str | None, rounds: int) -> list[str]:
         "*cold start*: numba's cache load and first calls, before the timed fit. *peak*: "
         "the process's peak resident memory after the first fit (data included; in brackets "
         "what the fit added to the memory resident before it).",
+    ]
+    return body + [""] + cli_part(sides, quick, rounds)
+
+
+def cli_part(sides, quick: bool, rounds: int) -> list[str]:
+    """Whole CLI processes, the checkouts alternating round by round (the same load on
+    each): ``select --help``, a tiny select and RCV1 k = 200, one run of each per round,
+    as min / median / max wall seconds over the rounds with the median CPU seconds; then
+    the CLI's fixed cost step by step."""
+    import os
+    import statistics
+
+    mine = str(C.REPO_ROOT / "src")
+    data = "rcv1v2/rcv1subset1.arff.gz"
+    commands = [("select --help", ["select", "--help"]),
+                ("tiny select", ["select", "synthesized", "-k", "16", "-q"])]
+    if not quick and C.have_data(data):
+        commands.append(("RCV1 k=200", ["select", str(C.data_path(data)), "-k", "200", "-q"]))
+    for _, src in sides:  # untimed: each checkout's numba cache is filled before the rounds
+        _cli(src, commands[-1][1], 1)
+    runs: dict[tuple[str, str], list] = {}
+    loads = [os.getloadavg()[0]]
+    for _ in range(max(1, rounds)):
+        for name, src in sides:
+            for what, args in commands:
+                runs.setdefault((name, what), []).append(_cli(src, args, 1))
+            loads.append(os.getloadavg()[0])
+    rows = []
+    for name, src in sides:
+        label = name if src == mine else f"{name} ({src})"
+        for what, _ in commands:
+            got = runs[name, what]
+            walls = sorted(r[0] for r in got)
+            rows.append([label, what, str(len(got)),
+                         *(f"{x:.2f} s" for x in (walls[0], statistics.median(walls), walls[-1],
+                                                  statistics.median(r[2] for r in got))),
+                         f"{max(r[1] for r in got):.0f}"])
+    return [
+        "CLI, whole processes (`select synthesized -k 16 -q` is the tiny select, RCV1 "
+        "`select rcv1v2/rcv1subset1.arff.gz -k 200 -q`): one run of each per round, the "
+        "checkouts alternating; 1-min load average %s:" % " / ".join(f"{x:.1f}" for x in loads),
         "",
-        "CLI (whole process, best of 3, wall seconds with CPU seconds in brackets; "
-        "`select synthesized -k 16` is the tiny select, RCV1 `select "
-        "rcv1v2/rcv1subset1.arff.gz -k 200`):",
-        "",
-        C.md_table(["checkout", "select --help s", "tiny select s", "RCV1 k=200 s",
-                    "RCV1 peak MiB"], cli_rows),
+        C.md_table(["checkout", "command", "runs", "min s", "median s", "max s",
+                    "median CPU s", "peak MiB"], rows),
         "",
         "The CLI's fixed cost, step by step (best of 3 per round, wall seconds with CPU seconds "
         "in brackets): the interpreter, numpy, numba, then numba's first load of one kernel "
@@ -490,16 +507,17 @@ def limits_part(quick: bool, against: str | None, rounds: int) -> list[str]:
         "then this package's CLI imports and `select --help`:",
         "",
         C.md_table(["step"] + [name if src == mine else f"{name} ({src})"
-                               for name, src in sides], fixed_rows),
+                               for name, src in sides], fixed_cost_rows(sides, quick, rounds)),
     ]
-    return body
 
 
 def main(argv=None) -> str:
     ap = C.parser(__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("all", "datasets", "limits"), default="all",
+    ap.add_argument("--part", choices=("all", "datasets", "limits", "cli"), default="all",
                     help="datasets: the kernels vs sklearn and the reference; limits: the "
-                    "26 M-non-zero fit and its kernels beside the machine's floors; all: both")
+                    "26 M-non-zero fit and its kernels beside the machine's floors, then the "
+                    "CLI; cli: the CLI alone (whole processes, alternating); all: datasets "
+                    "and limits")
     ap.add_argument("--against", default=None,
                     help="another checkout's src folder, measured beside this one")
     ap.add_argument("--rounds", type=int, default=2,
@@ -520,6 +538,12 @@ def main(argv=None) -> str:
     names = (args.datasets or ("scene" if quick else "scene,corel5k,rcv1subset1,rcv1-binary")).split(",")
     if args.part == "limits":
         names = []
+
+    if args.part == "cli":
+        mine = str(C.REPO_ROOT / "src")
+        sides = [("this checkout", mine)] + ([("against", args.against)] if args.against else [])
+        return C.emit("Kernels: the CLI's whole processes",
+                      "\n".join(cli_part(sides, quick, 1 if quick else args.rounds)), args.out)
 
     # load the compiled kernels once
     import numpy as np
@@ -572,6 +596,7 @@ def main(argv=None) -> str:
         body += ["", "Notes:", ""] + [f"- {n}" for n in notes]
     if args.part in ("all", "limits"):
         body += [""] + limits_part(quick, args.against, 1 if quick else args.rounds)
+
     return C.emit("Kernels: MI matrix and distance step (coreselect vs sklearn vs reference)",
                   "\n".join(body), args.out)
 

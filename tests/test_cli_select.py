@@ -212,3 +212,31 @@ def test_explain_and_coverage(capsys, tmp_path):
     # each share is rounded to 6 decimals in the JSON: the sum is 1 within their rounding
     assert abs(sum(e["g_share"] for e in explained) - 1) <= len(explained) * 5e-7 + 1e-12
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_loading_pauses_the_cyclic_collector_and_restores_it(capsys, tmp_path, monkeypatch):
+    """The collector waits while the file is read and numba warms up (its passes over
+    numba's new objects took 50 ms of the GIL), and is on again afterwards, also when the
+    read fails; a caller that had it off keeps it off, and a caller's objects are not frozen."""
+    import gc
+    import sys
+
+    import coreselect.datasets.load  # noqa: F401 - the module (the package exports a function)
+
+    loader = sys.modules["coreselect.datasets.load"]
+    seen = []
+    real = loader.load
+    monkeypatch.setattr(loader, "load", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
+    assert gc.isenabled()
+    frozen = gc.get_freeze_count()
+    code, out, _ = run(capsys, "select", "synthesized", "-k", "3", "--json")
+    assert code == 0 and json.loads(out)["selected"] and seen == [False] and gc.isenabled()
+    assert gc.get_freeze_count() == frozen  # only the coreselect process freezes its objects
+    code, _, err = run(capsys, "select", str(tmp_path / "missing.csv"), "-k", "3")
+    assert code == 2 and "no such file" in err and seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        run(capsys, "select", "synthesized", "-k", "3", "--json")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

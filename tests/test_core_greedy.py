@@ -121,11 +121,15 @@ def test_g_is_monotone_and_submodular(rel, p, data):
 def test_incremental_gains_equal_recomputed_gains(rel, p, data):
     R = np.array(rel)
     order = data.draw(st.permutations(range(R.shape[0])))
+    plain = RelevanceGains(R, p)
     for use_numba in (False, True):
         gains = RelevanceGains(R, p, use_numba=use_numba)
         chosen = []
-        for u in order[:-1]:
+        for step, u in enumerate(order[:-1]):
             gains.add(u)
+            if use_numba:  # the compiled update gives numpy's bits, step by step
+                plain.add(order[step])
+                assert np.array_equal(gains.gains, plain.gains)
             chosen.append(u)
             base = relevance_of(R, chosen, p)
             expected = [relevance_of(R, chosen + [v], p) - base for v in range(R.shape[0])]

@@ -145,6 +145,52 @@ def test_local_streaming_pool_and_store_identical(source, problem, store):
     assert "union" not in js and {"engine_start", "parts", "union"} <= set(js["timings"])
 
 
+def _with_numba_threads(threads, run):
+    numba = pytest.importorskip("numba")
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(threads)
+        return run()
+    finally:
+        numba.set_num_threads(before)
+
+
+def test_streaming_runs_parts_side_by_side_in_order_and_the_same_bits(source, store):
+    import threading
+    import time
+
+    from coreselect.engines.stream import StreamEngine
+
+    if len(__import__("os").sched_getaffinity(0)) < 2:
+        pytest.skip("one core here")
+    run = lambda: DistributedGreedy(partitions=5, streaming=True).run(  # noqa: E731
+        OBJ, StoreSource(store.path))
+    _same(_with_numba_threads(1, run), _with_numba_threads(2, run))
+    active, peak, lock = [0], [0], threading.Lock()
+
+    def task(shared, t):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.05 if t % 2 else 0.01)  # later parts may finish first
+        if t == 6:
+            raise ValueError("part 6")
+        with lock:
+            active[0] -= 1
+        return shared + t
+
+    for threads, expected_peak in ((1, 1), (2, 2)):
+        peak[0] = 0
+        seen = []
+        got = _with_numba_threads(threads, lambda: StreamEngine().map(
+            task, 100, range(6), callback=lambda d, n: seen.append(("done", d, n)),
+            on_result=lambda i, r: seen.append((i, r))))
+        assert got == [100 + t for t in range(6)] and peak[0] == expected_peak
+        assert seen == [x for i in range(6) for x in ((i, 100 + i), ("done", i + 1, 6))]
+    with pytest.raises(ValueError, match="part 6"):
+        _with_numba_threads(2, lambda: StreamEngine().map(task, 0, range(12)))
+
+
 def test_store_centralized_equals_in_memory(source, store):
     mem = AltGreedy().run(OBJ, source)
     res = AltGreedy().run(OBJ, StoreSource(store))

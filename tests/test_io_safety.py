@@ -114,6 +114,29 @@ def test_compressed_files_stream(tmp_path):
         read(bad, labels=1)
 
 
+@pytest.mark.parametrize("decompressor", ["isal", "zlib"])
+def test_gzip_read_equals_zlib_and_a_corrupt_stream_is_one_error(tmp_path, monkeypatch,
+                                                                 decompressor):
+    """.gz files are inflated by ISA-L (python-isal) when it imports, else by zlib: the same
+    bytes as zlib's gzip module, members and sizes across the buffer's chunks included, and
+    a corrupt deflate stream (zlib.error / IsalError, neither an OSError) is a DatasetError
+    naming the file, not an internal error."""
+    if decompressor == "zlib":
+        monkeypatch.setattr(iotext, "_gzip", gzip)
+    else:
+        assert iotext._gzip.__name__ == "isal.igzip"  # a dependency: present here
+    rng = np.random.default_rng(3)
+    text = ARFF.encode() + b"".join(b"%% %d\n" % v for v in rng.integers(0, 10**9, 300_000))
+    p = tmp_path / "big.arff.gz"
+    p.write_bytes(gzip.compress(text[:1_000_001]) + gzip.compress(text[1_000_001:]))
+    assert iotext.read_bytes(p) == gzip.decompress(p.read_bytes()) == text
+    bad = bytearray(gzip.compress(text[:200_000]))
+    bad[10] ^= 0xFF  # the first deflate block's header
+    (tmp_path / "bad.arff.gz").write_bytes(bytes(bad))
+    with pytest.raises(DatasetError, match="bad.arff.gz: cannot read the file"):
+        read(tmp_path / "bad.arff.gz", labels=1)
+
+
 # ------------------------------------------------------------ silent misreadings
 
 

@@ -238,6 +238,27 @@ def test_checksum_verified_once_per_file(st, monkeypatch):
         s.read_range(0, 10)
 
 
+def test_order_and_n_codes_checked_once_per_file(st, monkeypatch):
+    """A streaming run opens the store once per part: the permutation check of ``order``
+    (and ``n_codes``' range check) runs once per file per process, and again for a file that
+    changed since."""
+    import coreselect.store.reader as reader
+
+    calls = []
+    real = reader.ColumnStore._read_order
+    monkeypatch.setattr(reader.ColumnStore, "_read_order",
+                        lambda self: calls.append(1) or real(self))
+    monkeypatch.setattr(reader, "_CHECKED", {})
+    first = open_store(st).order
+    assert np.array_equal(open_store(st).order, first) and len(calls) == 1
+    assert np.array_equal(open_store(st).n_codes, open_store(st).n_codes)
+    assert len(reader._CHECKED) == 2
+    _forged_array("order.npy", lambda a: _edit(a, 0, a[1]))(st)
+    with pytest.raises(StoreError, match="column order"):
+        open_store(st).order
+    assert len(calls) == 2
+
+
 def test_store_error_survives_pickling():
     import pickle
 

@@ -377,8 +377,8 @@ class DistributedGreedy(Strategy):
         Seed of the random partition. A column store's partition is fixed by the seed it
         was built with: any other value is refused.
     streaming : bool, default=False
-        Process the parts one after another in this process (memory holds one part), whatever
-        the engine.
+        Process the parts in this process, one per kernel thread at a time (memory holds
+        that many parts; ``NUMBA_NUM_THREADS=1``: one after another), whatever the engine.
 
     With ``engine="dask"`` and no ``client``, a ``LocalCluster`` is started: scripts that do
     so must guard their entry point with ``if __name__ == "__main__":`` (its workers are new
@@ -423,7 +423,7 @@ class DistributedGreedy(Strategy):
                 f"fewer than k={k}; raise the coreset size or use fewer partitions")
         if self.streaming and (self.engine != "local" or self.client is not None
                                or self.scheduler or self.n_workers):
-            log.info("streaming runs one part at a time in this process; engine %r is not used",
+            log.info("streaming runs the parts in this process; engine %r is not used",
                      self.engine)
         log.info("partition: %d columns into %d parts, coreset size %d", source.n_columns, m, cs)
         # Streaming and distributed runs, on any engine, cut and select the same parts: one

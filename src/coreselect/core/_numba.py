@@ -33,22 +33,30 @@ ZERO_ENTROPY = 1e-12
 # -- step 1: counts --------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def gather_counts(u_rows, u_codes, starts, stops, cols, codes, offsets, t0, s_slot, s_i,
-                  table):  # pragma: no cover
+                  table, seen):  # pragma: no cover
     """Add one to ``table[t0 + slot * s_slot + (i - 1) * s_i]`` for every cell of ``B``
     between ``starts[r]`` and ``stops[r]`` of every row ``r = u_rows[t]`` where ``u`` has code
     ``i = u_codes[t]``. ``B`` in CSR form: column ``cols[e]`` with code ``codes[e]`` (slot
     ``offsets[cols[e]] + codes[e] - 1``), or, with ``codes=None``, the slot ``cols[e]``
-    itself (a row-major copy of slots: one 4-byte read per cell, no lookup)."""
+    itself (a row-major copy of slots: one 4-byte read per cell, no lookup). With a
+    non-empty ``seen`` (one byte per slot), ``seen[slot] = 1`` for every slot counted: the
+    fill then finds the columns that share a row with ``u`` without reading the table."""
+    mark = seen.size > 0
     for t in range(u_rows.size):
         r = u_rows[t]
         base = t0 + (np.int64(u_codes[t]) - 1) * s_i
         if codes is None:
             for e in range(starts[r], stops[r]):
                 table[base + cols[e] * s_slot] += 1
+                if mark:
+                    seen[cols[e]] = 1
         else:
             base -= s_slot
             for e in range(starts[r], stops[r]):
-                table[base + (offsets[cols[e]] + codes[e]) * s_slot] += 1
+                slot = offsets[cols[e]] + codes[e]
+                table[base + slot * s_slot] += 1
+                if mark:
+                    seen[slot - 1] = 1
 
 
 @njit(cache=True, nogil=True)
@@ -124,12 +132,13 @@ def _count_bits(u_rows, u_codes, a, bits, n_slots, acc, t0, s_slot, s_i,
 # -- step 2: closed-form fill ----------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def _fill(table, t0, s_slot, s_i, clear, a, u_counts, v_lo, v_hi, offsets, code_counts,
-          nonzero_counts, base, xl, out):  # pragma: no cover
+          nonzero_counts, base, xl, seen, out):  # pragma: no cover
     """``out[v - v_lo] = H(u, v)`` for ``v_lo <= v < v_hi`` from the co-occurrence counts in
     ``table`` (zeroed as read when ``clear``) and the marginals: ``N[i, 0] = m_u[i] - sum_j
     N[i, j]``, ``N[0, j] = m_v[j] - sum_i N[i, j]``, ``N[0, 0] = n - nnz(u) - nnz(v) + sum N``.
     A column sharing no row with ``u`` has the table of marginals only (and is summed in
-    that order)."""
+    that order). A non-empty ``seen`` holds :func:`gather_counts`'s marks: columns with no
+    marked slot are not read from the table at all."""
     n = xl.size - 1
     log2n = np.log2(n)
     nnz_u = 0
@@ -138,23 +147,32 @@ def _fill(table, t0, s_slot, s_i, clear, a, u_counts, v_lo, v_hi, offsets, code_
         nnz_u += u_counts[i]
         base_u += xl[u_counts[i]]
     row_sums = np.zeros(max(a, 1), dtype=np.int64)
+    marked = seen.size > 0
     for v in range(v_lo, v_hi):
-        s = 0.0
+        # With marks, whether v shares a row with u is known before any float work: in a
+        # distance step most columns do not, and get the closed form at once.
+        touched = 1
+        if marked:
+            touched = 0
+            for slot in range(offsets[v], offsets[v + 1]):
+                touched += seen[slot]
         together = 0
-        for i in range(a):
-            row_sums[i] = 0
-        for slot in range(offsets[v], offsets[v + 1]):
-            col_sum = 0
-            b = t0 + slot * s_slot
+        s = 0.0
+        if touched:
             for i in range(a):
-                c = np.int64(table[b + i * s_i])
-                s += xl[c]
-                col_sum += c
-                row_sums[i] += c
-                if clear:
-                    table[b + i * s_i] = 0
-            s += xl[code_counts[slot] - col_sum]
-            together += col_sum
+                row_sums[i] = 0
+            for slot in range(offsets[v], offsets[v + 1]):
+                col_sum = 0
+                b = t0 + slot * s_slot
+                for i in range(a):
+                    c = np.int64(table[b + i * s_i])
+                    s += xl[c]
+                    col_sum += c
+                    row_sums[i] += c
+                    if clear:
+                        table[b + i * s_i] = 0
+                s += xl[code_counts[slot] - col_sum]
+                together += col_sum
         if together == 0:
             zero_zero = n - nnz_u - nonzero_counts[v]
             s = base[v] + base_u + xl[zero_zero if zero_zero > 0 else 0]
@@ -198,6 +216,7 @@ def count_block(x_lo, x_hi, a_indptr, a_rows, a_codes, a_ncodes, a_offsets, bits
     n_slots = offsets[offsets.size - 1]
     use_bits = bits.shape[1] > 0
     acc = np.zeros((_max_codes(a_ncodes, x_lo, x_hi), max(bits.shape[1], 1), 8), np.uint64)
+    no_marks = np.zeros(0, dtype=np.uint8)
     for x in range(x_lo, x_hi):
         a = max(a_ncodes[x] - 1, 0)
         lo, hi = a_indptr[x], a_indptr[x + 1]
@@ -209,7 +228,7 @@ def count_block(x_lo, x_hi, a_indptr, a_rows, a_codes, a_ncodes, a_offsets, bits
                         table)
         else:
             gather_counts(a_rows[lo:hi], a_codes[lo:hi], starts, stops, cols, codes, offsets,
-                          t0, 1, n_slots, table)
+                          t0, 1, n_slots, table, no_marks)
 
 
 @njit(cache=True, nogil=True)
@@ -223,6 +242,7 @@ def joint_block(x_lo, x_hi, a_indptr, a_rows, a_codes, a_ncodes, a_offsets, a_co
     n_slots = offsets[n_b]
     a_max = _max_codes(a_ncodes, x_lo, x_hi)
     table = np.zeros(max(n_slots, 1) * a_max, dtype=np.int64)
+    no_marks = np.zeros(0, dtype=np.uint8)
     use_bits = bits.shape[1] > 0
     acc = np.zeros((a_max if use_bits else 1, max(bits.shape[1], 1), 8), np.uint64)
     for x in range(x_lo, x_hi):
@@ -234,9 +254,9 @@ def joint_block(x_lo, x_hi, a_indptr, a_rows, a_codes, a_ncodes, a_offsets, a_co
                             n_slots, table)
             else:
                 gather_counts(a_rows[lo:hi], a_codes[lo:hi], starts, stops, cols, codes,
-                              offsets, 0, 1, n_slots, table)
+                              offsets, 0, 1, n_slots, table, no_marks)
         _fill(table, 0, 1, n_slots, True, a, a_counts[a_offsets[x]:a_offsets[x + 1]], 0, n_b,
-              offsets, code_counts, nonzero_counts, base, xl, out[x])
+              offsets, code_counts, nonzero_counts, base, xl, no_marks, out[x])
 
 
 @njit(cache=True, nogil=True)
@@ -246,22 +266,24 @@ def joint_from_counts_block(x_lo, x_hi, table, a_ncodes, a_offsets, a_counts, of
     as :func:`count_block` writes them; the table is left as it is)."""
     n_b = offsets.size - 1
     n_slots = offsets[n_b]
+    no_marks = np.zeros(0, dtype=np.uint8)
     for x in range(x_lo, x_hi):
         a = max(a_ncodes[x] - 1, 0)
         _fill(table, a_offsets[x] * n_slots, 1, n_slots, False, a,
               a_counts[a_offsets[x]:a_offsets[x + 1]], 0, n_b, offsets, code_counts,
-              nonzero_counts, base, xl, out[x])
+              nonzero_counts, base, xl, no_marks, out[x])
 
 
 @njit(cache=True, nogil=True)
 def distances_block(v_lo, v_hi, table, clear, a, u_counts, h_u, offsets, code_counts,
-                    nonzero_counts, base, entropies, xl, out):  # pragma: no cover
+                    nonzero_counts, base, entropies, xl, seen, out):  # pragma: no cover
     """``out[v - v_lo] = d(u, v)`` for ``v_lo <= v < v_hi`` from the co-occurrence counts of
     ``u`` (an ``(a x slots)`` table, C order, flat, as :func:`gather_counts` writes it with
-    ``s_i = slots``, and as row shards' step counts add up; zeroed as read when ``clear``)."""
+    ``s_i = slots``, and as row shards' step counts add up; zeroed as read when ``clear``)
+    and the slots :func:`gather_counts` marked in ``seen`` (empty: found from the table)."""
     n_slots = offsets[offsets.size - 1]
     _fill(table, 0, 1, n_slots, clear, a, u_counts, v_lo, v_hi, offsets, code_counts,
-          nonzero_counts, base, xl, out)
+          nonzero_counts, base, xl, seen, out)
     _to_distances(out, h_u, entropies, v_lo)
 
 
@@ -272,12 +294,67 @@ def lower_gains(column, active, n_active, low, high, gains):  # pragma: no cover
     candidates by ``clip(MI, low, high) - low`` and keep those still above ``high`` (in place,
     at the front of ``active``). Returns how many stay active."""
     kept = 0
-    for t in range(n_active):
+    for t in range(n_active):  # no data-dependent branch: whether m > high is a coin toss
         v = active[t]
         m = column[v]
-        if m > low:
-            gains[v] -= (m if m < high else high) - low
-            if m > high:
-                active[kept] = v
-                kept += 1
+        drop = (m if m < high else high) - low
+        gains[v] -= drop if drop > 0.0 else 0.0  # 0 for m <= low, exactly as skipping it
+        active[kept] = v
+        kept += m > high
     return kept
+
+
+@njit(cache=True, nogil=True)
+def range_pick(gains, diversity, penalty, copies, skip_copies, gain_floor, lam, floor_d, rtol,
+               scores):  # pragma: no cover
+    """One greedy step of the ``"range"`` calibration (``"balanced"`` with ``floor_d = 1``)
+    in three passes over the candidates: :func:`coreselect.core.greedy.step_scores` then
+    :func:`~coreselect.core.objective.argmax_first`, the same operations on each element in
+    the same order (the same bits, the same pick); ``scores`` is scratch of ``gains``' size.
+    Candidates are those with ``penalty == 0``, less the ``copies`` while ``skip_copies`` and
+    any other is left; relevance gains at most ``gain_floor`` count as 0."""
+    d = gains.size
+    drop_copies = False
+    if skip_copies:
+        for v in range(d):
+            if penalty[v] == 0.0 and not copies[v]:
+                drop_copies = True
+                break
+    low_g = np.inf
+    high_g = -np.inf
+    low_d = np.inf
+    high_d = -np.inf
+    for v in range(d):
+        if penalty[v] == 0.0 and not (drop_copies and copies[v]):
+            g = gains[v] if gains[v] > gain_floor else 0.0
+            low_g = min(low_g, g)
+            high_g = max(high_g, g)
+            low_d = min(low_d, diversity[v])
+            high_d = max(high_d, diversity[v])
+    spread_g = high_g - low_g
+    spread_d = high_d - low_d
+    if floor_d > spread_d:
+        spread_d = floor_d
+    best = -np.inf
+    for v in range(d):
+        if penalty[v] == 0.0 and not (drop_copies and copies[v]):
+            g = gains[v] if gains[v] > gain_floor else 0.0
+            scaled_g = (g - low_g) / spread_g if spread_g > 0 else 0.0
+            scaled_d = (diversity[v] - low_d) / spread_d if spread_d > 0 else 0.0
+            s = ((1.0 - lam) * scaled_g + lam * scaled_d) + 0.0
+        else:
+            s = -np.inf
+        scores[v] = s
+        if s > best:
+            best = s
+        elif s != s:  # numpy's max is NaN then, and argmax the first NaN
+            return v
+    if not np.isfinite(best):  # argmax: the first of the largest
+        for v in range(d):
+            if scores[v] == best:
+                return v
+    cut = best - rtol * max(1.0, abs(best))
+    for v in range(d):
+        if scores[v] >= cut:
+            return v
+    return 0

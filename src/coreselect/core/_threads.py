@@ -12,7 +12,10 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
+from typing import Callable, Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 _lock = threading.Lock()
 _pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
@@ -69,3 +72,17 @@ def run_blocks(fn: Callable[[int], None], n_blocks: int, threads: int | None = N
         return
     for _ in _pool(threads).map(fn, range(n_blocks)):
         pass
+
+
+def map_ordered(fn: Callable[[T], R], items: Iterable[T], threads: int | None = None,
+                ) -> Iterator[R]:
+    """``fn(item)`` for every item, up to ``threads`` at once (default :func:`n_threads`),
+    yielded in the items' order; each call's own blocks run serially (no nested pools).
+    Serially, one after another, for one thread or inside a pool thread. An error is raised
+    where its item's result would have been; the items not started by then are not run."""
+    threads = n_threads() if threads is None else threads
+    if threads <= 1 or getattr(_inside, "active", False):
+        for item in items:
+            yield fn(item)
+        return
+    yield from _pool(threads).map(fn, items)

@@ -217,13 +217,15 @@ def warm_up() -> bool:
     the compiled kernels are in use."""
     if not _numba_enabled("auto"):
         return False
-    from coreselect.core._numba import lower_gains
+    from coreselect.core._numba import lower_gains, range_pick
     from coreselect.core.discretize import discretize, discretize_labels
 
     tiny = discretize(np.array([[0, 1], [1, 1], [1, 0], [0, 0]]), strategy="none")
     joint_entropy(tiny, discretize_labels(np.array([[0, 1], [1, 1], [1, 0], [0, 0]])))
     DistanceOracle(tiny).distances_from(0)
     lower_gains(np.zeros(2), np.arange(2), 2, 0.0, 1.0, np.zeros(2))
+    range_pick(np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2, dtype=bool), True, 0.0, 0.5,
+               0.0, 1e-9, np.zeros(2))
     return True
 
 
@@ -394,18 +396,22 @@ class DistanceOracle:
         threads = n_threads() if (hi - lo) * rows.cells_per_row >= THREADED_MIN_CELLS else 1
         dtype = np.int32 if a.n_samples < 2**31 else np.int64
         tables = [np.zeros(max(n_codes * n_slots, 1), dtype) for _ in range(threads)]
+        # The slots each part saw: the fill reads the table only for columns that have one.
+        seen = [np.zeros(n_slots, np.uint8) for _ in range(threads)]
         cut = np.linspace(0, hi - lo, threads + 1).astype(np.int64)
 
         def gather(j: int) -> None:
             if n_codes:
                 part = slice(cut[j], cut[j + 1])
                 gather_counts(u_rows[part], u_codes[part], rows.starts, rows.stops, rows.slots,
-                              None, side.offsets, 0, 1, n_slots, tables[j])
+                              None, side.offsets, 0, 1, n_slots, tables[j], seen[j])
 
         run_blocks(gather, threads, threads)
         table = tables[0]
         for other in tables[1:]:
             table += other
+        for other in seen[1:]:
+            seen[0] |= other
         out = np.empty(a.n_columns)
         u_counts = side.code_counts[side.offsets[u]:side.offsets[u + 1]]
         h_u = float(self.entropies[u])
@@ -415,7 +421,7 @@ class DistanceOracle:
             v_lo, v_hi = cols[j], cols[j + 1]
             distances_block(v_lo, v_hi, table, False, n_codes, u_counts, h_u, side.offsets,
                             side.code_counts, side.nonzero_counts, side.base, self.entropies,
-                            side.xl, out[v_lo:v_hi])
+                            side.xl, seen[0], out[v_lo:v_hi])
 
         run_blocks(fill, threads, threads)
         return out

@@ -30,6 +30,7 @@ from coreselect.core.objective import (
     CALIBRATIONS,
     FIXED_OBJECTIVE,
     SHARED_INFORMATION,
+    TIE_RTOL,
     ObjectiveParams,
     argmax_first,
     relevance_gains,
@@ -312,9 +313,13 @@ def greedy(
             others[chosen[0]] = False
             params = dataclasses.replace(params, ranges=(
                 params.ranges[0], range_of([span(oracle.distances_from(chosen[0]), others)])))
+    pick = _compiled_pick(params, use_numba, alternate)
     for step in range(first, n_select):
         if step == 0:
             u = argmax_first(gains.gains + penalty)  # the largest g({u})
+        elif pick is not None:
+            u = pick(gains.gains, -information_to_s if informed else diversity_to_s, penalty,
+                     copies, skip_copies, GAIN_RTOL * scale)
         else:
             live = penalty == 0.0 if per_step else None
             if skip_copies and np.any(live & ~copies):
@@ -361,6 +366,30 @@ def greedy(
                "resumed_from_step": first,
                **({"ranges": params.ranges} if params.calibration == "fixed" else {})},
     )
+
+
+def _compiled_pick(params: ObjectiveParams, use_numba: bool, alternate: bool):
+    """The compiled form of a step's :func:`step_scores` and :func:`argmax_first` for the
+    min-max calibrations (``"information"``, the default, passes minus its information sums
+    as the diversity), or None: one pass over the candidates instead of a
+    dozen numpy temporaries (the same bits and the same pick; a fifth of a step at 30,000
+    candidates)."""
+    if not use_numba or params.calibration not in ("range", "balanced", "information"):
+        return None
+    from coreselect.core._numba import range_pick
+
+    floor_d = 1.0 if params.calibration == "balanced" else 0.0
+    lam = float(params.lam)
+    scores = np.empty(0)
+
+    def pick(gains, diversity, penalty, copies, skip_copies, gain_floor) -> int:
+        nonlocal scores
+        if scores.size != gains.size:
+            scores = np.empty(gains.size)
+        return int(range_pick(gains, diversity, penalty, copies, skip_copies, gain_floor, lam,
+                              floor_d, TIE_RTOL, scores))
+
+    return pick
 
 
 def _resume(state: GreedyState, ids: np.ndarray, d: int, n_select: int, allowed: np.ndarray,

@@ -353,7 +353,7 @@ def step_counts_rows(rows: np.ndarray, u_codes: np.ndarray, indptr: np.ndarray,
 
         indptr = np.asarray(indptr)
         gather_counts(rows, u_codes, indptr[:-1], indptr[1:], cols, codes, offsets, 0, 1,
-                      n_slots, table.reshape(-1))
+                      n_slots, table.reshape(-1), np.zeros(0, dtype=np.uint8))
         return table
     starts, stops = indptr[rows], indptr[rows + 1]
     lengths = (stops - starts).astype(np.int64)
@@ -403,10 +403,13 @@ def _distances_compiled(stats: Statistics, u: int, co: np.ndarray) -> np.ndarray
     offsets = stats.offsets
     a = max(int(stats.n_codes[u]) - 1, 0)
     out = np.empty(stats.n_columns)
-    distances_block(0, stats.n_columns, np.ascontiguousarray(co).reshape(-1), False, a,
+    co = np.ascontiguousarray(co)
+    # The slots with a count, as the in-memory gather marks them: the fill skips the rest.
+    seen = np.any(co, axis=0).view(np.uint8)
+    distances_block(0, stats.n_columns, co.reshape(-1), False, a,
                     stats.code_counts[offsets[u]:offsets[u + 1]], float(stats.entropies[u]),
                     offsets, stats.code_counts, stats.nonzero_counts, stats.base,
-                    stats.entropies, stats.xl, out)
+                    stats.entropies, stats.xl, seen, out)
     return out
 
 

@@ -429,12 +429,12 @@ class MergedSparseRelevance(SparseRelevance):
     def pairs_of(self, positions: np.ndarray):
         """The stored pairs of some features, through a feature-major index of the pairs
         (built on first use: 4 bytes per pair, so a greedy step reads only its feature's)."""
-        if self._by_feature is None:
+        if self._by_feature is None:  # built whole before it is published (threads may read)
             index_type = np.int32 if self.n_pairs < 2**31 else np.int64
+            ptr = np.zeros(self.n_features + 1, dtype=np.int64)
+            np.cumsum(np.bincount(self.pair_feature, minlength=self.n_features), out=ptr[1:])
+            self._feature_ptr = ptr
             self._by_feature = np.argsort(self.pair_feature, kind="stable").astype(index_type)
-            self._feature_ptr = np.zeros(self.n_features + 1, dtype=np.int64)
-            np.cumsum(np.bincount(self.pair_feature, minlength=self.n_features),
-                      out=self._feature_ptr[1:])
         positions = np.unique(np.asarray(positions, dtype=np.int64))
         starts, stops = self._feature_ptr[positions], self._feature_ptr[positions + 1]
         lens = stops - starts

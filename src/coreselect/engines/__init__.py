@@ -1,5 +1,5 @@
 """Execution engines for Algorithm 3: ``local`` (in-process or process pool), ``stream``
-(one block at a time), ``dask`` (dask.distributed). New engines (Ray, Spark) implement
+(a block per kernel thread at a time, in this process), ``dask`` (dask.distributed). New engines (Ray, Spark) implement
 :class:`~coreselect.engines.base.Engine` and register in :func:`make_engine`."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ ENGINES = ("local", "dask")
 
 def make_engine(engine: str, *, mode: str = "distributed", n_workers: int | None = None,
                 client: Any = None, scheduler: str | None = None) -> Engine:
-    """The engine for a mode: ``streaming`` always runs one block at a time in this process;
+    """The engine for a mode: ``streaming`` always runs in this process, a block per kernel thread at a time;
     ``distributed`` uses ``engine``."""
     if mode == "streaming":
         from coreselect.engines.stream import StreamEngine

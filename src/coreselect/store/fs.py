@@ -333,6 +333,10 @@ class RemoteColumnStore(ColumnStore):
     def _read_text(self, rel: str, block: str) -> str:
         return self._verified(rel, block).decode("utf-8")
 
+    def _checked_once(self, rel: str, read):
+        # No file identity to key a process-wide cache by: read (and check) per open.
+        return read()
+
     def _load_npy(self, rel: str, block: str):
         # Remote bytes were checksummed when read; numpy parses them from memory.
         return load_npy(io.BytesIO(self._verified(rel, block)), allow_pickle=False)

@@ -37,6 +37,11 @@ from coreselect.store._format import (
 # checked once per process (per worker), when it is first opened.
 _VERIFIED: set[tuple[str, int, int]] = set()
 _VERIFIED_LOCK = threading.Lock()
+#: ``order`` and ``n_codes`` as checked, by the same file identity: a process that opens the
+#: store again for every part (streaming, a Dask worker) checks a 10^7-column permutation once,
+#: not once per part. The last few files only.
+_CHECKED: dict[tuple[str, str, int, int], np.ndarray] = {}
+_CHECKED_MAX = 8
 #: A row block may declare at most ROW_RATIO rows per stored code (labels and features), or
 #: ROW_FLOOR rows whatever it holds: real rows hold a label or a feature value.
 ROW_FLOOR = 1 << 20
@@ -138,6 +143,9 @@ class ColumnStore:
     @cached_property
     def order(self) -> np.ndarray:
         """Original column id of every store position (a permutation, checked)."""
+        return self._checked_once("order.npy", self._read_order)
+
+    def _read_order(self) -> np.ndarray:
         order = self._array("order.npy", "column order")
         d = self.n_features
         if order.shape != (d,) or order.dtype.kind not in "iu" or (
@@ -150,7 +158,8 @@ class ColumnStore:
     @cached_property
     def n_codes(self) -> np.ndarray:
         """Number of codes of every store position (checked: 1 .. n_samples)."""
-        return self._n_codes("n_codes.npy", self.n_features, max(self.n_samples, 1), "n_codes")
+        return self._checked_once("n_codes.npy", lambda: self._n_codes(
+            "n_codes.npy", self.n_features, max(self.n_samples, 1), "n_codes"))
 
     @cached_property
     def label_n_codes(self) -> np.ndarray:
@@ -399,11 +408,30 @@ class ColumnStore:
                              block=block)
         return st
 
+    def _identity(self, rel: str) -> tuple[str, int, int]:
+        """``rel``'s resolved path, size and modification time (its size checked against
+        ``store.json``): what a check made once per process is keyed by."""
+        st = self._stat(rel)
+        return str((self.path / rel).resolve()), st.st_size, st.st_mtime_ns
+
+    def _checked_once(self, rel: str, read) -> np.ndarray:
+        """``read()`` (which loads and checks ``rel``), or what it returned before in this
+        process for the same file (same size and modification time)."""
+        key = (rel, *self._identity(rel))
+        with _VERIFIED_LOCK:
+            got = _CHECKED.get(key)
+        if got is None:
+            got = read()
+            with _VERIFIED_LOCK:
+                while len(_CHECKED) >= _CHECKED_MAX:
+                    _CHECKED.pop(next(iter(_CHECKED)))
+                _CHECKED[key] = got
+        return got
+
     def _verified(self, rel: str, block: str, force: bool = False) -> Path:
         """Path of ``rel`` after checking its size and (once per process) its crc32."""
-        st = self._stat(rel)
         path = self.path / rel
-        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        key = self._identity(rel)
         if force or key not in _VERIFIED:
             _, crc = self._entry(rel, block)
             try:
