@@ -293,3 +293,32 @@ def test_compiled_range_step_is_numpys_step_bit_for_bit(seed, d, calibration, la
                      1.0 if calibration == "balanced" else 0.0, TIE_RTOL, scores)
     assert got == argmax_first(expected)
     assert _bits(scores) == _bits(expected)
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 300), d=st.integers(2, 40),
+       density=st.sampled_from([0.0, 0.01, 0.1, 0.5, 1.0]), levels=st.sampled_from([2, 3, 6]))
+def test_distance_step_with_and_without_slot_marks_is_the_same_bits(monkeypatch, seed, n, d,
+                                                                    density, levels):
+    """A distance step marks the slots it gathered (sparse data) or not (dense data): the
+    fill that skips unmarked columns and the one that reads every column give the same bits,
+    and both equal the numpy backend's distances."""
+    import importlib
+
+    from coreselect.core.discretize import discretize
+
+    entropy = importlib.import_module("coreselect.core.entropy")  # the module, not the function
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(1, levels, (n, d)) * (rng.random((n, d)) < density)
+    a = discretize(sp.csc_matrix(X.astype(float)), n_bins=5, min_bin_count=1)
+    u = int(rng.integers(d))
+    got = {}
+    for cut in (0.0, np.inf):  # never mark, always mark
+        monkeypatch.setattr(entropy, "MARK_CELLS_PER_SLOT", cut)
+        got[cut] = entropy.DistanceOracle(a, backend="numba").distances_from(u)
+    assert _bits(got[0.0]) == _bits(got[np.inf])
+    np.testing.assert_allclose(got[0.0],
+                               entropy.DistanceOracle(a, backend="numpy").distances_from(u),
+                               rtol=1e-9, atol=1e-12)

@@ -241,6 +241,10 @@ RELEVANCE_BLOCK_CELLS = 1 << 18
 #: A step gathering fewer cells than this runs on one thread (starting threads costs more).
 THREADED_MIN_CELLS = 1 << 16
 
+#: A distance step marks the slots it gathers (so the fill skips the columns sharing no row
+#: with ``u``) while its cells are fewer than this many per slot: the same bits either way.
+MARK_CELLS_PER_SLOT = 1.0
+
 #: The row-major slot copy is built by column blocks of at least this many cells each.
 SLOT_ROWS_PART_CELLS = 1 << 20
 
@@ -397,7 +401,11 @@ class DistanceOracle:
         dtype = np.int32 if a.n_samples < 2**31 else np.int64
         tables = [np.zeros(max(n_codes * n_slots, 1), dtype) for _ in range(threads)]
         # The slots each part saw: the fill reads the table only for columns that have one.
-        seen = [np.zeros(n_slots, np.uint8) for _ in range(threads)]
+        # Worth a byte store per cell only while the cells are fewer than the slots (sparse
+        # data, where most columns share no row with u); past that nearly every column is
+        # touched and the marks cost a seventh of a step for nothing (the 26 M fit).
+        mark = (hi - lo) * rows.cells_per_row < MARK_CELLS_PER_SLOT * n_slots
+        seen = [np.zeros(n_slots if mark else 0, np.uint8) for _ in range(threads)]
         cut = np.linspace(0, hi - lo, threads + 1).astype(np.int64)
 
         def gather(j: int) -> None:
