@@ -214,14 +214,18 @@ def scratch_dir(root: PathLike, name: str, keep_as: str | None = None) -> Path:
     name (its contents are the caller's to check): a resumed run goes on with its scratch."""
     root = Path(root)
     tag = "" if keep_as is None else f".{keep_as}"
+
+    def fresh() -> Path:
+        return Path(tempfile.mkdtemp(prefix=f"{name}{tag}.p{os.getpid()}-", suffix=".tmp",
+                                     dir=root))
+
     own = None
     if keep_as is not None:
         for old in sorted(root.glob(f"{glob.escape(name + tag)}.p*-*.tmp")):
             m = _PID_MARK.search(old.name)
             if m is None or _pid_alive(int(m.group(1))) or not old.is_dir():
                 continue
-            mine = Path(tempfile.mkdtemp(prefix=f"{name}{tag}.p{os.getpid()}-", suffix=".tmp",
-                                         dir=root))
+            mine = fresh()
             try:
                 os.rename(old, mine)  # onto the empty folder; another claimant may win
             except OSError:
@@ -230,10 +234,7 @@ def scratch_dir(root: PathLike, name: str, keep_as: str | None = None) -> Path:
             own = mine
             break
     clean_stale(root, (f"{glob.escape(name)}.*.tmp",))  # leaves live writers' (and own) alone
-    if own is None:
-        own = Path(tempfile.mkdtemp(prefix=f"{name}{tag}.p{os.getpid()}-", suffix=".tmp",
-                                    dir=root))
-    return own
+    return own if own is not None else fresh()
 
 
 def _clean_for(target: Path) -> None:

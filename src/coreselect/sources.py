@@ -692,16 +692,14 @@ class StoreRowShards:
         a = max(int(self._n_codes[u]) - 1, 0)
         pos = int(self._to_ids[u])
         if self._remote:  # a remote read fetches the whole tile: use the local copy
-            if shard not in self._copies():
-                self._save_row_major(shard, self._features_tile(shard))
+            folder = self._row_major_copy(shard)
             column = self._local_column(shard, u)
         else:
             column = self.store.read_tile(shard, pos, pos + 1).codes
         if a == 0 or column.nnz == 0:
             return np.zeros((a, int(self._offsets[-1])), dtype=np.int64)
-        if shard not in self._copies():
-            self._save_row_major(shard, self._features_tile(shard))
-        folder = self._row_major[shard]
+        if not self._remote:
+            folder = self._row_major_copy(shard)
         indptr, cols, codes = (load_npy(folder / f"{name}.npy", mmap_mode="r")
                                for name in ("indptr", "cols", "codes"))
         try:
@@ -710,6 +708,12 @@ class StoreRowShards:
                                     backend)
         finally:
             del indptr, cols, codes  # unmap: the pages read leave this process's RSS
+
+    def _row_major_copy(self, shard: int) -> Path:
+        """The folder of ``shard``'s row-major copy, written first if it is not there."""
+        if shard not in self._copies():
+            self._save_row_major(shard, self._features_tile(shard))
+        return self._row_major[shard]
 
     def _copies(self) -> dict[int, Path]:
         """The finished row-major copies, by shard (after the scratch folder is opened: a

@@ -314,18 +314,22 @@ def greedy(
             params = dataclasses.replace(params, ranges=(
                 params.ranges[0], range_of([span(oracle.distances_from(chosen[0]), others)])))
     pick = _compiled_pick(params, use_numba, alternate)
+
+    def spread_of() -> np.ndarray:
+        # What the diversity term scores: the distances to S, or (information) minus the
+        # bits shared with S.
+        return -information_to_s if informed else diversity_to_s
+
     for step in range(first, n_select):
         if step == 0:
             u = argmax_first(gains.gains + penalty)  # the largest g({u})
         elif pick is not None:
-            u = pick(gains.gains, -information_to_s if informed else diversity_to_s, penalty,
-                     copies, skip_copies, GAIN_RTOL * scale)
+            u = pick(gains.gains, spread_of(), penalty, copies, skip_copies, GAIN_RTOL * scale)
         else:
             live = penalty == 0.0 if per_step else None
             if skip_copies and np.any(live & ~copies):
                 live &= ~copies
-            spread = -information_to_s if informed else diversity_to_s
-            scores = step_scores(params, gains.gains, spread, step, live,
+            scores = step_scores(params, gains.gains, spread_of(), step, live,
                                  alternate=alternate, relevance_scale=scale)
             u = argmax_first(scores + (penalty if live is None else np.where(live, 0.0, -np.inf)))
         diversity += diversity_to_s[u]
