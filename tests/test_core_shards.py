@@ -62,6 +62,26 @@ def test_merge_is_associative_and_commutative(seed, cut):
     assert merge(empty, x) == x  # the counts of no rows are the identity
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), cut=cuts, backend=st.sampled_from(BACKENDS))
+def test_in_place_sum_is_the_merge_and_leaves_the_added_part_alone(seed, cut, backend):
+    """``total += part`` (what a reducer that owns its total does) is ``merge(total, part)``,
+    shard after shard, and ``part`` is not changed."""
+    F, L = _data(seed)
+    a, b = cut
+    parts = [_counts(F, L, lo, hi, backend) for lo, hi in ((0, a), (a, b), (b, 60))]
+    copies = [_counts(F, L, lo, hi, backend) for lo, hi in ((0, a), (a, b), (b, 60))]
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    assert total is parts[0]
+    assert total == merge(merge(copies[0], copies[1]), copies[2]) == _counts(F, L, 0, 60)
+    assert parts[1] == copies[1] and parts[2] == copies[2]
+    other = DiscreteMatrix(F.codes, F.n_codes + 1)
+    with pytest.raises(ValueError):
+        total += shard_counts(other, L)
+
+
 def test_merge_refuses_differently_discretized_columns():
     F, L = _data(0)
     other = DiscreteMatrix(F.codes, F.n_codes + 1)

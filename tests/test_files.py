@@ -316,6 +316,31 @@ def test_clean_stale_removes_only_dead_and_old_leftovers(tmp_path):
     assert clean_stale(tmp_path / "missing") == []
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="no /proc on this system")
+def test_a_killed_writer_not_reaped_yet_counts_as_dead(tmp_path):
+    """A process killed but not waited for yet (a zombie, or one still being torn down: a
+    killed run with gigabytes mapped takes seconds) writes nothing more. The run that resumes
+    it takes its scratch over at once instead of writing every row copy again."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert files._pid_alive(proc.pid)
+        proc.kill()
+        deadline = time.monotonic() + 30
+        while files._pid_alive(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert Path(f"/proc/{proc.pid}").exists()  # not reaped: still in the process table
+        assert not files._pid_alive(proc.pid)
+        kept = tmp_path / f"coreselect-rows.ckKEY.p{proc.pid}-abc.tmp"
+        (kept / "r0").mkdir(parents=True)
+        mine = files.scratch_dir(tmp_path, "coreselect-rows", "ckKEY")
+        assert (mine / "r0").is_dir() and not kept.exists()
+        assert f".p{os.getpid()}-" in mine.name
+    finally:
+        proc.kill()
+        proc.wait()
+    assert files._pid_alive(os.getppid())  # a live process stays alive
+
+
 _KILLED_WRITER = """
 import os, signal, sys
 from coreselect.files import atomic_output, atomic_path, atomic_dir

@@ -165,7 +165,28 @@ def _pid_alive(pid: int) -> bool:
         return False
     except (PermissionError, OSError):
         return True  # exists (another user's) or unknowable: keep the file
-    return True
+    return not _exiting(pid)
+
+
+#: ``PF_EXITING`` in the flags of ``/proc/PID/stat`` (Linux): the process is being torn down.
+_PF_EXITING = 0x4
+
+
+def _exiting(pid: int) -> bool:
+    """Whether ``pid`` is past writing anything (Linux; elsewhere False): a zombie not reaped
+    yet, or a process being torn down. A killed run with gigabytes mapped takes seconds to
+    exit, and a run started again at once (a resume) took its scratch for a live writer's and
+    wrote every row copy again."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError):
+        return False
+    # pid (comm) state ppid pgrp session tty_nr tpgid flags ...; comm may hold any character
+    fields = stat[stat.rfind(")") + 2:].split()
+    try:
+        return fields[0] in ("Z", "X", "x") or bool(int(fields[6]) & _PF_EXITING)
+    except (IndexError, ValueError):
+        return False
 
 
 def clean_stale(folder: PathLike, patterns: Iterable[str] = STALE_PATTERNS) -> list[Path]:

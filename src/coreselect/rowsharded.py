@@ -134,7 +134,11 @@ class SequentialRows:
         total = None
         for i in range(self.n_row_shards):
             part = fn(self.shards.features(i), self.shards.labels(i), *args)
-            total = part if total is None else total + part
+            # The first part is this loop's own (fn made it): summed into in place after.
+            if total is None:
+                total = part
+            else:
+                total += part
             del part
             if fn is counts_task and self.progress is not None:
                 self.progress(i + 1, self.n_row_shards)
@@ -150,7 +154,10 @@ class SequentialRows:
         total = None
         for i in range(self.n_row_shards):
             part = own(i, u, backend)
-            total = part if total is None else total + part
+            if total is None:
+                total = part
+            else:
+                total += part
         return total
 
 
