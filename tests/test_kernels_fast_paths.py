@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -240,6 +241,55 @@ def test_threads_run_every_block_once_and_serially_inside_a_pool_thread():
 
     with pytest.raises(ValueError, match="block 5"):
         _threads.run_blocks(fails, 8, threads=2)
+
+
+@pytest.mark.parametrize("threads, ahead", [(1, None), (2, 1), (3, 2), (2, None), (4, 3)])
+def test_map_ordered_yields_in_order_and_holds_at_most_ahead_results(threads, ahead):
+    """Results in the items' order; with ``ahead``, never more items started and not yet
+    yielded than that (what bounds the row shards' count tables held at once)."""
+    import threading as th
+
+    lock, held, most = th.Lock(), [0], [0]
+
+    def fn(i):
+        with lock:
+            held[0] += 1
+            most[0] = max(most[0], held[0])
+        time.sleep(0.002 * (i % 3))  # uneven work per item
+        return i * i
+
+    out = []
+    for r in _threads.map_ordered(fn, range(23), threads, ahead=ahead):
+        with lock:
+            held[0] -= 1
+        out.append(r)
+    assert out == [i * i for i in range(23)]
+    if ahead is not None:
+        assert most[0] <= max(ahead, 1)
+
+
+def test_map_ordered_raises_in_place_and_leaves_nothing_running():
+    import threading as th
+
+    started, finished, lock = [], [], th.Lock()
+
+    def fn(i):
+        with lock:
+            started.append(i)
+        time.sleep(0.05 if i == 6 else 0.001)
+        with lock:
+            finished.append(i)
+        if i == 5:
+            raise ValueError("item 5")
+        return i
+
+    got = []
+    with pytest.raises(ValueError, match="item 5"):
+        for r in _threads.map_ordered(fn, range(40), 3, ahead=3):
+            got.append(r)
+    assert got == [0, 1, 2, 3, 4]
+    assert sorted(started) == sorted(finished)  # every started item ended before the raise
+    assert max(started) <= 5 + 3  # the items past the window were never started
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

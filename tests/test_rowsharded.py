@@ -11,7 +11,10 @@ import paths
 from coreselect.core.discretize import discretize, discretize_labels
 from coreselect.core.problem import Problem
 from coreselect.errors import InputError
-from coreselect.rowsharded import InMemoryRowShards, SequentialRows, select_row_sharded
+from coreselect.core.shards import shard_counts
+from coreselect.rowsharded import (
+    InMemoryRowShards, SequentialRows, counts_task, select_row_sharded,
+)
 
 
 def _data(kind: str, seed: int = 0, n: int = 300, d: int = 40, raw: bool = False):
@@ -128,3 +131,22 @@ def test_grid_equals_algorithm_3_without_row_sharding(m):
     assert [list(p) for p in run.result.extra["parts"]] == [list(p.selected) for p in ref.parts]
     assert list(run.result.selected) == list(ref.selected)
     assert run.result.objective == pytest.approx(ref.objective, abs=1e-9)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("shards", sorted(SHARDS))
+def test_counts_pass_on_threads_is_the_unsharded_counts_in_shard_order(threads, shards):
+    """Shards counted side by side (one per thread) and summed in shard order give the
+    unsharded count tables exactly, empty shards included; progress is reported in order."""
+    F, L = _data("multi", seed=3)
+    seen = []
+    rows = SequentialRows(InMemoryRowShards(F, L, SHARDS[shards]),
+                          progress=lambda done, total: seen.append((done, total)),
+                          threads=threads)
+    total = rows.map_reduce(counts_task, "numba", "dense")
+    assert total == shard_counts(F, L, "numba")
+    n = len(SHARDS[shards]) - 1
+    assert seen == [(i, n) for i in range(1, n + 1)]
+    for u in range(0, F.n_columns, 7):
+        one = SequentialRows(InMemoryRowShards(F, L, SHARDS[shards]), threads=1).step(u)
+        np.testing.assert_array_equal(rows.step(u), one)

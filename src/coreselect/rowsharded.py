@@ -120,20 +120,33 @@ class InMemoryRowShards:
 
 
 class SequentialRows:
-    """Map-reduce over the shards one after another in this process (streaming: a provider
-    that reads tiles from disk holds one tile in memory at a time). ``progress(done, total)``
-    is called after each shard of the count tables' pass."""
+    """Map-reduce over the shards in this process, one per kernel thread at a time
+    (:func:`coreselect.core._threads.n_threads`; ``threads=1``: one after another), summed in
+    shard order (integer counts: the same bits either way). A provider that reads tiles from
+    disk (streaming) holds one tile and its count tables per thread at a time: each thread
+    reads its shard's tile and counts it, and the tile-bound work (reading, putting columns in
+    id order, a store's row-major copy) is not left to one core while the other waits.
+    ``progress(done, total)`` is called after each shard of the count tables' pass."""
 
     def __init__(self, shards: RowShards,
-                 progress: Callable[[int, int], None] | None = None):
+                 progress: Callable[[int, int], None] | None = None,
+                 threads: int | None = None):
         self.shards = shards
         self.n_row_shards = shards.n_row_shards
         self.progress = progress
+        self.threads = threads
 
     def map_reduce(self, fn: ShardFunction, *args: Any) -> Any:
+        from coreselect.core._threads import map_ordered, n_threads
+
+        threads = n_threads() if self.threads is None else self.threads
+
+        def one(i: int) -> Any:
+            return fn(self.shards.features(i), self.shards.labels(i), *args)
+
         total = None
-        for i in range(self.n_row_shards):
-            part = fn(self.shards.features(i), self.shards.labels(i), *args)
+        parts = map_ordered(one, range(self.n_row_shards), threads, ahead=threads)
+        for i, part in enumerate(parts):
             # The first part is this loop's own (fn made it): summed into in place after.
             if total is None:
                 total = part

@@ -25,6 +25,7 @@ from __future__ import annotations
 import abc
 import logging
 import os
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -636,10 +637,16 @@ class StoreRowShards:
         self._remote = getattr(store, "url", None) is not None
         self._cache: Path | None = None
         self._row_major: dict[int, Path] = {}
+        # Tiles are read on several threads (SequentialRows): one opens the scratch folder.
+        self._opening = threading.Lock()
 
     def __getstate__(self) -> dict:
-        # A copy elsewhere (a worker) has no use for this process's scratch files.
-        return {**self.__dict__, "_cache": None, "_row_major": {}}
+        # A copy elsewhere (a worker) has no use for this process's scratch files (nor a lock).
+        return {**self.__dict__, "_cache": None, "_row_major": {}, "_opening": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._opening = threading.Lock()
 
     def tile(self, row_block: int) -> tuple[DiscreteMatrix, DiscreteMatrix]:
         return self._features_tile(row_block), self.store.labels_tile(row_block)
@@ -718,23 +725,25 @@ class StoreRowShards:
     def _copies(self) -> dict[int, Path]:
         """The finished row-major copies, by shard (after the scratch folder is opened: a
         resumed run's adopted ones are there)."""
-        if self._cache is None:
-            import shutil
-            import weakref
+        with self._opening:
+            if self._cache is None:
+                import shutil
+                import weakref
 
-            self._cache = self._scratch()
-            weakref.finalize(self, shutil.rmtree, str(self._cache), True)
-            self._row_major = {shard: folder for shard, folder in self._adopted()}
+                cache = self._scratch()
+                weakref.finalize(self, shutil.rmtree, str(cache), True)
+                self._row_major = {shard: folder for shard, folder in self._adopted(cache)}
+                self._cache = cache
         return self._row_major
 
-    def _adopted(self):
+    def _adopted(self, cache: Path):
         """The copies in a taken-over scratch folder that are whole and match their CRC-32;
         others are removed (rebuilt when a step needs them)."""
         import json
         import shutil
         import zlib
 
-        for folder in sorted(self._cache.glob("r*")):
+        for folder in sorted(cache.glob("r*")):
             try:
                 shard = int(folder.name[1:])
                 manifest = json.loads((folder / "manifest.json").read_text())

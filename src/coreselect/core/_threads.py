@@ -75,14 +75,35 @@ def run_blocks(fn: Callable[[int], None], n_blocks: int, threads: int | None = N
 
 
 def map_ordered(fn: Callable[[T], R], items: Iterable[T], threads: int | None = None,
-                ) -> Iterator[R]:
+                ahead: int | None = None) -> Iterator[R]:
     """``fn(item)`` for every item, up to ``threads`` at once (default :func:`n_threads`),
     yielded in the items' order; each call's own blocks run serially (no nested pools).
-    Serially, one after another, for one thread or inside a pool thread. An error is raised
-    where its item's result would have been; the items not started by then are not run."""
+    Serially, one after another, for one thread or inside a pool thread.
+
+    ``ahead``: at most this many items started and not yet yielded (default: no limit), so
+    that at most that many results (a row shard's count tables) are held at once.
+
+    An error is raised where its item's result would have been; the items not started by
+    then are not run, and those running are waited for (none writes after this returns)."""
     threads = n_threads() if threads is None else threads
     if threads <= 1 or getattr(_inside, "active", False):
         for item in items:
             yield fn(item)
         return
-    yield from _pool(threads).map(fn, items)
+    import collections
+    import concurrent.futures
+
+    pool = _pool(threads)
+    limit = max(1, ahead) if ahead is not None else None
+    pending: collections.deque = collections.deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(fn, item))
+            if limit is not None and len(pending) >= limit:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()
+        concurrent.futures.wait(pending)
