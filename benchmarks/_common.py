@@ -270,11 +270,19 @@ def parser(description: str, plots: bool = False) -> argparse.ArgumentParser:
     return p
 
 
+#: Environment variables that change what a benchmark measures (the kernels' threads, the
+#: compiled kernels), as they were when the script started: a table says it ran with them.
+RESULT_ENV = ("NUMBA_NUM_THREADS", "CORESELECT_NUMBA")
+_ENV_AT_START = {name: os.environ[name] for name in RESULT_ENV if name in os.environ}
+
+
 def command_line() -> str:
-    """The ``coreselect bench NAME ARGS`` that reruns this script with these arguments."""
+    """The ``coreselect bench NAME ARGS`` that reruns this script with these arguments (and
+    the :data:`RESULT_ENV` variables it ran with, before it)."""
     import shlex
 
-    return f"coreselect bench {Path(sys.argv[0]).stem} {shlex.join(sys.argv[1:])}".rstrip()
+    env = "".join(f"{name}={shlex.quote(value)} " for name, value in _ENV_AT_START.items())
+    return f"{env}coreselect bench {Path(sys.argv[0]).stem} {shlex.join(sys.argv[1:])}".rstrip()
 
 
 def provenance() -> str:

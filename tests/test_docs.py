@@ -307,7 +307,7 @@ def test_generated_regions_are_the_files_their_benchmarks_wrote():
     for doc in DOCS:
         for r in _docs.regions(doc):
             first = (REPO_ROOT / r.source).read_text().splitlines()[0]
-            assert re.match(r"^\*Written by `(coreselect bench |python benchmarks/)\S+.*` on "
+            assert re.match(r"^\*Written by `([A-Z_]+=\S+ )*(coreselect bench |python benchmarks/)\S+.*` on "
                             r"\d{4}-\d\d-\d\d \d\d:\d\d UTC\.", first), \
                 f"{r.source} (quoted by {doc.relative_to(REPO_ROOT)}:{r.line}) does not open " \
                 f"with the command and date that wrote it: {first[:120]!r}"
