@@ -243,3 +243,27 @@ def test_column_ids_number_selections_as_the_source(tmp_path):
     (st.path / META_FILE).write_text(json.dumps(meta))
     with pytest.raises(StoreError, match="column_ids"):
         open_store(st.path).column_ids
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(1, 70), d=st.integers(1, 30), block_size=st.integers(1, 12),
+       row_block=st.integers(1, 40), density=st.sampled_from([0.0, 0.05, 0.4, 1.0]),
+       seed=st.integers(0, 2**16))
+def test_read_all_is_read_range_put_in_id_order(tmp_path_factory, n, d, block_size, row_block,
+                                                 density, seed):
+    """The one-copy ``read_all`` gives the arrays of the plain formula (every column in
+    store order, stacked, then permuted into id order) bit for bit, dtypes included: uneven
+    and single row blocks, a last short column block, empty columns, one column."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, random_state=seed, format="csr")
+    X.data = np.ceil(X.data * 9)
+    Y = (rng.random((n, 2)) < 0.4).astype(np.int8)
+    s = open_store(build_store(X, Y, tmp_path_factory.mktemp("s") / "s", block_size=block_size,
+                               row_block_size=row_block, seed=seed, min_bin_count=1).path)
+    ids, block = s.read_range(0, s.n_features)
+    want = block.take(np.argsort(ids, kind="stable"))
+    got = s.read_all()
+    for a, b in ((got.codes.indptr, want.codes.indptr), (got.codes.indices, want.codes.indices),
+                 (got.codes.data, want.codes.data), (got.n_codes, want.n_codes)):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert got.codes.shape == want.codes.shape
