@@ -9,9 +9,10 @@ bits whatever the number of threads.
 
 from __future__ import annotations
 
+import collections
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
@@ -90,9 +91,6 @@ def map_ordered(fn: Callable[[T], R], items: Iterable[T], threads: int | None = 
         for item in items:
             yield fn(item)
         return
-    import collections
-    import concurrent.futures
-
     pool = _pool(threads)
     limit = max(1, ahead) if ahead is not None else None
     pending: collections.deque = collections.deque()
@@ -106,4 +104,4 @@ def map_ordered(fn: Callable[[T], R], items: Iterable[T], threads: int | None = 
     finally:
         for future in pending:
             future.cancel()
-        concurrent.futures.wait(pending)
+        wait(pending)

@@ -231,12 +231,8 @@ class ColumnStore:
         codes)`` in store order. Only the overlapping tiles are mapped, and only the range is
         copied."""
         start, stop = self._col_range(start, stop)
-        pieces = []
-        for b, lo, hi in self._col_blocks(start, stop):
-            with self._prefetch([f"{tile_dir(b, r)}/{a}.npy" for r in range(self.n_row_blocks)
-                                 for a in ARRAYS]):
-                rows = [self._tile_cols(b, r, lo, hi) for r in range(self.n_row_blocks)]
-            pieces.append(self._stack_rows(rows, hi - lo))
+        pieces = [self._stack_rows(self._column_block(b, lo, hi), hi - lo)
+                  for b, lo, hi in self._col_blocks(start, stop)]
         codes = _hstack([(p.indptr, p.indices, p.data) for p in pieces], self.n_samples)
         n_codes = np.array(self.n_codes[start:stop])
         self._check_code_counts(codes, n_codes, "n_codes")
@@ -252,9 +248,7 @@ class ColumnStore:
         order = self.order  # original id of each store position (a checked permutation)
         blocks, counts, dtypes = [], np.zeros(d, dtype=np.int64), []
         for b, lo, hi in self._col_blocks(0, d):
-            with self._prefetch([f"{tile_dir(b, r)}/{a}.npy" for r in range(self.n_row_blocks)
-                                 for a in ARRAYS]):
-                rows = [self._tile_cols(b, r, lo, hi) for r in range(self.n_row_blocks)]
+            rows = self._column_block(b, lo, hi)
             ids = order[b * self.block_size + lo:b * self.block_size + hi]
             for ptr, _, dat in rows:
                 counts[ids] += np.diff(ptr)
@@ -267,14 +261,7 @@ class ColumnStore:
         dat_out = np.empty(int(indptr[-1]), dtype=np.result_type(np.int16, *dtypes))
         for j, (ids, rows) in enumerate(blocks):
             blocks[j] = None  # each block's copies are freed once placed
-            filled = indptr[ids]  # where each column's next entries go, row blocks in order
-            for r, (ptr, idx, dat) in enumerate(rows):
-                length = np.diff(ptr)
-                dest = np.repeat(filled - ptr[:-1], length)
-                dest += np.arange(idx.size)
-                idx_out[dest] = idx + index_dtype(self.row_bounds[r])
-                dat_out[dest] = dat
-                filled += length
+            self._place_rows(rows, indptr[ids], idx_out, dat_out)
             del rows
         codes = sp.csc_matrix((dat_out, idx_out, indptr), shape=(n, d))
         n_codes = np.empty(d, dtype=np.int64)
@@ -562,22 +549,37 @@ class ColumnStore:
         if len(pieces) == 1:
             ptr, idx, dat = pieces[0]
             return sp.csc_matrix((dat, idx, ptr), shape=(self.n_samples, width))
-        counts = np.stack([np.diff(p[0]) for p in pieces])  # (row blocks, columns)
         indptr = np.zeros(width + 1, dtype=np.int64)
-        np.cumsum(counts.sum(axis=0), out=indptr[1:])
-        before = np.cumsum(counts, axis=0) - counts  # entries of earlier row blocks
+        np.cumsum(sum(np.diff(p[0]) for p in pieces), out=indptr[1:])
         nnz = int(indptr[-1])
         index_dtype = np.int32 if self.n_samples < 2**31 else np.int64
         idx_out = np.empty(nnz, dtype=index_dtype)
         dat_out = np.empty(nnz, dtype=np.result_type(*(p[2].dtype for p in pieces)))
-        for r, (ptr, idx, dat) in enumerate(pieces):
-            # each column's entries of this row block go to one contiguous run
-            dest = np.repeat(indptr[:-1] + before[r] - ptr[:-1], counts[r])
-            dest += np.arange(idx.size)
-            idx_out[dest] = idx + index_dtype(self.row_bounds[r])
-            dat_out[dest] = dat
+        self._place_rows(pieces, indptr[:-1], idx_out, dat_out)
         return sp.csc_matrix((dat_out, idx_out, indptr),
                              shape=(self.n_samples, width))
+
+    def _place_rows(self, pieces: list, starts: np.ndarray, idx_out: np.ndarray,
+                    dat_out: np.ndarray) -> None:
+        """Copy the CSC triplets of consecutive row blocks (same columns) into ``idx_out`` /
+        ``dat_out``, column ``j``'s entries from ``starts[j]`` on, row blocks in order (row
+        indices made global)."""
+        filled = np.array(starts, dtype=np.int64)  # where each column's next entries go
+        for r, (ptr, idx, dat) in enumerate(pieces):
+            # each column's entries of this row block go to one contiguous run
+            length = np.diff(ptr)
+            dest = np.repeat(filled - ptr[:-1], length)
+            dest += np.arange(idx.size)
+            idx_out[dest] = idx + idx_out.dtype.type(self.row_bounds[r])
+            dat_out[dest] = dat
+            filled += length
+
+    def _column_block(self, b: int, lo: int, hi: int) -> list:
+        """The checked CSC triplets of columns ``lo .. hi-1`` of column block ``b`` in every
+        row block, in row-block order (:meth:`_tile_cols`)."""
+        with self._prefetch([f"{tile_dir(b, r)}/{a}.npy" for r in range(self.n_row_blocks)
+                             for a in ARRAYS]):
+            return [self._tile_cols(b, r, lo, hi) for r in range(self.n_row_blocks)]
 
     def _row_block(self, r) -> int:
         if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or \
