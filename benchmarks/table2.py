@@ -104,12 +104,21 @@ def main(argv=None) -> str:
     rng = np.random.default_rng(0)
     GDSSelector(3).fit(rng.integers(0, 2, (50, 20)), rng.integers(0, 2, (50, 2)))
 
+    from coreselect.progress import Reporter
+
+    # Progress on stderr (`coreselect bench -q` hides it): a bar on a terminal, a line every
+    # $CORESELECT_PROGRESS_INTERVAL seconds in a log.
+    shown = Reporter(labels={"rows": "table2 rows"})
+    n_rows, done = len(datasets) * len(relevances) * len(ks), 0
     obj_rows, time_rows, notes = [], [], []
     for name in datasets:
         if not C.have_data(name):
             notes.append(f"{name}: not found at {C.data_path(name)}, skipped")
+            n_rows -= len(relevances) * len(ks)
             continue
-        load_s, ds = C.timed(lambda: C.load(name))
+        shown("rows", done, n_rows)
+        with shown.stage(f"loading {name}"):
+            load_s, ds = C.timed(lambda: C.load(name))
         X, Y = ds.X, ds.Y
         d = X.shape[1]
         paper = PAPER.get(name, {})
@@ -148,6 +157,9 @@ def main(argv=None) -> str:
                     _speedup(pc_s, c_s), _speedup(pc_s, cli_c["wall"]) if cli_c else "–",
                     f"{cli_c['peak']:.0f}" if cli_c else "–",
                 ])
+                done += 1
+                shown("rows", done, n_rows)
+    shown.close()
     body = [
         "### Objective h(S) (ours vs the paper; λ = 0.5, p = 10, keep_constant=True)",
         "",

@@ -39,6 +39,10 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow])
 # --hypothesis-profile=NAME (hypothesis' pytest plugin) is applied after this and wins.
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+# Progress lines in a log come every few seconds of a stage (coreselect.progress): tests that
+# count the lines of stderr (one line per failure) must not depend on how slow the machine
+# is. The tests of progress itself set the interval they need.
+os.environ.setdefault("CORESELECT_PROGRESS_INTERVAL", "off")
 
 
 def coredata_dir() -> Path:

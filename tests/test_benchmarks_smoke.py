@@ -69,7 +69,9 @@ def quick_runs(tmp_path_factory):
             cmd += ["--png", str(tmp / f"{name}.png")]
         procs[name] = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp,
-            env={**os.environ, "COREDATA": str(data)})
+            # table2: progress lines at every update (its rows: checked below)
+            env={**os.environ, "COREDATA": str(data),
+                 **({"CORESELECT_PROGRESS_INTERVAL": "0"} if name == "table2" else {})})
     results = {}
     for name, proc in procs.items():
         try:
@@ -96,6 +98,8 @@ def test_benchmark_quick(name, quick_runs):
     assert " UTC. Machine: " in text.splitlines()[0]
     assert "| :--- |" in text  # at least one Markdown table
     assert "failed" not in text, text
+    if name == "table2":  # progress on stderr, as `coreselect bench table2` shows it
+        assert re.search(r"^coreselect: table2 rows \d+/\d+ done in ", err, re.M), err[-3000:]
     if _plots(name):  # a script that takes --png writes it
         png = tmp / f"{name}.png"
         assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name

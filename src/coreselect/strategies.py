@@ -446,10 +446,14 @@ class DistributedGreedy(Strategy):
         todo = [t for t in tasks if t.index not in done]
 
         t0 = time.perf_counter()
+        if progress is not None:  # a cluster may take seconds to start: say so
+            progress("engine", 0, 1)
         engine = make_engine(self.engine, mode="streaming" if self.streaming else "distributed",
                              n_workers=self.n_workers, client=self.client,
                              scheduler=self.scheduler)
         timings["engine_start"] = time.perf_counter() - t0
+        if progress is not None:
+            progress("engine", 1, 1)
         with engine:
             info = engine.describe()
             ranges = None
@@ -575,9 +579,13 @@ class RowSharded(Strategy):
             from coreselect.engines.dask import DaskEngine
 
             t0 = time.perf_counter()
+            if progress is not None:
+                progress("engine", 0, 1)
             cluster = DaskEngine(client=self.client, scheduler=self.scheduler,
                                  n_workers=self.n_workers)
             timings["engine_start"] = time.perf_counter() - t0
+            if progress is not None:
+                progress("engine", 1, 1)
             if n_shards == "auto" and not isinstance(source, StoreSource):
                 # In memory, 'auto' is one shard per worker; a store's shards are its row
                 # blocks, whatever the workers (DaskRows spreads them: 1 block on 2 workers

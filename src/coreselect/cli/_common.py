@@ -32,7 +32,9 @@ LABELS_AS_FEATURES_HELP = ("With --labels on an ARFF file: keep the declared lab
                            "leaves out as candidate features (by default they are neither "
                            "labels nor features).")
 #: -q/--quiet and -v/--verbose mean the same in every command.
-QUIET_HELP = "No progress bar and no progress notes on stderr (results, warnings and errors only)."
+QUIET_HELP = ("No progress bars, progress lines or notes on stderr (results, warnings and errors "
+              "only). Without it a terminal gets a bar per stage, a log a line per stage every "
+              "$CORESELECT_PROGRESS_INTERVAL seconds (default 10; 'off': none).")
 VERBOSE_HELP = ("Log each stage with its time on stderr, and print the traceback of an "
                 "internal error.")
 EXIT_BUG = 1
@@ -350,6 +352,15 @@ def _stop_logging() -> None:
         logger.removeHandler(handler)
     if ours:
         logger.setLevel(logging.NOTSET)
+
+
+def reporter(quiet: bool, labels: dict | None = None):
+    """The progress of a command's stages (:class:`coreselect.progress.Reporter`): a bar per
+    stage on a terminal, a line per stage every few seconds in a log, nothing with ``-q``.
+    Close it (or use it as a context manager) when the command ends."""
+    from coreselect.progress import Reporter
+
+    return Reporter(enabled=not quiet, tty=_is_tty(sys.stderr), labels=labels)
 
 
 def progress_bar(total: int, desc: str, enabled: bool = True):

@@ -8,7 +8,7 @@ from click.core import ParameterSource
 
 from coreselect.cli._common import (
     LABELS_HELP, fail, handle_errors, labels_as_features_option, load_options, log_to_stderr,
-    progress_bar, quiet_option, verbose_option,
+    quiet_option, reporter, verbose_option,
 )
 from coreselect.spec import evaluate_unused_reason, max_workers
 
@@ -122,7 +122,11 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
     outputs = {str(p): p for p in planned}
     check_run_outputs(data, labels, outputs)
     check_writable(planned)
-    ds = _load(data, labels, labels_as_features)
+    from pathlib import Path
+
+    shown = reporter(quiet, {"loading": f"loading {Path(data).name}"})
+    with shown.stage("loading"):
+        ds = _load(data, labels, labels_as_features)
     check_read_outputs(ds, outputs)
     if k_spec is None and ks[-1] > ds.n_features:
         ks = [k for k in ks if k < ds.n_features] + [ds.n_features]
@@ -131,15 +135,14 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
     if ks[-1] > ds.n_features:
         raise InputError(f"--k goes up to {ks[-1]} but {ds.name} has only {ds.n_features} features")
 
-    bar = progress_bar(total=0, desc=f"evaluate {ds.name}", enabled=not quiet)
-
     n_runs = 1 if lams is None else sum(n in GREEDY_METHODS for n in names)
     base = [0]  # cells finished by earlier runs (a sweep runs once per GDS method)
+    stage = (f"evaluate {ds.name}, (method, k, fold) cells" if lams is None
+             else f"evaluate {ds.name}, (lambda, k, fold) cells")
 
     def progress(done: int, total: int) -> None:
         checkpoint("progress")
-        bar.total = total * n_runs
-        bar.update(base[0] + done - bar.n)
+        shown(stage, base[0] + done, total * n_runs)
         if done == total:
             base[0] += total
 
@@ -162,10 +165,15 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
             notes = (f"Data `{ds.name}`; lambda in {lams}; relevance={relevance}; evaluator {evaluator}; "
                      f"measures {', '.join(measure_names)}; seed {seed}; {jobs} job(s).")
     finally:
-        bar.close()
+        shown.close()
     from coreselect.files import final_outputs
 
-    with final_outputs():  # its last act: a signal after the report is in place finds a finished run
+    # Its last act: a signal after the report is in place finds a finished run.
+    with shown.stage("writing the report"), final_outputs():
         paths = write_report(df, out_dir, dataset=ds.name, notes=notes, evaluator=evaluator)
+    shown.close()
+    from coreselect.evaluation.report import summary_text
+
+    click.echo(summary_text(df))  # the results, also with -q (it silences progress and notes)
     if not quiet:
         click.echo(f"wrote {len(paths)} files to {out_dir}", err=True)

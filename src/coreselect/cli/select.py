@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ from click.core import ParameterSource
 from coreselect.cli import _common
 from coreselect.cli._common import (
     LABELS_HELP, QUIET_HELP, VERBOSE_HELP, fail, handle_errors, labels_as_features_option,
-    load_options, log_to_stderr, progress_bar,
+    load_options, log_to_stderr,
 )
 from coreselect.spec import (
     CONSTRAINTS, ENGINE_MODES, HARD_MAX_WORKERS, MAX_P, SELECT_OPTIONS, WORKERS_PER_CORE,
@@ -34,6 +33,12 @@ def _choice(name: str) -> click.Choice:
 
 #: Suffixes --export writes (.txt is read as LIBSVM but is no format name: refused on write).
 EXPORT_SUFFIXES = (".arff", ".svm", ".libsvm", ".svmlight", ".csv", ".parquet", ".pq")
+
+
+#: What the progress of each stage of a selection is called (bars and log lines).
+STAGES = {"loading": "loading the data", "engine": "starting the engine",
+          "relevance": "relevance (labels)", "select": "greedy steps", "parts": "parts",
+          "union": "greedy steps on the union", "counts": "count passes over the row shards"}
 
 
 def _calibration_help() -> str:
@@ -147,19 +152,11 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
         if format_of(export) == "arff":
             _refuse_case_variant_xml(export)
 
-    show_progress = not quiet and _common._is_tty(sys.stderr)  # no bars in log files
-    bar = {}
+    shown = _common.reporter(quiet, {**STAGES, "loading": f"loading {Path(data).name}"})
 
     def progress(stage: str, done: int, total: int) -> None:
         test_hold("progress")
-        if not show_progress:
-            return
-        if stage not in bar:
-            bar[stage] = progress_bar(total, stage)
-        b = bar[stage]
-        b.total = total
-        b.n = done
-        b.refresh()
+        shown(stage, done, total)
 
     from coreselect.selection import select
 
@@ -181,7 +178,8 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
             result = select(store, random_state=random_state if "random_state" in given
                             else None, **params)
         else:
-            dataset = _load(data, labels, labels_as_features)
+            with shown.stage("loading"):
+                dataset = _load(data, labels, labels_as_features)
             # Again with what the reader actually read, and with the export's label XML.
             xml = _export_xml(dataset, export)
             check_read_outputs(dataset, {**written, "--export's label XML": xml})
@@ -191,8 +189,7 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
                             random_state=random_state if mode in ("distributed", "streaming")
                             else None, **params)
     finally:
-        for b in bar.values():
-            b.close()
+        shown.close()
     report = {"k": k, "lam": lam, "p": result.spec.get("p", p), "relevance_kind": relevance,
               "calibration": result.spec.get("calibration"), "mode": mode, "backend": backend,
               **result.to_dict()}
@@ -207,8 +204,9 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
         from coreselect.io import export_columns, format_of
 
         # One command, all outputs or none: they are renamed into place only when all wrote.
-        with output_set([out, export, xml, coverage_png], last=True) as (out_tmp, export_tmp, xml_tmp,
-                                                                         png_tmp):
+        with _common.reporter(quiet) as shown, shown.stage("writing the outputs"), \
+                output_set([out, export, xml, coverage_png], last=True) as (
+                    out_tmp, export_tmp, xml_tmp, png_tmp):
             if png_tmp is not None:
                 from coreselect.explain import plot_coverage
 
@@ -220,8 +218,23 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
                 arff = {"xml": xml_tmp or False} if format_of(export) == "arff" else {}
                 export_columns(dataset, result.selected, export_tmp, **arff)
             if out_tmp is not None:
-                out_tmp.write_text(json.dumps(report, indent=2) + "\n")
-    click.echo(json.dumps(report) if as_json else _table(report))
+                out_tmp.write_text(json.dumps(_json_report(report), indent=2) + "\n")
+    click.echo(json.dumps(_json_report(report)) if as_json else _table(report))
+
+
+def _json_report(report: dict) -> dict:
+    """The report as JSON shows it: p = all (every selected feature counts in g, the default
+    calibration's) is written "all", not the machine integer that stands for it."""
+    out = dict(report)
+    if isinstance(out.get("p"), int):
+        out["p"] = _p_json(out["p"])
+    if isinstance(out.get("spec"), dict) and isinstance(out["spec"].get("p"), int):
+        out["spec"] = {**out["spec"], "p": _p_json(out["spec"]["p"])}
+    return out
+
+
+def _p_json(p: int) -> int | str:
+    return "all" if p >= MAX_P else p
 
 
 def _export_xml(dataset, export: str | None) -> Path | None:

@@ -22,7 +22,7 @@ from coreselect.evaluation.ranking import RANKING_LABELS
 MEASURE_LABELS = {**_CLASSIC_LABELS, **RANKING_LABELS}
 MEASURES = tuple(MEASURE_LABELS)
 
-__all__ = ["summarize", "write_results", "write_summary", "plot_measures", "plot_lambda_sweep", "write_report",
+__all__ = ["summarize", "summary_text", "write_results", "write_summary", "plot_measures", "plot_lambda_sweep", "write_report",
            "report_paths"]
 
 _MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
@@ -47,27 +47,74 @@ EVALUATOR_LABELS = {"brknn": "BRkNN-b, 5 neighbours", "linear": "BR logistic reg
                     "sparse-knn": "sparse cosine kNN, 10 neighbours"}
 
 
-def _table(summary: pd.DataFrame, row: str, col: str, measure: str, best_in: str = "row") -> str:
-    """Markdown table of ``mean ± std``; bold the best mean of each row (``best_in="row"``)
-    or of each column (``"col"``)."""
+def _grid(summary: pd.DataFrame, row: str, col: str, measure: str, best_in: str = "row"):
+    """Rows, columns and cells ``(mean ± std, best)`` of one measure (None where a cell has no
+    result); ``best``: the best mean of its row (``best_in="row"``) or column (``"col"``)."""
     s = summary[summary["measure"] == measure]
     rows = list(dict.fromkeys(s[row]))
     cols = list(dict.fromkeys(s[col]))
     by = row if best_in == "row" else col
     best = s.groupby(by)["mean"].max()
-    lines = [f"| {row} | " + " | ".join(str(c) for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    cells = []
     for r in rows:
-        cells = []
+        line = []
         for c in cols:
             hit = s[(s[row] == r) & (s[col] == c)]
             if hit.empty:
-                cells.append("")
+                line.append(None)
                 continue
             m, sd = float(hit["mean"].iloc[0]), float(hit["std"].iloc[0])
-            txt = f"{m:.4f} ± {sd:.4f}"
-            cells.append(f"**{txt}**" if np.isclose(m, best[r if best_in == "row" else c]) else txt)
-        lines.append(f"| {r} | " + " | ".join(cells) + " |")
+            line.append((f"{m:.4f} ± {sd:.4f}",
+                         bool(np.isclose(m, best[r if best_in == "row" else c]))))
+        cells.append(line)
+    return rows, cols, cells
+
+
+def _table(summary: pd.DataFrame, row: str, col: str, measure: str, best_in: str = "row") -> str:
+    """Markdown table of ``mean ± std``; bold the best mean of each row (``best_in="row"``)
+    or of each column (``"col"``)."""
+    rows, cols, cells = _grid(summary, row, col, measure, best_in)
+    lines = [f"| {row} | " + " | ".join(str(c) for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for r, line in zip(rows, cells):
+        text = ["" if c is None else f"**{c[0]}**" if c[1] else c[0] for c in line]
+        lines.append(f"| {r} | " + " | ".join(text) + " |")
     return "\n".join(lines)
+
+
+def _text_table(summary: pd.DataFrame, row: str, col: str, measure: str,
+                best_in: str = "row") -> list[str]:
+    """The same table as plain aligned text for a terminal; ``*`` marks the best."""
+    rows, cols, cells = _grid(summary, row, col, measure, best_in)
+    grid = [[str(row)] + [str(c) for c in cols]]
+    grid += [[str(r)] + ["-" if c is None else c[0] + (" *" if c[1] else "  ") for c in line]
+             for r, line in zip(rows, cells)]
+    widths = [max(len(g[i]) for g in grid) for i in range(len(grid[0]))]
+    return ["  " + "  ".join(cell.rjust(w) if i else cell.ljust(w)
+                             for i, (cell, w) in enumerate(zip(g, widths))).rstrip() for g in grid]
+
+
+def summary_text(df: pd.DataFrame) -> str:
+    """The results of a run for a terminal (``coreselect evaluate`` prints it on stdout): per
+    measure a table of ``mean ± std`` over the folds, rows = k and columns = method (a lambda
+    sweep: rows = lambda, columns = k, per method); ``*`` marks the best mean of each row (of
+    each column in a sweep)."""
+    sweep = "lam" in df.columns
+    summary = summarize(df, ("method", "lam", "k") if sweep else ("method", "k"))
+    n_folds = df["fold"].nunique()
+    where = "the best lambda at each k" if sweep else "the best method at each k"
+    out = [f"mean ± std over {n_folds} folds; * marks {where}"]
+    for measure in MEASURES:
+        if measure not in set(summary["measure"]):
+            continue
+        if sweep:
+            for method in dict.fromkeys(summary["method"]):
+                sub = summary[summary["method"] == method]
+                out += ["", f"{MEASURE_LABELS[measure]} ({measure}), {method}: rows = lambda, columns = k"]
+                out += _text_table(sub, "lam", "k", measure, best_in="col")
+        else:
+            out += ["", f"{MEASURE_LABELS[measure]} ({measure})"]
+            out += _text_table(summary, "k", "method", measure)
+    return "\n".join(out)
 
 
 def write_summary(df: pd.DataFrame, path: str | Path, title: str = "Evaluation", notes: str = "") -> None:
