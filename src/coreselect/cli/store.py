@@ -8,7 +8,7 @@ import click
 
 from coreselect.cli._common import (
     LABELS_HELP, handle_errors, labels_as_features_option, load_options, log_to_stderr,
-    progress_bar, quiet_option, verbose_option,
+    quiet_option, reporter, verbose_option,
 )
 
 
@@ -64,14 +64,14 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
     refuse_url(labels, "--labels")
     check_build_target(store_dir)  # before the (possibly long) read (a URL: its bucket too)
     check_run_outputs(data, labels, {"STORE_DIR": store_dir})  # never over (or into) an input
-    ds = load(data, **load_options(labels, labels_as_features))
-    check_read_outputs(ds, {"STORE_DIR": store_dir})
-    bar = progress_bar(total=0, desc="store", enabled=not quiet)
+    from pathlib import Path
 
-    def progress(stage: str, done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
+    shown = reporter(quiet, {"loading": f"loading {Path(data).name}",
+                             "store": "column blocks written"})
+    with shown.stage("loading"):
+        ds = load(data, **load_options(labels, labels_as_features))
+    check_read_outputs(ds, {"STORE_DIR": store_dir})
+    progress = shown  # build_store's progress(stage, done, total)
 
     # The candidates of 'select DATA' (ID columns left out), numbered as in the file.
     keep = ds.candidate_columns()
@@ -85,7 +85,7 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
                          feature_names=names, label_names=ds.label_names,
                          name=ds.name, column_ids=keep, progress=progress)
     finally:
-        bar.close()
+        shown.close()
     click.echo(f"{st.path}: {st.n_features} features x {st.n_samples} samples, "
                f"{st.n_labels} labels, {st.n_blocks} column blocks of {st.block_size} x "
                f"{st.n_row_blocks} row blocks of {st.row_block_size}, seed {st.seed}"
