@@ -29,6 +29,10 @@ def test_json_output(capsys, tmp_path):
     assert sorted(i // 50 for i in report["selected"]) == list(range(16))
     assert report["names"][0].startswith("l") and report["names"][0].endswith("_c0")
     assert json.loads(out_file.read_text())["selected"] == report["selected"]
+    # p = all (the default calibration's) is written "all", not the integer standing for it
+    assert report["p"] == report["spec"]["p"] == json.loads(out_file.read_text())["p"] == "all"
+    code, out, err = run(capsys, "select", "synthesized", "-k", "4", "--p", "2", "--json")
+    assert json.loads(out)["p"] == json.loads(out)["spec"]["p"] == 2
 
 
 def test_table_output(capsys):

@@ -64,3 +64,32 @@ def test_synthesized_picks_explained_by_their_planted_label(tmp_path):
     png = plot_coverage(rel, 10, tmp_path / "coverage.png", label_names=ds.label_names,
                         feature_names=names)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("p", [1, 2**31 - 1])
+def test_coverage_figure_says_all_and_clips_nothing(p):
+    """p = all (the default calibration's) reads "all", not the machine integer; no dots then
+    (every feature counts for every label), the share-of-g bars instead; the title is inside
+    the figure, however narrow."""
+    import matplotlib.pyplot as plt
+
+    from coreselect.explain import coverage_figure
+
+    rng = np.random.default_rng(0)
+    rel = rng.random((3, 4))
+    names = [f"a_rather_long_feature_name_{i}" for i in range(3)]
+    fig = coverage_figure(rel, p, feature_names=names)
+    try:
+        fig.canvas.draw()
+        title = fig._suptitle.get_text()
+        assert "2147483647" not in title
+        assert ("(p = all)" in title) == (p > 1) and ("top 1 " in title) == (p == 1)
+        box, inside = fig._suptitle.get_window_extent(), fig.bbox
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1 and box.y1 <= inside.y1
+        heat, bars = fig.axes[:2]
+        assert (len(heat.collections) > 0) == (p == 1)  # the dots
+        shares = [patch.get_width() for patch in bars.patches]
+        terms = np.where(coverage(rel, p), rel, 0.0)
+        np.testing.assert_allclose(shares, 100 * terms.sum(axis=1) / terms.sum())
+    finally:
+        plt.close(fig)

@@ -177,6 +177,15 @@ def explain_selection(
     return out
 
 
+def _wrap(text: str, width_inches: float, fontsize: float) -> str:
+    """``text`` in lines that fit ``width_inches`` at ``fontsize`` points (a title that is
+    never clipped, whatever the figure's width)."""
+    import textwrap
+
+    chars = max(20, int(width_inches * 72 / (0.55 * fontsize)))
+    return "\n".join(textwrap.fill(line, chars) for line in text.split("\n"))
+
+
 def plot_coverage(
     relevance: np.ndarray,
     p: int,
@@ -188,46 +197,17 @@ def plot_coverage(
     n_labels_total: int | None = None,
 ) -> Path:
     """Draw the feature x label coverage as a PNG: colour = ``MI(x, l)``, a dot where the
-    feature is one of the label's top-``p`` terms of ``g``. With more than ``max_labels``
-    labels only the ``max_labels`` with the largest ``g`` terms are drawn.
+    feature is one of the label's top-``p`` terms of ``g`` (none when every selected feature
+    counts, ``p`` = all), and beside the matrix each feature's share of ``g``. With more than
+    ``max_labels`` labels only the ``max_labels`` with the largest ``g`` terms are drawn.
     ``n_labels_total``: the data's number of labels when ``relevance`` holds some of them
     only (a selection's top labels, :func:`selected_label_relevance`), for the axis title.
     Returns the path.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    rel = _check(relevance, p)
-    m, n_labels = rel.shape
-    labels = list(label_names) if label_names is not None else [f"label{j}" for j in range(n_labels)]
-    names = list(feature_names) if feature_names is not None else [f"feature{i}" for i in range(m)]
-    cover = coverage(rel, p)
-    cols = np.arange(n_labels)
-    if n_labels > max_labels:
-        cols = np.sort(np.argsort(-np.where(cover, rel, 0).sum(axis=0), kind="stable")[:max_labels])
-    # Size from the content: a row per feature, a column per label, room for the longest names
-    # (constrained layout then leaves no empty band around the matrix).
-    longest = max((len(n) for n in names), default=0)
-    width = 0.28 * cols.size + 0.07 * longest + 2.2
-    height = 0.28 * m + 0.07 * max((len(labels[c]) for c in cols), default=0) + 1.6
-    fig, ax = plt.subplots(figsize=(max(5.0, width), max(3.0, height)), layout="constrained")
-    im = ax.imshow(rel[:, cols], aspect="auto", cmap="Blues", interpolation="nearest")
-    ys, xs = np.nonzero(cover[:, cols])
-    ax.scatter(xs, ys, s=10, c="darkorange", marker="o")
-    ax.set_xticks(range(cols.size), [labels[c] for c in cols], rotation=90, fontsize=7)
-    ax.set_yticks(range(m), names, fontsize=7)
-    total = n_labels if n_labels_total is None else int(n_labels_total)
-    ax.set_xlabel("label" if cols.size == total
-                  else f"label ({cols.size} of {total}: the largest shares of g)")
-    ax.set_ylabel("selected feature (selection order)")
-    ax.set_title(f"Which labels the {m} selected features cover\n"
-                 f"colour: MI(x, l) in bits; dot: among the label's top {p}, counted in g",
-                 fontsize=9)
-    # pad is a share of the matrix's width: a fixed ~0.15 inch, not a band on wide figures
-    fig.colorbar(im, ax=ax, label="MI(x, l), bits", shrink=0.9,
-                 pad=min(0.05, 0.15 / fig.get_figwidth()))
+    fig = coverage_figure(relevance, p, label_names=label_names, feature_names=feature_names,
+                          max_labels=max_labels, n_labels_total=n_labels_total)
     from coreselect.files import atomic_path
 
     path = Path(path)
@@ -237,3 +217,60 @@ def plot_coverage(
     finally:
         plt.close(fig)
     return path
+
+
+def coverage_figure(relevance: np.ndarray, p: int, *, label_names: Sequence[str] | None = None,
+                    feature_names: Sequence[str] | None = None, max_labels: int = 60,
+                    n_labels_total: int | None = None):
+    """The matplotlib figure :func:`plot_coverage` saves (the caller closes it)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    from coreselect.core.objective import P_ALL
+
+    rel = _check(relevance, p)
+    m, n_labels = rel.shape
+    labels = list(label_names) if label_names is not None else [f"label{j}" for j in range(n_labels)]
+    names = list(feature_names) if feature_names is not None else [f"feature{i}" for i in range(m)]
+    cover = coverage(rel, p)
+    every = p >= min(m, P_ALL)  # every selected feature counts for every label: no dots
+    terms = np.where(cover, rel, 0.0)
+    g = terms.sum()
+    share = terms.sum(axis=1) / g if g > 0 else np.zeros(m)
+    cols = np.arange(n_labels)
+    if n_labels > max_labels:
+        cols = np.sort(np.argsort(-terms.sum(axis=0), kind="stable")[:max_labels])
+    # Size from the content: a row per feature, a column per label, room for the longest names
+    # and the share-of-g bars (constrained layout then leaves no empty band around them).
+    longest = max((len(n) for n in names), default=0)
+    width = 0.28 * cols.size + 0.07 * longest + 3.4
+    height = 0.28 * m + 0.07 * max((len(labels[c]) for c in cols), default=0) + 2.0
+    fig, (ax, bars) = plt.subplots(
+        1, 2, figsize=(max(6.0, width), max(3.4, height)), layout="constrained", sharey=True,
+        gridspec_kw={"width_ratios": [max(cols.size, 2), 2.5 + 0.02 * cols.size]})
+    im = ax.imshow(rel[:, cols], aspect="auto", cmap="Blues", interpolation="nearest")
+    if not every:
+        ys, xs = np.nonzero(cover[:, cols])
+        ax.scatter(xs, ys, s=10, c="darkorange", marker="o")
+    ax.set_xticks(range(cols.size), [labels[c] for c in cols], rotation=90, fontsize=7)
+    ax.set_yticks(range(m), names, fontsize=7)
+    total = n_labels if n_labels_total is None else int(n_labels_total)
+    ax.set_xlabel("label" if cols.size == total
+                  else f"label ({cols.size} of {total}: the largest shares of g)")
+    ax.set_ylabel("selected feature (selection order)")
+    bars.barh(range(m), 100 * share, color="darkorange" if not every else "tab:blue", height=0.7)
+    bars.set_xlabel("share of g, %", fontsize=8)
+    bars.tick_params(axis="y", left=False, labelleft=False)
+    bars.tick_params(axis="x", labelsize=7)
+    bars.set_xlim(0, max(1.0, 100 * float(share.max(initial=0.0))) * 1.1)
+    counted = ("every selected feature counts in g (p = all)" if every
+               else f"dot: among the label's top {p} features, counted in g")
+    title = (f"Which labels the {m} selected features cover\n"
+             f"colour: MI(x, l) in bits; {counted}\nbars: each feature's share of g")
+    fig.suptitle(_wrap(title, fig.get_figwidth() - 0.3, 9), fontsize=9)
+    # pad is a share of the matrix's width: a fixed ~0.15 inch, not a band on wide figures
+    fig.colorbar(im, ax=bars, label="MI(x, l), bits", shrink=0.9,
+                 pad=min(0.05, 0.15 / fig.get_figwidth()))
+    return fig
