@@ -236,7 +236,7 @@ def test_store_rows_on_dask_with_defaults(tmp_path, data, scheduler, n_row_block
 # -- the library refuses what the command line refuses (rules with api=True) ----------------
 API_VALUES = {"partitions": 2, "coreset_size": 5, "row_shards": 3, "engine": "dask",
               "n_workers": 2, "scheduler": "tcp://127.0.0.1:1", "n_bins": 3,
-              "strategy": "uniform", "min_bin_count": 40, "temp_dir": "."}
+              "strategy": "uniform", "min_bin_count": 40, "temp_dir": ".", "random_state": 7}
 
 
 @pytest.mark.parametrize("mode,source,engine", CELLS)

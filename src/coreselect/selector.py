@@ -249,10 +249,19 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         try:
             X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype="numeric",
                               ensure_min_samples=2, ensure_all_finite=True)
-        except ValueError as exc:
-            raise InputError(str(exc)) from None
+        except ValueError as exc:  # scikit-learn's message, in one line (its first)
+            first = str(exc).strip().split("\n", 1)[0]
+            if "NaN" in first or "infinity" in first:
+                first += " GDSSelector needs finite values: impute or drop the missing ones first."
+            raise InputError(first) from None
         # The spec, strategy and source are built in one place: coreselect.selection.select.
-        result = select(X, Y, **self.get_params(deep=False))
+        # random_state seeds the partition of mode distributed/streaming only; the library
+        # refuses it elsewhere (coreselect.spec.UNUSED), the estimator takes it as every
+        # scikit-learn estimator does (scikit-learn's checks and searches set it on any mode).
+        params = self.get_params(deep=False)
+        if self.mode not in ("distributed", "streaming"):
+            params["random_state"] = None
+        result = select(X, Y, **params)
         self.result_ = result
         self.selected_ = result.selected
         self.objective_ = result.objective
@@ -280,9 +289,15 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         """``X`` reduced to the selected columns in *selection order* (``X[:, selected_]``),
         where :meth:`transform` keeps the column order of ``X``."""
         check_is_fitted(self, "support_")
-        X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=None, reset=False,
-                          ensure_all_finite=False)
-        return X[:, self.selected_]
+        # transform's columns (X's order), put in selection order: set_output (pandas,
+        # polars) and every check of transform apply alike.
+        out = self.transform(X)
+        order = np.searchsorted(np.sort(self.selected_), self.selected_)
+        if hasattr(out, "iloc"):  # pandas
+            return out.iloc[:, order]
+        if hasattr(out, "select") and hasattr(out, "columns"):  # polars
+            return out.select([out.columns[i] for i in order])
+        return out[:, order]
 
     def _get_support_mask(self) -> np.ndarray:
         check_is_fitted(self, "support_")

@@ -268,8 +268,7 @@ class Unused:
     ``options`` (``together``: only when that option is given too; ``without``: only when that
     option is not given), for the reason ``why``.
     ``api=False``: the command line refuses it, the library checks the value instead (the
-    store's own seed and row blocks are accepted; every scikit-learn estimator takes a
-    ``random_state``, and scikit-learn's checks set one)."""
+    store's own seed and row blocks are accepted)."""
 
     options: tuple[str, ...]
     why: str
@@ -302,8 +301,11 @@ UNUSED: tuple[Unused, ...] = (
            f"--mode streaming {_IN_PROCESS}, one part after another", modes=("streaming",)),
     Unused(("row_shards",), "only --mode rows cuts the samples into shards",
            modes=("centralized", "distributed", "streaming")),
+    # The library refuses it too; GDSSelector takes it on every mode (and passes it on only
+    # where it is used), as every scikit-learn estimator does: scikit-learn's checks and
+    # searches set random_state on any estimator that has one.
     Unused(("random_state",), "it seeds the random partition of --mode distributed and "
-           "streaming; this selection has none", modes=("centralized", "rows"), api=False),
+           "streaming; this selection has none", modes=("centralized", "rows")),
     Unused(("n_bins", "strategy", "min_bin_count"), "a column store's codes were binned when "
            "it was built (store build --bins, --strategy, --min-bin-count)", sources=("store",)),
     Unused(("labels",), "a column store holds the labels it was built with (store build "

@@ -1,0 +1,65 @@
+"""Issue 32, point 10: small API promises (set_output in transform_ordered, random_state
+where it is used, NaN in one line)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from coreselect import GDSSelector
+from coreselect.errors import InputError
+from coreselect.selection import select
+
+
+def _data(n=60, d=12, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, (n, d)).astype(float)
+    Y = np.c_[X[:, 11] > 1, X[:, 6] + X[:, 11] > 3, X[:, 2] > 2].astype(int)
+    return X, Y
+
+
+def test_transform_ordered_honours_set_output():
+    pd = pytest.importorskip("pandas")
+    X, Y = _data()
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(X.shape[1])])
+    sel = GDSSelector(k=4).fit(frame, Y)
+    assert list(sel.selected_) != sorted(sel.selected_)  # the orders differ: the test bites
+    plain = sel.transform_ordered(frame)
+    assert isinstance(plain, np.ndarray)
+    np.testing.assert_array_equal(plain, X[:, sel.selected_])
+    sel.set_output(transform="pandas")
+    out = sel.transform_ordered(frame)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == [f"c{j}" for j in sel.selected_]
+    np.testing.assert_array_equal(out.to_numpy(), X[:, sel.selected_])
+    assert list(sel.transform(frame).columns) == [f"c{j}" for j in sorted(sel.selected_)]
+    plain = GDSSelector(k=4).fit(X, Y)  # fitted without names: sparse input as before
+    np.testing.assert_array_equal(plain.transform_ordered(sp.csr_matrix(X)).toarray(),
+                                  X[:, plain.selected_])
+
+
+@pytest.mark.parametrize("mode", ["centralized", "rows"])
+def test_random_state_is_refused_where_no_partition_uses_it(mode):
+    """The library refuses it as the CLI refuses --seed (coreselect.spec.UNUSED); the
+    estimator takes it on every mode, as scikit-learn's checks and searches expect."""
+    X, Y = _data()
+    with pytest.raises(InputError, match="random_state"):
+        select(X, Y, k=3, mode=mode, random_state=7)
+    ref = select(X, Y, k=3, mode=mode)
+    est = GDSSelector(k=3, mode=mode, random_state=7).fit(X, Y)
+    assert est.selected_.tolist() == ref.selected.tolist()
+    # where there is a partition it is used
+    select(X, Y, k=3, mode="distributed", partitions=2, random_state=7)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nan_in_the_api_is_one_typed_line(bad):
+    X, Y = _data()
+    X[5, 3] = bad
+    with pytest.raises(InputError) as exc:
+        GDSSelector(k=3).fit(X, Y)
+    assert "\n" not in str(exc.value) and ("NaN" in str(exc.value) or "infinity" in str(exc.value))
+    with pytest.raises(InputError) as exc:
+        select(X, Y, k=3)
+    assert "\n" not in str(exc.value)
