@@ -359,8 +359,27 @@ def check_writable(paths: Iterable[PathLike | None]) -> None:
                     raise OSError(_errno.ENXIO, "is a socket, not a file", str(p))
             else:
                 _check_regular_target(p)
+                make_output_folder(Path(os.path.realpath(p)).parent, create=False)
         except OSError as exc:
             raise _as_output_error(exc, p, None, own=True) from exc
+
+
+def make_output_folder(folder: Path, create: bool = True) -> None:
+    """Create an output's folder, only under an existing one: ``--out results/x.json`` makes
+    ``results``, a typo such as ``--out /nonexistent/dir/x.json`` makes no chain of folders
+    from the filesystem's root (FileNotFoundError naming the first missing folder).
+    ``create=False``: only check (before a long run)."""
+    if folder.is_dir():
+        return
+    missing = folder
+    while not missing.parent.is_dir() and missing.parent != missing:
+        missing = missing.parent
+    if missing != folder:
+        raise FileNotFoundError(_errno.ENOENT, f"the folder {missing} does not exist (an "
+                                "output's own folder is created, not the folders above it)",
+                                str(missing))
+    if create:
+        folder.mkdir(exist_ok=True)
 
 
 class _Pending:
@@ -384,7 +403,7 @@ class _Pending:
                 # realpath: a symlink's target is replaced, the link kept; the temp sits
                 # beside the real file so that the rename stays on one filesystem.
                 self.target = Path(os.path.realpath(path))
-                self.target.parent.mkdir(parents=True, exist_ok=True)
+                make_output_folder(self.target.parent)
                 _clean_for(self.target)
                 fd, self.tmp = tempfile.mkstemp(
                     prefix=temp_name_prefix(self.target.name), suffix=".tmp" + _suffixes(self.target.name),
@@ -729,7 +748,7 @@ def atomic_dir(path: PathLike) -> Iterator[Path]:
     """
     target = Path(os.path.realpath(path))
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_output_folder(target.parent)
         clean_stale(target.parent, (f".{glob.escape(target.name)}.p*-*.tmp",))
         tmp = tempfile.mkdtemp(prefix=temp_name_prefix(target.name), suffix=".tmp", dir=target.parent)
         os.chmod(tmp, dir_mode())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -82,9 +83,11 @@ class _Bar:
     def __init__(self, enabled: bool):
         self.enabled = enabled
         self.bar = None
+        self.downloaded: set[str] = set()  # registry paths of the files fetched by this run
 
     def __call__(self, event, f, n) -> None:
         if event == "start":
+            self.downloaded.add(f.path)
             self.bar = progress_bar(total=n or 0, desc=f.path.rsplit("/", 1)[-1], enabled=self.enabled)
         elif event == "update" and self.bar is not None:
             self.bar.update(n)
@@ -116,10 +119,41 @@ def fetch_cmd(name: str, no_verify: bool, force: bool, timeout: float, deadline:
         log_to_stderr()
     if force:
         _check_force_targets(name)
-    paths = fetch(name, verify=not no_verify, progress=_Bar(not quiet), force=force, timeout=timeout,
+    bar = _Bar(not quiet)
+    paths = fetch(name, verify=not no_verify, progress=bar, force=force, timeout=timeout,
                   deadline=deadline)
+    if not quiet:
+        note = _where_from(name, paths, bar.downloaded)
+        if note:
+            click.echo(f"coreselect: {note}", err=True)
     for p in paths:
         click.echo(str(p))
+
+
+def _where_from(name: str, paths: list, downloaded: set[str]) -> str:
+    """Which of the files came from a copy already on this machine (no download): one line."""
+    from coreselect.datasets.fetch import cache_dir, coredata_dir
+    from coreselect.datasets.registry import get
+
+    info = get(name)
+    local, cache = coredata_dir(), cache_dir()
+    here = [(f, p) for f, p in zip(info.data, paths) if f not in downloaded]
+    if not here:
+        return ""
+
+    def under(p, folder) -> bool:
+        return folder is not None and Path(p).resolve().is_relative_to(Path(folder).resolve())
+
+    in_local = [f for f, p in here if under(p, local)]
+    in_cache = [f for f, p in here if f not in in_local and under(p, cache)]
+    parts = []
+    if in_local:
+        parts.append(f"{len(in_local)} file(s) from the local copy in $COREDATA ({local})")
+    if in_cache:
+        parts.append(f"{len(in_cache)} file(s) from the cache ({cache})")
+    rest = "nothing downloaded" if len(here) == len(paths) else (
+        f"{len(paths) - len(here)} downloaded")
+    return f"{info.name}: used {' and '.join(parts)}; {rest}" if parts else ""
 
 
 def _check_force_targets(name: str) -> None:

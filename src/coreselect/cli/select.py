@@ -144,6 +144,9 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     written = {**outputs, "--checkpoint": None if scheme(checkpoint) not in (None, "file")
                else local_path(checkpoint)}
     check_run_outputs(data, labels, written)
+    from coreselect.files import check_writable
+
+    check_writable(outputs.values())  # a folder, a missing parent folder: before any work
     if export and not str(export).lower().endswith(EXPORT_SUFFIXES):
         fail(f"--export {export}: unknown format suffix (known: {', '.join(EXPORT_SUFFIXES)})")
     if export:
