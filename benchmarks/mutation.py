@@ -87,10 +87,10 @@ MUTANTS: list[Mutant] = [
     M("core/entropy.py", "return zero_small(np.log2(n) - (s + xl[zero]) / n)",
       "return zero_small(np.log2(n) - s / n)", "entropy: forgets the implicit-zero cell"),
     # -- core/objective.py -------------------------------------------------------------------
-    M("core/objective.py", "return self.k * (self.k - 1) / (2.0 * self.p * self.n_labels)",
-      "return self.k * (self.k - 1) / (self.p * self.n_labels)", "coefficient c without the 2"),
-    M("core/objective.py", "return (1.0 - self.lam) * self.coefficient * relevance + self.lam * diversity",
-      "return self.lam * self.coefficient * relevance + (1.0 - self.lam) * diversity",
+    M("core/objective.py", "return self.k * (self.k - 1) / (2.0 * p * self.n_labels)",
+      "return self.k * (self.k - 1) / (p * self.n_labels)", "coefficient c without the 2"),
+    M("core/objective.py", "return (1.0 - self.lam) * self.coefficient, self.lam",
+      "return self.lam * self.coefficient, 1.0 - self.lam",
       "h: lambda weighs the wrong term"),
     M("core/objective.py", "part = np.partition(values, values.shape[0] - p, axis=0)[values.shape[0] - p:]",
       "part = np.partition(values, values.shape[0] - p, axis=0)[values.shape[0] - p + 1:]",
@@ -102,8 +102,8 @@ MUTANTS: list[Mutant] = [
     M("core/objective.py", "self.gains[live] -= np.clip(vals, low, high) - low",
       "self.gains[live] -= np.clip(vals, low, high)",
       "gain update forgets the old threshold (numpy path)"),
-    M("core/_numba.py", "gains[v] -= (m if m < high else high) - low",
-      "gains[v] -= (m if m < high else high)",
+    M("core/_numba.py", "drop = (m if m < high else high) - low",
+      "drop = (m if m < high else high)",
       "gain update forgets the old threshold (numba kernel)"),
     # -- core/greedy.py ----------------------------------------------------------------------
     M("core/greedy.py", "params.coefficient * (0.5 if alternate else 1.0)",
@@ -151,8 +151,8 @@ MUTANTS: list[Mutant] = [
     M("store/build.py", '"n_constant": int((n_codes <= 1).sum()),', '"n_constant": 0,',
       "store metadata miscounts constant columns (k check)"),
     # -- selection.py --------------------------------------------------------------------------
-    M("strategies.py", "feature_relevance=rows.sum(axis=1),",
-      "feature_relevance=rows.max(axis=1),",
+    M("strategies.py", "        feature_relevance=sums,\n        label_relevance=rows,",
+      "        feature_relevance=rows.max(axis=1),\n        label_relevance=rows,",
       "feature relevance is the max, not the sum, over labels"),
     M("selection.py", "scheduler=scheduler, random_state=random_state,\n",
       "scheduler=scheduler, random_state=None,\n",
@@ -209,15 +209,13 @@ MUTANTS: list[Mutant] = [
     M("engines/dask.py", "return (CancelledError, OSError)  # CommClosedError is an OSError",
       "return (OSError,)  # CommClosedError is an OSError",
       "cancelled futures escape as a raw Dask error"),
-    M("engines/base.py", "        out.append(func(shared, task))", "        out.insert(0, func(shared, task))",
+    M("engines/base.py", "        out.append(result)\n", "        out.insert(0, result)\n",
       "in-process/streaming engine returns the parts in reverse order"),
     # -- cli -----------------------------------------------------------------------------------
     # The CLI no longer maps indices itself: the source carries the candidates' original ids
     # (in memory: ``column_ids`` of the problem; store: ``data_columns``).
-    M("sources.py", "keep_constant=self.binning.keep_constant,\n"
-      "                                           column_ids=self.column_ids)",
-      "keep_constant=self.binning.keep_constant,\n"
-      "                                           column_ids=None)",
+    M("sources.py", "column_ids=self.column_ids, progress=progress,",
+      "column_ids=None, progress=progress,",
       "select reports indices not mapped back through dropped ID columns (in memory)",
       named=True),
     M("sources.py", "return ids if file_ids is None else file_ids[ids]", "return ids",
@@ -282,8 +280,9 @@ MUTANTS += [
       "parts = [g[0] for g in groups]",
       "dask rows: the sum tree keeps the first partial of each fan-in group"),
     # -- rowsharded.py --------------------------------------------------------------------------
-    R("rowsharded.py", "            total = part if total is None else total + part\n        return total\n\n    def step",
-      "            total = part\n        return total\n\n    def step",
+    R("rowsharded.py", "            if total is None:\n                total = part\n            else:\n"
+      "                total += part\n            del part",
+      "            total = part\n            del part",
       "rows: the sequential map-reduce keeps only the last shard"),
     R("rowsharded.py", "        for i in range(self.n_row_shards):\n            part = own(i, u, backend)",
       "        for i in range(self.n_row_shards - 1):\n            part = own(i, u, backend)",
@@ -291,8 +290,8 @@ MUTANTS += [
     # -- store/reader.py: verification ----------------------------------------------------------
     R("store/reader.py", "        if force or key not in _VERIFIED:", "        if key not in _VERIFIED:",
       "store verify trusts this process's checksum cache (a change keeping size and mtime passes)"),
-    R("store/reader.py", "key = (str(path.resolve()), st.st_size, st.st_mtime_ns)",
-      "key = (str(path.resolve()), st.st_size)",
+    R("store/reader.py", "return str((self.path / rel).resolve()), st.st_size, st.st_mtime_ns",
+      "return str((self.path / rel).resolve()), st.st_size, 0",
       "checksum cache ignores mtime (a same-size rewrite is never re-read)"),
     R("store/reader.py", "if st.st_size != size:", "if st.st_size < size:",
       "store check: a file that grew passes the size check"),
@@ -473,7 +472,7 @@ def main() -> None:
     p.add_argument("--round", type=int, default=None,
                    help="only the mutants of this round (1: issue 13's list, 2: issue 16's)")
     p.add_argument("--check", action="store_true",
-                   help="only report which snippets are stale; run no tests")
+                   help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
                    help="the three named mutants only")
     p.add_argument("--out", default=None, help="also write the Markdown to this file")
@@ -491,11 +490,15 @@ def main() -> None:
         mutants = [m for m in mutants if m.round == args.round]
     if args.match:
         mutants = [m for m in mutants if any(w in m.description for w in args.match.split(","))]
-    if args.check:
+    if args.check:  # exit 1 when a mutant no longer applies: a check that can fail
+        stale = 0
         for m in mutants:
             text = (REPO_ROOT / SRC / m.file).read_text() if (REPO_ROOT / SRC / m.file).is_file() else ""
-            print(f"{'ok   ' if text.count(m.old) == 1 else 'STALE'} {m.file}: {m.description}")
-        return
+            ok = text.count(m.old) == 1
+            stale += not ok
+            print(f"{'ok   ' if ok else 'STALE'} {m.file}: {m.description}")
+        print(f"{len(mutants) - stale} of {len(mutants)} mutants apply, {stale} stale")
+        sys.exit(1 if stale else 0)
 
     copies = [make_copy(REPO_ROOT) for _ in range(max(1, args.jobs))]
     try:
