@@ -95,6 +95,14 @@ def test_lines_follow_the_interval():
         "coreselect: greedy steps 4/4 done in ")
 
 
+def test_nothing_to_count_is_no_stage():
+    log = io.StringIO()
+    with Reporter(stream=log, tty=False, interval=0) as rep:
+        rep("parts", 0, 0)
+        assert rep._stages == {}
+    assert log.getvalue() == ""
+
+
 def test_a_waiting_stage_keeps_reporting():
     """A stage without updates (a cluster starting) still gets its lines, then its time."""
     log = io.StringIO()

@@ -128,8 +128,12 @@ class Reporter:
             return
         with self._lock:
             now = time.monotonic()
-            s = self._open(stage, total or None, now)
-            s.done, s.total = int(done), (int(total) or None)
+            if total <= 0:  # nothing to count (no parts left to run): no stage to show
+                if stage in self._stages:
+                    self._finish(stage, now)
+                return
+            s = self._open(stage, total, now)
+            s.done, s.total = int(done), int(total)
             if s.total and s.done >= s.total:
                 self._finish(stage, now)
                 return
