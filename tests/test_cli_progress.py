@@ -153,3 +153,24 @@ def test_interval_from_the_environment(monkeypatch):
     assert interval_from_env() == 10.0
     assert format_seconds(9.23) == "9.2 s" and format_seconds(185) == "3 min 05 s"
     assert format_seconds(3725) == "1 h 02 min"
+
+
+def test_summary_text_marks_the_best_of_each_row_or_sweep_column():
+    from coreselect.evaluation.report import summary_text
+
+    rows = [dict(method=m, k=k, fold=f, measure="micro_f1", value=v + 0.01 * f, select_seconds=0.1)
+            for m, base in (("a", 0.5), ("b", 0.6)) for k in (2, 4) for f in range(3)
+            for v in [base + (0.2 if (m, k) == ("a", 4) else 0.0)]]
+    text = summary_text(pd.DataFrame(rows)).splitlines()
+    assert text[0] == "mean ± std over 3 folds; * marks the best method at each k"
+    table = text[text.index("Micro-averaged F1 (micro_f1)") + 1:]
+    assert table[0].split() == ["k", "a", "b"]
+    assert table[1].split() == ["2", "0.5100", "±", "0.0100", "0.6100", "±", "0.0100", "*"]
+    assert table[2].split() == ["4", "0.7100", "±", "0.0100", "*", "0.6100", "±", "0.0100"]
+    sweep = pd.DataFrame([dict(r, lam=lam, value=r["value"] + lam * (r["k"] == 2))
+                          for r in rows if r["method"] == "a" for lam in (0.0, 1.0)])
+    text = summary_text(sweep).splitlines()
+    table = text[text.index("Micro-averaged F1 (micro_f1), a: rows = lambda, columns = k") + 1:]
+    assert table[0].split() == ["lam", "2", "4"]
+    assert table[1].split()[-1] == "*" and table[1].count("*") == 1  # lam 0: k = 4 (a tie)
+    assert table[2].count("*") == 2  # lam 1 best at k = 2, and tied at k = 4
