@@ -207,7 +207,9 @@ class Reporter:
             pass
 
     def _finish(self, name: str, now: float) -> None:
-        s = self._stages.pop(name)
+        s = self._stages.pop(name, None)
+        if s is None:  # ended already (its counts reached the total)
+            return
         if s.bar is not None:
             s.bar.close()
         elif s.lines:  # a stage a log heard about ends with its time
