@@ -174,3 +174,23 @@ def test_summary_text_marks_the_best_of_each_row_or_sweep_column():
     assert table[0].split() == ["lam", "2", "4"]
     assert table[1].split()[-1] == "*" and table[1].count("*") == 1  # lam 0: k = 4 (a tie)
     assert table[2].count("*") == 2  # lam 1 best at k = 2, and tied at k = 4
+
+
+def test_an_estimator_holding_a_reporter_clones_and_pickles():
+    import pickle
+
+    import numpy as np
+    from sklearn.base import clone
+
+    from coreselect import GDSSelector
+
+    rep = Reporter(tty=False, interval=0, labels={"select": "greedy steps"})
+    sel = clone(GDSSelector(k=2, progress=rep))
+    assert isinstance(sel.progress, Reporter) and sel.progress is not rep
+    assert sel.progress.labels == rep.labels and sel.progress.interval == 0
+    assert pickle.loads(pickle.dumps(rep)).labels == rep.labels
+    log = io.StringIO()
+    sel.progress._stream = log
+    rng = np.random.default_rng(0)
+    sel.fit(rng.integers(0, 3, (40, 6)), rng.integers(0, 2, (40, 2)))
+    assert "coreselect: greedy steps 2/2 done in " in log.getvalue()

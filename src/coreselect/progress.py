@@ -175,6 +175,11 @@ class Reporter:
             self._ticker = None
             self._stop = threading.Event()  # a later stage may start a ticker again
 
+    def __reduce__(self):
+        # A copy (scikit-learn's clone of an estimator holding it, a pickle to a worker) is a
+        # new reporter with the same settings, on the copy's stderr (no lock, thread or bar).
+        return (Reporter, (self.enabled, None, self.tty, self.interval, self.labels, self.prefix))
+
     def __enter__(self) -> "Reporter":
         return self
 
