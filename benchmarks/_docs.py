@@ -41,6 +41,9 @@ WHOLE_FILES = {
                         "--out docs/mutation.md",
     "docs/mutation-round2.md": "python benchmarks/mutation.py --round 2 --jobs 1 --workers 1 "
                                "--timeout 400 --out docs/mutation-round2.md",
+    "docs/mutation-reanchored.md": "python benchmarks/mutation.py --no-baseline --jobs 1 "
+                                   "--timeout 600 --match '...the eight...' "
+                                   "--out docs/mutation-reanchored.md",
     "docs/results/*/summary.md": "coreselect evaluate DATA ... --out docs/results/FOLDER "
                                  "(beside its results.csv)",
 }
