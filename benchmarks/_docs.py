@@ -42,8 +42,11 @@ WHOLE_FILES = {
     "docs/mutation-round2.md": "python benchmarks/mutation.py --round 2 --jobs 1 --workers 1 "
                                "--timeout 400 --out docs/mutation-round2.md",
     "docs/mutation-reanchored.md": "python benchmarks/mutation.py --no-baseline --jobs 1 "
-                                   "--timeout 600 --match '...the eight...' "
-                                   "--out docs/mutation-reanchored.md",
+                                   "--timeout 600 --match 'coefficient c without the 2,h: "
+                                   "lambda weighs,old threshold (numba kernel),feature relevance "
+                                   "is the max,parts in reverse order,dropped ID columns (in "
+                                   "memory),keeps only the last shard,checksum cache ignores "
+                                   "mtime' --out docs/mutation-reanchored.md",
     "docs/results/*/summary.md": "coreselect evaluate DATA ... --out docs/results/FOLDER "
                                  "(beside its results.csv)",
 }
