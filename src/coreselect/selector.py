@@ -141,11 +141,14 @@ class GDSSelector(SelectorMixin, BaseEstimator):
     client : dask.distributed.Client, optional
         An existing Dask client (``engine="dask"``).
     random_state : int, RandomState or None
-        Seed of the random partition (distributed modes).
+        Seed of the random partition (distributed modes). Taken, and unused, in the other
+        modes, as scikit-learn expects of an estimator (:func:`coreselect.select` refuses it
+        there, as the CLI refuses ``--seed``).
     backend : {"auto", "numba", "numpy"}, default="auto"
         Kernel implementation; both select the same features.
     progress : callable, optional
-        ``progress(stage, done, total)`` is called as work proceeds (the CLI draws a bar).
+        ``progress(stage, done, total)`` is called as work proceeds;
+        :class:`coreselect.progress.Reporter` draws it as the CLI does.
 
     The parameters are checked against one table, :data:`coreselect.spec.CONSTRAINTS`
     (``_parameter_constraints`` is made from it), and :func:`coreselect.select` runs the
