@@ -7,8 +7,8 @@ The rule, on the training data only:
    the first ``k`` of that order (a greedy step's gains do not depend on ``k``); under
    ``"paper"`` and ``"fixed"``, whose weights depend on ``k``, the prefixes of the order at the
    cap are what is scored.
-2. Prefixes of sizes :func:`k_grid` (every size up to 10, then about 15 sizes spaced
-   geometrically up to the cap) are scored by **internal cross-validation**: ``INNER_FOLDS``
+2. Prefixes of sizes :func:`k_grid` (1, 2, 3, 5, 7, 10, 20, 30, 50, 70, 100: the
+   1-2-3-5-7 ladder below the cap, and the cap) are scored by **internal cross-validation**: ``INNER_FOLDS``
    folds (seed 0) of at most ``INNER_ROWS`` training rows (a seeded random sample beyond),
    the cheap evaluator BRkNN-b (5 neighbours) fitted on each prefix's columns, example F1 on
    the held-out fold.
@@ -48,15 +48,13 @@ def cap_for(n_selectable: int) -> int:
 
 
 def k_grid(cap: int) -> np.ndarray:
-    """The prefix sizes scored: 1..10, then about 15 sizes geometrically spaced to ``cap``."""
+    """The prefix sizes scored: the 1-2-3-5-7 ladder (1, 2, 3, 5, 7, 10, 20, 30, 50, 70,
+    100, ...) below ``cap``, and ``cap``."""
     cap = int(cap)
     if cap < 1:
         return np.zeros(0, dtype=np.int64)
-    small = np.arange(1, min(cap, 10) + 1)
-    if cap <= 10:
-        return small
-    big = np.unique(np.round(np.geomspace(10, cap, 16)).astype(np.int64))
-    return np.unique(np.concatenate([small, big, [cap]])).astype(np.int64)
+    ladder = [m * 10**e for e in range(len(str(cap))) for m in (1, 2, 3, 5, 7)]
+    return np.unique([g for g in ladder if g < cap] + [cap]).astype(np.int64)
 
 
 @dataclass

@@ -30,7 +30,9 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False):
                    "br-chi2, random; the published MI selectors pmu, mdmr, d2f, scls, lrfs, lsmfs, mlsmfs, "
                    "ppt-mi, igmf.")
 @click.option("--k", "k_spec", default=None,
-              help=f"Numbers of features: a list '10,20,50' or a range 'start:stop:step' (stop included). "
+              help=f"Numbers of features: a list '10,20,50' or a range 'start:stop:step' (stop included), "
+                   f"or 'auto': each GDS method chooses k on every training fold (internal "
+                   f"cross-validation, nested; results.csv's k_chosen). "
                    f"[default: {_DEFAULT_K}, capped at the number of features]")
 @click.option("--evaluator", type=click.Choice(["brknn", "linear", "sparse-knn"]), default="brknn",
               show_default=True,
@@ -128,7 +130,7 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
         ks = [k for k in ks if k < ds.n_features] + [ds.n_features]
         click.echo(f"{ds.name} has {ds.n_features} features: k capped at {ds.n_features} "
                    f"(k = {','.join(map(str, ks))})", err=True)  # a warning: also with -q
-    if ks[-1] > ds.n_features:
+    if ks != ["auto"] and ks[-1] > ds.n_features:
         raise InputError(f"--k goes up to {ks[-1]} but {ds.name} has only {ds.n_features} features")
 
     bar = progress_bar(total=0, desc=f"evaluate {ds.name}", enabled=not quiet)
@@ -163,6 +165,11 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
                      f"measures {', '.join(measure_names)}; seed {seed}; {jobs} job(s).")
     finally:
         bar.close()
+    if ks == ["auto"]:  # the k each training fold chose, in the summary too
+        chosen = df.groupby(["method", "fold"], sort=False)["k_chosen"].first()
+        notes += " k auto (chosen on each training fold): " + "; ".join(
+            f"{m} {', '.join(str(int(v)) for v in chosen[m])}" for m in dict.fromkeys(df["method"]))
+        notes += "."
     from coreselect.files import final_outputs
 
     with final_outputs():  # its last act: a signal after the report is in place finds a finished run
