@@ -122,10 +122,14 @@ def score_prefixes(X, Y, order: np.ndarray, grid: np.ndarray, *, folds: int = IN
     Xs = Xc[:, np.asarray(order, dtype=np.int64)]
     Xs = (Xs.tocsr()[rows].toarray() if sp.issparse(Xs) else Xs[rows]).astype(np.float64)
     Ys = (Y.tocsr()[rows].toarray() if sp.issparse(Y) else np.asarray(Y)[rows]) != 0
+    from threadpoolctl import threadpool_limits  # scikit-learn's dependency
+
     scores = np.zeros((folds, grid.size))
-    for f, (tr, va) in enumerate(_inner_folds(rows.size, folds, seed)):
-        for j, pred in enumerate(brknn_b_prefixes(Xs[tr], Ys[tr], Xs[va], grid)):
-            scores[f, j] = example_f1(Ys[va], pred)
+    # Small products (rows x a few columns): BLAS threads would spin more than they work.
+    with threadpool_limits(1, user_api="blas"):
+        for f, (tr, va) in enumerate(_inner_folds(rows.size, folds, seed)):
+            for j, pred in enumerate(brknn_b_prefixes(Xs[tr], Ys[tr], Xs[va], grid)):
+                scores[f, j] = example_f1(Ys[va], pred)
     return scores, int(rows.size)
 
 
@@ -155,13 +159,23 @@ def brknn_b_prefixes(Xtr: np.ndarray, Ytr: np.ndarray, Xva: np.ndarray, grid: np
     k = min(n_neighbors, n_train)
     Yf = Ytr.astype(np.float64)
     d2 = np.zeros((B.shape[0], n_train))
+    mask = np.empty(d2.shape, dtype=bool)
+    kth = np.empty((B.shape[0], 1))
     done = 0
     for g in grid:
-        for c in range(done, int(g)):
-            d2 += np.subtract.outer(B[:, c], A[:, c]) ** 2
+        # |b - a|^2 = |b|^2 + |a|^2 - 2 b.a over the new columns (one matrix product, as
+        # scikit-learn's euclidean_distances that BRkNNb uses), clipped at 0; in place
+        a, b = A[:, done:int(g)], B[:, done:int(g)]
+        prod = b @ a.T
+        prod *= -2.0
+        prod += (b * b).sum(axis=1)[:, None]
+        prod += (a * a).sum(axis=1)[None, :]
+        d2 += prod
+        del prod
+        np.maximum(d2, 0.0, out=d2)
         done = int(g)
-        kth = np.partition(d2, k - 1, axis=1)[:, k - 1:k]
-        mask = d2 <= kth + 1e-12 * np.maximum(1.0, kth)
+        kth[:, 0] = np.partition(d2, k - 1, axis=1)[:, k - 1]
+        np.less_equal(d2, kth + 1e-12 * np.maximum(1.0, kth), out=mask)
         counts = mask @ Yf
         sizes = mask.sum(axis=1)
         conf = (counts + 1.0 / n_train) / (sizes + n_labels / n_train)[:, None]

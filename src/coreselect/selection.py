@@ -8,6 +8,7 @@ it. Nothing here imports scikit-learn, so the command line starts fast.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from dataclasses import replace
@@ -211,15 +212,19 @@ def select(
         k = auto.k
     else:
         k = _resolve_k(k, percentile, source)
-    result = runner.run(replace(objective, k=int(k)), source, backend=backend,
-                        progress=progress, checkpoint=checkpoint)
+    if auto is not None and k == len(first.selected):
+        result = dataclasses.replace(first)  # the order at the cap is the selection
+    else:
+        result = runner.run(replace(objective, k=int(k)), source, backend=backend,
+                            progress=progress, checkpoint=checkpoint)
     if auto is not None:
         auto.order = np.asarray(first.selected, dtype=np.int64)  # data columns
         result.auto_k = auto
         result.ranking = auto.order
-        result.timings = {**result.timings, "auto_k_order": first.seconds,
+        reused = result.selected is first.selected
+        result.timings = {**({} if reused else result.timings), "auto_k_order": first.seconds,
                           "auto_k_cv": auto.seconds}
-        result.seconds += first.seconds + auto.seconds
+        result.seconds = (0.0 if reused else result.seconds) + first.seconds + auto.seconds
     else:
         result.ranking = np.asarray(result.selected, dtype=np.int64)
     result.label_classes = getattr(source, "label_classes", None)
