@@ -268,10 +268,13 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         """Select ``k`` columns of ``X`` (dense or sparse) for the labels ``Y``.
 
         ``Y`` is a binary (n_samples, n_labels) matrix, dense or sparse (a DataFrame's columns
-        name the labels); a sequence of label sets (``[{0, 2}, {1}, set()]``, one column per
-        label that occurs, in sorted order, as scikit-learn's ``MultiLabelBinarizer``); or a
-        1-D vector of classes, one-hot encoded (one binary label per class, one label for two
-        classes). Complex values, string matrices and ragged nested lists are refused
+        name the labels); label lists as scikit-learn's ``MultiLabelBinarizer`` takes them
+        (a list, tuple, 1-D object array or pandas Series of sets, lists or tuples of labels:
+        ``[["rock", "pop"], ["jazz"], []]``; one column per label that occurs, in sorted
+        order); or a 1-D vector of classes, one-hot encoded (one binary label per class, one
+        label for two classes). Equal-length lists of 0s and 1s are a 0/1 matrix when some
+        row holds a value twice, and refused as ambiguous when none does (pass a numpy array
+        for a matrix). Complex values, string matrices and deeper nesting are refused
         (:class:`~coreselect.errors.InputTypeError`).
         """
         import scipy.sparse as sp
