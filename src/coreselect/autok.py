@@ -9,7 +9,8 @@ The rule, on the training data only:
    cap are what is scored.
 2. Prefixes of sizes :func:`k_grid` (1, 2, 3, 5, 7, 10, 20, 30, 50, 70, 100: the
    1-2-3-5-7 ladder below the cap, and the cap) are scored by **internal cross-validation**: ``INNER_FOLDS``
-   folds (seed 0) of at most ``INNER_ROWS`` training rows (a seeded random sample beyond),
+   folds (seed 0; fewer on fewer than ``2 * INNER_FOLDS`` rows) of at most ``INNER_ROWS``
+   training rows (a seeded random sample beyond),
    the cheap evaluator BRkNN-b (5 neighbours) fitted on each prefix's columns, example F1 on
    the held-out fold.
 3. **One-standard-error rule**: the smallest ``k`` whose mean score is at least the best mean
@@ -35,7 +36,7 @@ from coreselect.errors import InputError
 #: The greedy order is computed up to at most this many features.
 AUTO_CAP = 100
 #: Folds of the internal cross-validation, and the most training rows it uses.
-INNER_FOLDS = 3
+INNER_FOLDS = 5
 INNER_ROWS = 2000
 #: Seed of the inner folds and of the row sample.
 INNER_SEED = 0
@@ -112,9 +113,9 @@ def score_prefixes(X, Y, order: np.ndarray, grid: np.ndarray, *, folds: int = IN
     """Example F1 of BRkNN-b on the first ``g`` columns of ``order`` for each ``g`` of
     ``grid``, per inner fold: ``(scores (folds, grid), rows used)``."""
     n = X.shape[0]
-    if n < 2 * folds:
-        raise InputError(f"k='auto' cross-validates on {folds} folds and needs at least "
-                         f"{2 * folds} samples, got {n}")
+    if n < 4:
+        raise InputError(f"k='auto' cross-validates on the samples and needs at least 4, got {n}")
+    folds = max(2, min(folds, n // 2))  # at least 2 rows per fold
     rows = np.arange(n)
     if n > max_rows:
         rows = np.sort(np.random.default_rng(seed).choice(n, size=max_rows, replace=False))
@@ -195,6 +196,7 @@ def choose_k(X, Y, order: np.ndarray, *, folds: int = INNER_FOLDS,
     if grid.size == 0:
         raise InputError("k='auto' has no feature to choose from")
     scores, used = score_prefixes(X, Y, order, grid, folds=folds, max_rows=max_rows, seed=seed)
+    folds = scores.shape[0]
     k, best = one_standard_error(grid, scores)
     cv = {"n_features": grid, "mean_test_score": scores.mean(axis=0),
           "std_test_score": scores.std(axis=0),

@@ -50,7 +50,7 @@ def _calibration_help() -> str:
 @click.option("-k", "--k", "k", default=None, metavar="K|auto",
               help="Number of features to select, or 'auto': chosen by internal cross-validation "
                    "of the greedy order's prefixes (up to min(selectable, 100); BRkNN-b, example "
-                   "F1, 3 folds, one-standard-error rule).  [default: 10, at most the "
+                   "F1, 5 folds, one-standard-error rule).  [default: 10, at most the "
                    "selectable features]")
 @click.option("--percentile", type=float, default=None,
               help="Select this percentage (0 < P <= 100) of the selectable features, rounded "
