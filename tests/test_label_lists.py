@@ -56,3 +56,15 @@ def test_lists_that_read_both_ways_are_refused_with_the_fix(Y):
 def test_deeper_nesting_is_refused():
     with pytest.raises(InputTypeError, match="nested"):
         GDSSelector(k=2).fit(X, [[[1]], [[2]]] * 12)
+
+
+@pytest.mark.parametrize("Y", [[["0", "1"], ["1", "0"]] * 12, [["1", "1"], ["0", "1"]] * 12])
+def test_lists_of_the_strings_0_and_1_are_refused_with_the_fix(Y):
+    with pytest.raises(InputTypeError, match=r"dtype=int"):
+        GDSSelector(k=2).fit(X, Y)
+
+
+def test_sets_and_lists_mixed_are_label_lists():
+    rows = [{"a"}, ["b", "a"], ("c",), set()] * 6
+    np.testing.assert_array_equal(as_label_matrix(rows, 24),
+                                  MultiLabelBinarizer().fit_transform(rows))

@@ -303,7 +303,9 @@ def _label_lists(Y) -> list | None:
 
     * ``Y`` is a list or tuple, or a 1-D object array or Series (a Series of lists), whose
       items are all sets, lists, tuples or 1-D arrays (rows);
-    * sets, rows of different lengths, or any value other than 0 and 1: label lists;
+    * sets, rows of different lengths, or any value other than 0 and 1: label lists (but
+      rows of one length holding only the strings ``"0"`` and ``"1"`` are refused: a 0/1
+      matrix read as text, or label lists?);
     * rows of one length holding only 0s and 1s: a 0/1 matrix when some row holds a value
       twice (a label list would not name a label twice); when none does (``[[0, 1], [1, 0]]``,
       ``[[1], [0]]``) either reading is possible and :class:`InputTypeError` says how to
@@ -324,6 +326,11 @@ def _label_lists(Y) -> list | None:
     if any(isinstance(y, (set, frozenset)) for y in rows) or len({len(y) for y in rows}) > 1:
         return rows
     flat = [v for y in rows for v in y]
+    if flat and all(isinstance(v, str) and v in ("0", "1") for v in flat):
+        raise InputTypeError(
+            "the labels are lists of the strings '0' and '1' of one length: a 0/1 matrix read "
+            "as text, or label lists; pass np.asarray(Y, dtype=int) for a 0/1 matrix, or label "
+            "sets ([{'0', '1'}, {'1'}]) for label lists")
     if not all(_is_01(v) for v in flat):
         return rows
     if any(len(set(map(float, y))) < len(y) for y in rows):
