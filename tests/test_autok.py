@@ -159,3 +159,9 @@ def test_evaluate_k_auto_is_nested_in_the_outer_folds(capsys, tmp_path, arff, mo
     code, out, err = _run(capsys, "evaluate", arff, "--k", "auto", "--methods", "gds,br-chi2",
                           "--folds", "2", "--out", tmp_path / "ev2", "-q")
     assert code == 2 and "br-chi2 does not choose its k" in err
+
+
+def test_evaluate_k_auto_refuses_a_lambda_sweep(capsys, tmp_path, arff):
+    code, out, err = _run(capsys, "evaluate", arff, "--k", "auto", "--lam-sweep", "0,1",
+                          "--methods", "gds", "--out", tmp_path / "ev")
+    assert code == 2 and "--lam-sweep" in err and len(err.strip().splitlines()) == 1

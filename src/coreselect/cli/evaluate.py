@@ -112,6 +112,8 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
         raise InputError("--lam must lie in [0, 1]")
     factories = method_factories(names, lam=lam, relevance=relevance)  # validates the names
     lams = parse_values(lam_sweep) if lam_sweep is not None else None
+    if lams is not None and ks == ["auto"]:
+        raise InputError("--lam-sweep scores fixed numbers of features: give --k a list, not auto")
     if lams is not None and not any(n in GREEDY_METHODS for n in names):
         raise InputError("--lam-sweep needs gds, cgds or dgds in --methods")
     # Outputs are checked before any work: never over an input (DATA as resolved, its label
