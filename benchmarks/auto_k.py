@@ -71,8 +71,9 @@ def run_one(name: str, folds: int) -> dict:
 
 def main() -> None:
     ap = C.parser(C.describe(__doc__))
-    ap.add_argument("--datasets", default=DEFAULT)
-    ap.add_argument("--folds", type=int, default=3)
+    ap.add_argument("--datasets", default=DEFAULT,
+                    help="comma-separated shared datasets (benchmarks/calibration_research.py)")
+    ap.add_argument("--folds", type=int, default=3, help="outer cross-validation folds")
     args = ap.parse_args()
     names = ["emotions"] if args.quick else [n.strip() for n in args.datasets.split(",")]
     rows = []

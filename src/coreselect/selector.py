@@ -98,7 +98,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         fewer (so the default estimator fits tiny data). ``"auto"``: chosen on the training
         data by internal cross-validation of the greedy order's prefixes and the
         one-standard-error rule (:mod:`coreselect.autok`: the order is computed once up to
-        ``min(selectable, 100)`` features; BRkNN-b, example F1, 5 folds of at most 2000 rows;
+        ``min(selectable, 100)`` features; BRkNN-b, example F1, 5 folds of at most 1000 rows;
         in-memory data, ``mode="centralized"``); ``k_`` is the choice and ``cv_results_``
         the curve.
     percentile : float in (0, 100], optional
