@@ -246,8 +246,11 @@ def _resolve_k(k: int | None, percentile: float | None, source: Source) -> int:
     if k is None:
         return min(DEFAULT_K, _count_selectable(source, "k"))
     if isinstance(source, InMemorySource) and k > source.n_selectable():
-        raise InputError(f"k={k} is larger than the number of selectable features "
-                         f"({source.n_selectable()}): {unselectable_reason(source)}")
+        n_ok = source.n_selectable()
+        raise InputError(f"k={k} is larger than the number of selectable features ({n_ok}) "
+                         f"({source.n_columns - n_ok} constant columns are never selected; "
+                         f"keep_constant=True allows them): "
+                         f"{unselectable_reason(source, fix=False)}")
     return int(k)
 
 
@@ -260,7 +263,7 @@ def _count_selectable(source: Source, what: str) -> int:
     return n_ok
 
 
-def unselectable_reason(source: InMemorySource) -> str:
+def unselectable_reason(source: InMemorySource, fix: bool = True) -> str:
     """Why columns of an in-memory source cannot be selected, in one clause: how many hold a
     single value, and how many were left with one bin by rule 4 (the smallest bin) of
     :mod:`coreselect.core.discretize`, with the bound it used and the fix."""
@@ -294,7 +297,7 @@ def unselectable_reason(source: InMemorySource) -> str:
                      f"samples were merged (min_bin_count={b.min_bin_count} on {n} samples, "
                      f"n_bins={b.n_bins}; a smaller min_bin_count or strategy='uniform' "
                      "keeps more bins)")
-    return "; ".join(parts) + " (keep_constant=True allows constant columns)"
+    return "; ".join(parts) + (" (keep_constant=True allows constant columns)" if fix else "")
 
 
 def feature_scores(source: InMemorySource, objective: Objective) -> np.ndarray:
