@@ -18,16 +18,18 @@ TIE_RTOL = 1e-9
 
 # -- discretization ------------------------------------------------------------------------
 def discretize_column(x, n_bins=5, strategy="auto", min_bin_count=10, sparse_input=False):
-    """Codes of one column, by the rules in coreselect.core.discretize's docstring."""
+    """Codes of one column, by the rules in coreselect.core.discretize's docstring.
+
+    ``sparse_input`` is accepted and ignored: the rules read the values, not the container."""
     x = np.asarray(x, dtype=float)
     n = x.size
     distinct = np.unique(x)
     if strategy == "none" or distinct.size <= n_bins:
         return np.searchsorted(distinct, x)
-    zero_bin = (
-        strategy == "auto" and x.min() >= 0 and (x == 0).any()
-        and (sparse_input or 2 * (x == 0).sum() > n)
-    )
+    # Rule 4's bound on tiny data: at most half an equal-frequency bin's share, at least 1.
+    min_bin_count = min(min_bin_count, max(1, n // (2 * n_bins)))
+    # Rule 2: non-negative and more than half zero (whatever the container).
+    zero_bin = strategy == "auto" and x.min() >= 0 and 2 * (x == 0).sum() > n
     split_values = x[x != 0] if zero_bin else x
     q = n_bins - 1 if zero_bin else n_bins
     bin_of = {}

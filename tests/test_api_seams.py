@@ -263,10 +263,15 @@ ragged = st.lists(st.lists(st.integers(0, 1), min_size=0, max_size=4), min_size=
 
 @settings(max_examples=30, deadline=None)
 @given(ragged)
-def test_ragged_label_lists_are_refused(rows):
-    X = np.arange(len(rows) * 2).reshape(len(rows), 2)
-    with pytest.raises(InputTypeError, match="ragged"):
-        coreselect.select(X, rows, k=1, min_bin_count=1)
+def test_ragged_lists_are_label_lists(rows):
+    """Issue 32.7: rows of different lengths cannot be a matrix; they are label lists, read
+    as MultiLabelBinarizer reads them (they used to be refused as ragged)."""
+    from sklearn.preprocessing import MultiLabelBinarizer
+
+    from coreselect.sources import as_label_matrix
+
+    np.testing.assert_array_equal(as_label_matrix(rows, len(rows)),
+                                  MultiLabelBinarizer().fit_transform(rows))
 
 
 @pytest.mark.parametrize("Y", [
@@ -275,7 +280,7 @@ def test_ragged_label_lists_are_refused(rows):
     [["0", "1"], ["1", "0"], ["0", "1"], ["1", "1"]],
     np.array([[1 + 0j, 0], [0, 1], [1, 0], [0, 1]]),
     sp.csr_matrix(np.array([[1, 0], [0, 1], [1, 0], [0, 1]]) * (1 + 0j)),
-    [{0}, [1], {0, 1}, set()],          # sets mixed with lists
+    [{0}, 1, {0, 1}, set()],            # sets mixed with other values
     [{0, "a"}, {1}, {0}, {"b"}],        # labels that cannot be sorted into columns
 ])
 def test_bad_label_types_are_refused_with_a_typed_error(Y):

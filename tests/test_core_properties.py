@@ -68,8 +68,8 @@ def _check_against_reference(X, n_bins, min_count, strategy, as_sparse):
     return dm
 
 
-# Exactly half zeros: dense input splits all values (2 * zeros > n is false), sparse input
-# keeps zero as its own bin. One more zero and dense keeps it too.
+# Exactly half zeros: all values are split (2 * zeros > n is false), dense or sparse: the rule
+# reads the values, not the container. One more zero and zero keeps its own bin.
 _HALF = np.array([0, 0, 0, 0, 0, 1, 2, 3, 4, 5.0])[:, None]
 _HALF_PLUS = np.array([0, 0, 0, 0, 0, 0, 2, 3, 4, 5.0])[:, None]
 
@@ -96,9 +96,9 @@ def test_zero_bin_rule_boundaries():
     # are values with 0 smaller samples -> bin 0; 1 has 5 smaller -> floor(3*5/10) = 1;
     # 2 -> floor(18/10) = 1; 3 -> floor(21/10) = 2; 4, 5 -> 2.
     assert ref.same_partition(dense_half, [0, 0, 0, 0, 0, 1, 1, 2, 2, 2])
-    # Sparse: zero is its own bin; the non-zeros 1..5 (s = 0..4 smaller) go to
-    # floor(2 s / 5) = 0, 0, 0, 1, 1: bins {1, 2, 3} and {4, 5}.
-    assert ref.same_partition(sparse_half, [0, 0, 0, 0, 0, 1, 1, 1, 2, 2])
+    # Sparse: the same values, the same bins (before issue 32 a sparse column kept zero as
+    # its own bin whatever its share: {0}, {1, 2, 3}, {4, 5}).
+    assert ref.same_partition(sparse_half, [0, 0, 0, 0, 0, 1, 1, 2, 2, 2])
     # Dense, 6 of 10 zero (more than half): zero bin, non-zeros 2, 3 | 4, 5.
     assert ref.same_partition(dense_more, [0, 0, 0, 0, 0, 0, 1, 1, 2, 2])
 

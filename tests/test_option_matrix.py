@@ -90,6 +90,8 @@ VALUES = {
     "random_state": ["--seed", "7"], "labels": ["--labels", "y0,y1"],
     "backend": ["--backend", "numpy"], "explain": ["--explain"], "quiet": ["--quiet"],
     "verbose": ["--verbose"], "labels_as_features": ["--labels-as-features"],
+    # with the cell's -k: refused (give one); --k-curve without -k auto: refused
+    "percentile": ["--percentile", "50"], "k_curve": ["--k-curve", "curve.png"],
 }
 CLI_OPTIONS = [name for name, flag in SELECT_OPTIONS.items() if flag is not None]
 
@@ -111,7 +113,7 @@ def _base(data, mode, source, engine, address):
 
 
 def _given(option, engine):
-    given = {"mode", "as_json", option}
+    given = {"mode", "as_json", "k", option}  # _base gives -k
     if engine == "dask":
         given |= {"engine", "scheduler"}
     return given

@@ -16,14 +16,10 @@ from coreselect.core.objective import DEFAULT_CALIBRATION, default_p
 from coreselect.datasets import make_synthesized
 from coreselect.errors import InputError
 
-EXPECTED_FAILED = {
-    # Selecting k features of a 1-feature matrix is the documented error "k > selectable".
-    "check_fit2d_1feature": "k larger than the number of features is an error by design",
-}
-
-
-@parametrize_with_checks([GDSSelector(k=2, min_bin_count=1)], expected_failed_checks=lambda est: EXPECTED_FAILED)
+@parametrize_with_checks([GDSSelector(), GDSSelector(k="auto"), GDSSelector(percentile=50)])
 def test_sklearn_compatible(estimator, check):
+    """The default estimator (k: 10, at most the selectable features; the smallest bin shrinks
+    on the checks' tiny data), the automatic k and a percentile: no expected failure."""
     check(estimator)
 
 
@@ -87,6 +83,91 @@ def test_bad_parameters(params):
     ds = make_synthesized()
     with pytest.raises(InvalidParameterError):
         GDSSelector(**params).fit(ds.X, ds.Y)
+
+
+@pytest.mark.parametrize("params", [dict(k="many"), dict(percentile=120), dict(percentile=-1),
+                                    dict(k=1.5)])
+def test_bad_k_and_percentile(params):
+    ds = make_synthesized()
+    with pytest.raises(InvalidParameterError):
+        GDSSelector(**params).fit(ds.X, ds.Y)
+
+
+def test_k_and_percentile_are_exclusive_and_percentile_zero_is_refused():
+    ds = make_synthesized()
+    with pytest.raises(InputError, match="give one"):
+        GDSSelector(k=5, percentile=10).fit(ds.X, ds.Y)
+    with pytest.raises(InputError, match="selects no feature"):
+        GDSSelector(percentile=0).fit(ds.X, ds.Y)
+
+
+def test_default_k_is_ten_capped_at_the_selectable_features():
+    ds = make_synthesized()
+    assert GDSSelector().fit(ds.X, ds.Y).k_ == 10
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 4))
+    X[:, 1] = 3.0  # constant: never selected
+    sel = GDSSelector().fit(X, (rng.random((30, 2)) < 0.5).astype(int))
+    assert sel.k_ == 3 and 1 not in sel.selected_
+
+
+def test_tiny_data_are_not_all_constant():
+    """Issue 32: on 20 samples the default min_bin_count=10 used to leave one bin per column,
+    and every column was called constant."""
+    rng = np.random.default_rng(1)
+    X, Y = rng.normal(size=(20, 5)), (rng.random((20, 3)) < 0.5).astype(int)
+    assert GDSSelector().fit(X, Y).k_ == 5
+
+
+def test_nothing_selectable_says_why():
+    Y = np.tile([[0, 1], [1, 0]], (10, 1))
+    with pytest.raises(InputError, match="3 of the 3 columns hold a single value"):
+        GDSSelector().fit(np.ones((20, 3)), Y)
+    # 6 distinct values, 55 of 60 zero: the five others (bin 4) are fewer than the smallest
+    # bin, min(10, 60 // 10) = 6, and join the zeros
+    X = np.zeros((60, 2))
+    X[:5] = np.arange(1.0, 6.0)[:, None]
+    with pytest.raises(InputError, match="2 have every sample in one bin after bins smaller "
+                                         "than 6 samples"):
+        GDSSelector(strategy="quantile").fit(X, np.tile([[0, 1], [1, 0]], (30, 1)))
+    with pytest.raises(InputError, match=r"k=4 is larger .*hold a single value"):
+        GDSSelector(k=4).fit(np.column_stack([np.ones(20), np.arange(20.0)]), Y)
+
+
+def test_percentile_scores_and_ranking():
+    ds = make_synthesized()
+    sel = GDSSelector(percentile=2).fit(ds.X, ds.Y)
+    from coreselect.core.discretize import discretize
+
+    n_ok = int((~discretize(ds.X).is_constant).sum())
+    assert sel.k_ == int(np.ceil(0.02 * n_ok)) == len(sel.selected_)
+    assert sel.scores_.shape == (ds.X.shape[1],)
+    # scores_ are the selected features' relevances (summed over labels), in bits
+    np.testing.assert_allclose(sel.scores_[sel.selected_], sel.feature_relevance_)
+    np.testing.assert_array_equal(sel.ranking_, sel.selected_)
+    # the first pick is the most relevant feature
+    assert sel.scores_[sel.selected_[0]] == pytest.approx(sel.scores_.max())
+
+
+def test_automatic_k_keeps_its_curve_and_a_prefix_of_its_order():
+    ds = make_synthesized(random_state=2)
+    sel = GDSSelector(k="auto").fit(ds.X, ds.Y)
+    cv = sel.cv_results_
+    assert sel.k_ in cv["n_features"] and sel.k_ == len(sel.selected_)
+    assert len(sel.ranking_) == min(100, ds.X.shape[1])
+    np.testing.assert_array_equal(sel.ranking_[:sel.k_], sel.selected_)
+    best = int(np.argmax(cv["mean_test_score"]))
+    from coreselect.autok import INNER_FOLDS
+
+    se = (np.std([cv[f"split{i}_test_score"][best] for i in range(INNER_FOLDS)])
+          / np.sqrt(INNER_FOLDS))
+    chosen = int(np.flatnonzero(cv["n_features"] == sel.k_)[0])
+    assert cv["mean_test_score"][chosen] >= cv["mean_test_score"][best] - se - 1e-12
+    assert sel.result_.to_dict()["k_auto"]["k"] == sel.k_
+    # the same k as the library call, which the CLI makes
+    from coreselect import select
+
+    assert select(ds.X, ds.Y, k="auto").spec["k"] == sel.k_
 
 
 def test_bad_input():

@@ -8,15 +8,21 @@ it. Nothing here imports scikit-learn, so the command line starts fast.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from coreselect.errors import InputError
 from coreselect.io.dataset import Dataset
 from coreselect.sources import InMemorySource, Source, StoreSource
-from coreselect.spec import Binning, Objective, Progress, check, check_used, default
+from coreselect.spec import (
+    DEFAULT_K, Binning, Objective, Progress, check, check_used, default,
+)
 from coreselect.store import ColumnStore, open_store
 from coreselect.strategies import (
     AltGreedy, DistributedGreedy, RowSharded, SelectionResult, Strategy,
@@ -111,7 +117,8 @@ def select(
     data: Any,
     Y: Any = None,
     *,
-    k: int = default("k"),
+    k: int | str | None = default("k"),
+    percentile: float | None = default("percentile"),
     lam: float = default("lam"),
     p: int | None = default("p"),
     relevance: str = default("relevance"),
@@ -137,6 +144,13 @@ def select(
     """Select ``k`` features of ``data``: a feature matrix with labels ``Y``, a
     :class:`~coreselect.io.dataset.Dataset`, or a column store (see :func:`as_source`).
 
+    How many: ``k`` (an integer); None (the default): ``DEFAULT_K`` = 10, or every selectable
+    feature when there are fewer; ``percentile``: ``ceil(percentile / 100 * selectable)``
+    (not with ``k``); ``k="auto"``: chosen by internal cross-validation of the greedy order's
+    prefixes on the data given (:mod:`coreselect.autok`: in-memory data, centralized mode;
+    the result's ``auto_k`` holds the curve and ``ranking`` the order up to the cap).
+    ``result.spec["k"]`` is the ``k`` selected.
+
     The parameters are those of :class:`coreselect.GDSSelector`, with ``calibration`` None for
     the library default, and binning parameters None for the defaults (or, on a store, the
     binning it was built with). Selected indices are columns of ``data``, in selection order.
@@ -160,7 +174,11 @@ def select(
     EngineError
         When an engine or a column store fails.
     """
-    objective = Objective(k=k, lam=lam, p=p, relevance=relevance, calibration=calibration)
+    check("k", k)
+    check("percentile", percentile)
+    # Checked now (k is resolved once the data are read).
+    objective = Objective(k=DEFAULT_K, lam=lam, p=p, relevance=relevance,
+                          calibration=calibration)
     runner = make_strategy(mode, partitions=partitions, coreset_size=coreset_size,
                            row_shards=row_shards, engine=engine, n_workers=n_workers, client=client,
                            scheduler=scheduler, random_state=random_state)
@@ -168,17 +186,137 @@ def select(
     source = as_source(data, Y, n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
                        keep_constant=keep_constant, temp_dir=temp_dir)
     # An option this run would ignore is refused (the option matrix, coreselect.spec.UNUSED).
-    check_used(dict(partitions=partitions, coreset_size=coreset_size, row_shards=row_shards,
+    check_used(dict(k=k, percentile=percentile,
+                    partitions=partitions, coreset_size=coreset_size, row_shards=row_shards,
                     engine=engine, n_workers=n_workers, client=client, scheduler=scheduler,
                     random_state=random_state, n_bins=n_bins, strategy=strategy,
                     min_bin_count=min_bin_count, temp_dir=temp_dir),
                mode=mode, source="store" if isinstance(source, StoreSource) else "file",
                engine=engine)
-    result = runner.run(objective, source, backend=backend, progress=progress,
-                        checkpoint=checkpoint)
+    auto = first = None
+    if k == "auto":
+        if mode != "centralized" or not isinstance(source, InMemorySource):
+            raise InputError("k='auto' cross-validates on the data's values: it runs on a data "
+                             "file or in-memory arrays with mode='centralized'")
+        if checkpoint is not None:
+            raise InputError("k='auto' records no checkpoint: give an integer k to resume")
+        from coreselect.autok import cap_for, choose_k
+
+        cap = cap_for(_count_selectable(source, "auto"))
+        first = runner.run(replace(objective, k=cap), source, backend=backend,
+                           progress=progress)
+        ids = np.asarray(first.selected, dtype=np.int64)
+        positions = ids if source.column_ids is None else np.searchsorted(source.column_ids,
+                                                                          ids)
+        auto = choose_k(source.X, source.Y, positions)
+        k = auto.k
+    else:
+        k = _resolve_k(k, percentile, source)
+    if auto is not None and k == len(first.selected):
+        result = dataclasses.replace(first)  # the order at the cap is the selection
+    else:
+        result = runner.run(replace(objective, k=int(k)), source, backend=backend,
+                            progress=progress, checkpoint=checkpoint)
+    if auto is not None:
+        auto.order = np.asarray(first.selected, dtype=np.int64)  # data columns
+        result.auto_k = auto
+        result.ranking = auto.order
+        reused = result.selected is first.selected
+        result.timings = {**({} if reused else result.timings), "auto_k_order": first.seconds,
+                          "auto_k_cv": auto.seconds}
+        result.seconds = (0.0 if reused else result.seconds) + first.seconds + auto.seconds
+    else:
+        result.ranking = np.asarray(result.selected, dtype=np.int64)
+    result.label_classes = getattr(source, "label_classes", None)
+    if mode == "centralized" and isinstance(source, InMemorySource):
+        result.scores = feature_scores(source, replace(objective, k=int(k)))
     if temp_dir is not None:
         result.engine_info["temp_dir"] = str(temp_dir)
     return result
 
 
-__all__ = ["select", "make_strategy", "as_source"]
+def _resolve_k(k: int | None, percentile: float | None, source: Source) -> int:
+    """The number of features to select (``k`` None: the default; or from ``percentile``)."""
+    if percentile is not None:
+        if percentile <= 0:
+            raise InputError(f"percentile={percentile!r} selects no feature: give a "
+                             "percentile in (0, 100]")
+        n_ok = _count_selectable(source, f"percentile={percentile!r}")
+        return max(1, math.ceil(percentile / 100 * n_ok - 1e-9))
+    if k is None:
+        return min(DEFAULT_K, _count_selectable(source, "k"))
+    if isinstance(source, InMemorySource) and k > source.n_selectable():
+        n_ok = source.n_selectable()
+        raise InputError(f"k={k} is larger than the number of selectable features ({n_ok}) "
+                         f"({source.n_columns - n_ok} constant columns are never selected; "
+                         f"keep_constant=True allows them): "
+                         f"{unselectable_reason(source, fix=False)}")
+    return int(k)
+
+
+def _count_selectable(source: Source, what: str) -> int:
+    n_ok = int(source.n_selectable())
+    if n_ok == 0:
+        reason = (unselectable_reason(source) if isinstance(source, InMemorySource)
+                  else "every column is constant in the store's codes")
+        raise InputError(f"no feature can be selected ({what}): {reason}")
+    return n_ok
+
+
+def unselectable_reason(source: InMemorySource, fix: bool = True) -> str:
+    """Why columns of an in-memory source cannot be selected, in one clause: how many hold a
+    single value, and how many were left with one bin by rule 4 (the smallest bin) of
+    :mod:`coreselect.core.discretize`, with the bound it used and the fix."""
+    import scipy.sparse as sp
+
+    from coreselect.core.discretize import effective_min_bin_count
+
+    features = source._discrete[0]
+    constant = np.flatnonzero(features.is_constant)
+    b = source.binning
+    if b.keep_constant or constant.size == 0:
+        return "every column may be selected"
+    X = source.X[:, constant]
+    n = source.n_samples
+    if sp.issparse(X):
+        X = sp.csc_matrix(X)
+        full = np.diff(X.indptr) == n
+        lo = np.where(full, X.min(axis=0).toarray().ravel(), np.minimum(0, X.min(axis=0).toarray().ravel()))
+        hi = np.where(full, X.max(axis=0).toarray().ravel(), np.maximum(0, X.max(axis=0).toarray().ravel()))
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        lo, hi = (X.min(axis=0), X.max(axis=0)) if n else (np.zeros(constant.size),) * 2
+    single = int(np.sum(lo == hi))
+    merged = int(constant.size - single)
+    m = effective_min_bin_count(b.min_bin_count, n, b.n_bins)
+    parts = []
+    if single:
+        parts.append(f"{single} of the {source.n_columns} columns hold a single value")
+    if merged:
+        parts.append(f"{merged} have every sample in one bin after bins smaller than {m} "
+                     f"samples were merged (min_bin_count={b.min_bin_count} on {n} samples, "
+                     f"n_bins={b.n_bins}; a smaller min_bin_count or strategy='uniform' "
+                     "keeps more bins)")
+    return "; ".join(parts) + (" (keep_constant=True allows constant columns)" if fix else "")
+
+
+def feature_scores(source: InMemorySource, objective: Objective) -> np.ndarray:
+    """Every data column's relevance summed over the labels, ``sum_l MI(x, l)`` in bits
+    (``relevance="nmi"``: the sum of the normalized form), NaN for the columns that are no
+    candidates (ID columns); read from the relevances the selection computed (cached)."""
+    problem = source.problem(objective)
+    rel = problem.relevance
+    d = int(rel.shape[0])
+    sums = np.zeros(d)
+    step = max(1, (1 << 22) // max(1, int(rel.shape[1])))  # rows of about 32 MiB at a time
+    for a in range(0, d, step):
+        pos = np.arange(a, min(d, a + step))
+        sums[a:a + pos.size] = np.asarray(rel[pos], dtype=np.float64).reshape(
+            pos.size, -1).sum(axis=1)
+    out = np.full(source.n_features, np.nan)
+    cols = source.data_columns(np.asarray(problem.column_ids, dtype=np.int64))
+    out[cols] = sums
+    return out
+
+
+__all__ = ["select", "make_strategy", "as_source", "feature_scores", "unselectable_reason"]

@@ -93,8 +93,16 @@ class GDSSelector(SelectorMixin, BaseEstimator):
 
     Parameters
     ----------
-    k : int, default=10
-        Number of features to select.
+    k : int, "auto" or None, default=None
+        Number of features to select. None: 10, or every selectable feature when there are
+        fewer (so the default estimator fits tiny data). ``"auto"``: chosen on the training
+        data by internal cross-validation of the greedy order's prefixes and the
+        one-standard-error rule (:mod:`coreselect.autok`: the order is computed once up to
+        ``min(selectable, 100)`` features; BRkNN-b, example F1, 5 folds of at most 1000 rows;
+        in-memory data, ``mode="centralized"``); ``k_`` is the choice and ``cv_results_``
+        the curve.
+    percentile : float in (0, 100], optional
+        Select ``ceil(percentile / 100 * selectable features)`` instead (not with ``k``).
     lam : float in [0, 1], default=0.5
         Weight of diversity against relevance.
     p : int or None, default=None
@@ -116,7 +124,10 @@ class GDSSelector(SelectorMixin, BaseEstimator):
     strategy : {"auto", "quantile", "uniform", "none"}, default="auto"
         How columns with more than ``n_bins`` distinct values are split.
     min_bin_count : int, default=10
-        Smallest bin of a split column (smaller ones are merged into a neighbour).
+        Smallest bin of a split column (smaller ones are merged into a neighbour), at most
+        ``max(1, n_samples // (2 * n_bins))``: on fewer than ``20 * n_bins`` samples the
+        bound shrinks so that a column of distinct values keeps two bins or more
+        (:func:`coreselect.core.discretize.effective_min_bin_count`).
     keep_constant : bool, default=False
         Constant columns carry no information but sit at distance 1 from everything, so the
         greedy would pick them for "diversity"; by default they are never selected.
@@ -156,6 +167,27 @@ class GDSSelector(SelectorMixin, BaseEstimator):
 
     Attributes
     ----------
+    k_ : int
+        The number of features selected (``k``, its default, the percentile's or the
+        automatic choice).
+    scores_ : ndarray of shape (n_features,)
+        Each feature's relevance summed over the labels, ``sum_l MI(x, l)`` in bits
+        (``relevance="nmi"``: the sum of the normalized form), 0 for constant columns: the
+        relevance term of the objective, as ``SelectKBest.scores_`` (rank, threshold or
+        percentile on it). Computed by every centralized fit (None in the other modes).
+    ranking_ : ndarray of int
+        The greedy order as far as the fit computed it: ``selected_`` for an integer ``k`` or
+        a percentile, the order up to the cap for ``k="auto"`` (its first ``k_`` are
+        ``selected_``). Under the default calibration the selection of any smaller ``k`` is
+        a prefix of it.
+    cv_results_ : dict or None
+        ``k="auto"``: the curve (``n_features``, ``mean_test_score``, ``std_test_score``,
+        ``split{i}_test_score``, as ``RFECV.cv_results_``); ``auto_k_`` has the rule, the cap
+        and the best ``k``. None otherwise.
+    classes_ : ndarray
+        The label of each column of the label matrix: label sets and lists, and class
+        vectors, sorted as ``MultiLabelBinarizer`` sorts them; a DataFrame's column names;
+        otherwise ``0 .. n_labels - 1``. Explanations name the labels by them.
     selected_ : ndarray of int
         Selected column indices, in selection order (the first is the most relevant feature).
         :meth:`transform` and :meth:`get_feature_names_out` keep the column order of ``X``,
@@ -191,8 +223,9 @@ class GDSSelector(SelectorMixin, BaseEstimator):
 
     def __init__(
         self,
-        k: int = default("k"),
+        k: int | str | None = default("k"),
         *,
+        percentile: float | None = default("percentile"),
         lam: float = default("lam"),
         p: int | None = default("p"),
         relevance: str = default("relevance"),
@@ -213,6 +246,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         progress: Callable[[str, int, int], None] | None = None,
     ):
         self.k = k
+        self.percentile = percentile
         self.lam = lam
         self.p = p
         self.relevance = relevance
@@ -237,10 +271,13 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         """Select ``k`` columns of ``X`` (dense or sparse) for the labels ``Y``.
 
         ``Y`` is a binary (n_samples, n_labels) matrix, dense or sparse (a DataFrame's columns
-        name the labels); a sequence of label sets (``[{0, 2}, {1}, set()]``, one column per
-        label that occurs, in sorted order, as scikit-learn's ``MultiLabelBinarizer``); or a
-        1-D vector of classes, one-hot encoded (one binary label per class, one label for two
-        classes). Complex values, string matrices and ragged nested lists are refused
+        name the labels); label lists as scikit-learn's ``MultiLabelBinarizer`` takes them
+        (a list, tuple, 1-D object array or pandas Series of sets, lists or tuples of labels:
+        ``[["rock", "pop"], ["jazz"], []]``; one column per label that occurs, in sorted
+        order); or a 1-D vector of classes, one-hot encoded (one binary label per class, one
+        label for two classes). Equal-length lists of 0s and 1s are a 0/1 matrix when some
+        row holds a value twice, and refused as ambiguous when none does (pass a numpy array
+        for a matrix). Complex values, string matrices and deeper nesting are refused
         (:class:`~coreselect.errors.InputTypeError`).
         """
         import scipy.sparse as sp
@@ -282,6 +319,17 @@ class GDSSelector(SelectorMixin, BaseEstimator):
             result.label_relevance, int(result.spec["p"]), result.pair_distances,
             feature_names=picked,
             label_names=result.shown_label_names())
+        self.k_ = int(len(result.selected))
+        self.scores_ = None if result.scores is None else np.nan_to_num(result.scores)
+        self.ranking_ = np.asarray(result.ranking, dtype=np.int64)
+        self.auto_k_ = result.auto_k
+        self.cv_results_ = None if result.auto_k is None else dict(result.auto_k.cv_results)
+        n_labels = int(result.n_labels or 0)
+        labels = result.label_names
+        self.classes_ = (np.asarray(result.label_classes)
+                         if result.label_classes is not None
+                         else np.asarray(labels) if labels is not None
+                         else np.arange(n_labels))
         self.timings_ = result.timings
         self.seconds_ = result.seconds
         self.support_ = np.zeros(X.shape[1], dtype=bool)

@@ -248,17 +248,15 @@ def check_features(X) -> np.ndarray | sp.spmatrix:
     return X
 
 
-def _is_label_set(y) -> bool:
-    return isinstance(y, (set, frozenset))
-
-
 def label_sets_to_matrix(Y: Sequence) -> tuple[np.ndarray, list]:
-    """The 0/1 matrix of a sequence of label sets (``[{0, 2}, {1}, set()]``), as scikit-learn's
+    """The 0/1 matrix of a sequence of label sets or lists (``[{0, 2}, {1}, set()]``,
+    ``[["a", "b"], ("c",)]``), as scikit-learn's
     ``MultiLabelBinarizer`` makes it: one column per label that occurs, in sorted order, and
     those labels (the column names)."""
     from coreselect.errors import InputTypeError
 
     present: set = set()
+    Y = [set(y) for y in Y]  # a label named twice in a row counts once (MultiLabelBinarizer)
     for y in Y:
         present.update(y)
     try:
@@ -280,20 +278,68 @@ def label_sets_to_matrix(Y: Sequence) -> tuple[np.ndarray, list]:
 def as_label_matrix(Y, n_samples: int):
     """A binary (n_samples, n_labels) matrix from a label matrix, a 1-D class vector (one
     binary label per class; one label for two classes) or a sequence of label sets
-    (``[{0, 2}, {1}, ...]``, one column per label that occurs, as ``MultiLabelBinarizer``).
+    (``[{0, 2}, {1}, ...]``) or label lists (``[["a", "b"], ("c",)]``, a Series of lists),
+    one column per label that occurs, as ``MultiLabelBinarizer`` (:func:`_label_lists` says
+    when a list of lists is label lists and when a 0/1 matrix).
 
     Refused with a typed error: complex values, a matrix of strings (2-D), a bare string,
-    ragged nested lists, and a mix of sets and other rows."""
+    lists nested deeper than label lists, a mix of sets and other rows, and lists of 0s and
+    1s that read both ways."""
     return _label_matrix(Y, n_samples)[0]
 
 
-def _label_sets(Y) -> bool:
-    """Whether ``Y`` is a non-empty sequence of sets: a list or tuple, or a 1-D object array
-    or Series."""
+#: What a row of label lists may be (MultiLabelBinarizer takes any iterable of labels).
+_LABEL_ROWS = (list, tuple, set, frozenset, np.ndarray)
+
+
+def _is_01(v) -> bool:
+    return (isinstance(v, (bool, np.bool_, int, float, np.integer, np.floating))
+            and (v == 0 or v == 1))
+
+
+def _label_lists(Y) -> list | None:
+    """The rows of ``Y`` when it holds label lists, as ``MultiLabelBinarizer`` takes them;
+    None when it is a matrix or a class vector. The rule:
+
+    * ``Y`` is a list or tuple, or a 1-D object array or Series (a Series of lists), whose
+      items are all sets, lists, tuples or 1-D arrays (rows);
+    * sets, rows of different lengths, or any value other than 0 and 1: label lists (but
+      rows of one length holding only the strings ``"0"`` and ``"1"`` are refused: a 0/1
+      matrix read as text, or label lists?);
+    * rows of one length holding only 0s and 1s: a 0/1 matrix when some row holds a value
+      twice (a label list would not name a label twice); when none does (``[[0, 1], [1, 0]]``,
+      ``[[1], [0]]``) either reading is possible and :class:`InputTypeError` says how to
+      say which (a numpy array is always a matrix).
+    """
+    from coreselect.errors import InputTypeError
+
     if not isinstance(Y, (list, tuple)):
         if getattr(Y, "dtype", None) != object or getattr(Y, "ndim", 0) != 1:
-            return False
-    return len(Y) > 0 and all(_is_label_set(y) for y in Y)
+            return None
+    rows = list(Y)
+    is_row = [isinstance(y, _LABEL_ROWS) and getattr(y, "ndim", 1) == 1 for y in rows]
+    if not rows or not all(is_row):
+        if any(is_row) and any(isinstance(y, (set, frozenset)) for y in rows):
+            raise InputTypeError("label lists must all be sets, lists or tuples of labels "
+                                 "([{0, 2}, {1}, set()]); these rows mix them with other values")
+        return None
+    if any(isinstance(y, (set, frozenset)) for y in rows) or len({len(y) for y in rows}) > 1:
+        return rows
+    flat = [v for y in rows for v in y]
+    if flat and all(isinstance(v, str) and v in ("0", "1") for v in flat):
+        raise InputTypeError(
+            "the labels are lists of the strings '0' and '1' of one length: a 0/1 matrix read "
+            "as text, or label lists; pass np.asarray(Y, dtype=int) for a 0/1 matrix, or label "
+            "sets ([{'0', '1'}, {'1'}]) for label lists")
+    if not all(_is_01(v) for v in flat):
+        return rows
+    if any(len(set(map(float, y))) < len(y) for y in rows):
+        return None  # a 0/1 matrix: some row holds a value twice
+    raise InputTypeError(
+        "the labels are lists of 0s and 1s of one length in which no row repeats a value: "
+        "they read both as a 0/1 matrix and as label lists; pass np.asarray(Y) for a 0/1 "
+        "matrix, or label sets ([{0, 1}, {1}]) or MultiLabelBinarizer().fit_transform(Y) "
+        "for label lists")
 
 
 def _label_matrix(Y, n_samples: int):
@@ -312,14 +358,16 @@ def _label_matrix(Y, n_samples: int):
         check_sparse_structure(Y, "the labels")
         Y = sp.csc_matrix(Y)
         Y.sum_duplicates()
-    elif _label_sets(Y):
-        Y, classes = label_sets_to_matrix(list(Y))
+    elif (rows := _label_lists(Y)) is not None:
+        try:
+            Y, classes = label_sets_to_matrix(rows)
+        except TypeError:  # an unhashable label: a list inside a row
+            raise InputTypeError(
+                "the labels are nested more than one level; give a 0/1 matrix, or label "
+                "lists as a list of sets or lists ([{0, 2}, {1}])") from None
         if Y.shape[1] == 0:
             raise InputError("the label sets are all empty: there are no labels")
     else:
-        if isinstance(Y, (list, tuple)) and any(_is_label_set(y) for y in Y):
-            raise InputTypeError("label sets must be given as a list of sets "
-                                 "([{0, 2}, {1}, set()]); this list mixes sets with other rows")
         try:
             Y = np.asarray(Y)
         except ValueError:  # numpy >= 1.24 refuses ragged nested sequences
@@ -373,6 +421,8 @@ class InMemorySource(Source):
         self.binning = Binning() if binning is None else binning
         X = check_features(X)
         self.Y, classes = _label_matrix(Y, X.shape[0])
+        # The labels as given (label lists, class vectors: MultiLabelBinarizer's order).
+        self.label_classes = None if classes is None else list(classes)
         columns_of_y = getattr(Y, "columns", None)  # a DataFrame names its labels
         if label_names is None and columns_of_y is not None:
             label_names = [str(c) for c in columns_of_y]

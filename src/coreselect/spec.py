@@ -140,7 +140,11 @@ def _calibrations() -> tuple[str, ...]:
 #: The one table of parameters: name -> constraint (with its default).
 CONSTRAINTS: dict[str, Constraint] = {
     # the objective
-    "k": Constraint("int", 10, low=1),
+    # None: DEFAULT_K, at most the selectable features; "auto": chosen by internal
+    # cross-validation of the greedy order's prefixes (coreselect.autok)
+    "k": Constraint("int", None, low=1, options=("auto",), none=True),
+    # select ceil(percentile / 100 * selectable features) instead of k (0 is refused)
+    "percentile": Constraint("real", None, low=0, high=100, none=True),
     "lam": Constraint("real", 0.5, low=0, high=1),
     # p larger than the candidates counts every selected feature (RelevanceGains keeps at most
     # d values per label); MAX_P keeps it a machine integer everywhere. None: the
@@ -188,6 +192,10 @@ def default_calibration() -> str:
     return _objective.DEFAULT_CALIBRATION  # read at call time: another module sets it
 
 
+#: ``k`` when none is given: this many, or every selectable feature when there are fewer.
+DEFAULT_K = 10
+
+
 @dataclass(frozen=True)
 class Objective:
     """What is maximized: ``h(S) = (1 - lam) c g(S) + lam D(S)`` over ``|S| = k`` features,
@@ -195,7 +203,7 @@ class Objective:
     the terms weighed by ``calibration`` (None: the library default; ``p`` None: the
     calibration's, :func:`coreselect.core.objective.default_p`)."""
 
-    k: int = default("k")
+    k: int = DEFAULT_K
     lam: float = default("lam")
     p: int = default("p")
     relevance: str = default("relevance")
@@ -208,6 +216,8 @@ class Objective:
             object.__setattr__(self, "p", _objective.default_p(self.calibration))
         for f in fields(self):
             check(f.name, getattr(self, f.name))
+        if not isinstance(self.k, (int, np.integer)):  # None / "auto" are resolved by select
+            raise InputError(f"the objective needs a number of features, got k={self.k!r}")
 
     def params(self, n_labels: int) -> _objective.ObjectiveParams:
         """The core's parameters of ``h`` for ``n_labels`` labels."""
@@ -247,7 +257,7 @@ ENGINE_MODES = ("distributed", "rows")
 #: The run options of ``coreselect select`` and :func:`coreselect.select`: parameter name ->
 #: command-line flag (``None``: API only). Output options of the command are listed too.
 SELECT_OPTIONS: dict[str, str | None] = {
-    "k": "-k", "lam": "--lam", "p": "--p", "relevance": "--relevance",
+    "k": "-k", "percentile": "--percentile", "k_curve": "--k-curve", "lam": "--lam", "p": "--p", "relevance": "--relevance",
     "calibration": "--calibration", "n_bins": "--bins", "strategy": "--strategy",
     "min_bin_count": "--min-bin-count", "keep_constant": "--keep-constant", "mode": "--mode",
     "partitions": "--partitions", "coreset_size": "--coreset-size",
@@ -293,6 +303,11 @@ _IN_PROCESS = "runs in this process"
 #: option given explicitly that a rule names (one line, exit 2), :func:`check_used` does the
 #: same for the library, and tests/test_option_matrix.py walks every cell.
 UNUSED: tuple[Unused, ...] = (
+    Unused(("percentile",), "-k and --percentile both say how many features to select: give "
+           "one", together="k"),
+    # "k_auto" stands for -k auto (a value, not an option) in the options given.
+    Unused(("k_curve",), "only -k auto has a curve of k to draw", without="k_auto",
+           api=False),
     Unused(("partitions", "coreset_size"), "only --mode distributed and streaming cut the "
            "columns into parts", modes=("centralized", "rows")),
     Unused(("engine", "n_workers", "scheduler", "client"),
@@ -406,6 +421,6 @@ RUN_PARAMETERS = ("mode", "partitions", "coreset_size", "row_shards", "engine", 
 
 __all__ = ["Objective", "Binning", "Constraint", "CONSTRAINTS", "MODES", "BACKENDS", "ENGINES",
            "Progress", "check", "default", "OBJECTIVE_PARAMETERS", "BINNING_PARAMETERS",
-           "RUN_PARAMETERS", "SOURCES", "ENGINE_MODES", "SELECT_OPTIONS", "Unused",
+           "RUN_PARAMETERS", "DEFAULT_K", "SOURCES", "ENGINE_MODES", "SELECT_OPTIONS", "Unused",
            "UNUSED", "unused_reason", "check_used", "max_workers", "EVALUATE_UNUSED",
            "evaluate_unused_reason", "is_gds_method"]

@@ -112,6 +112,13 @@ class SelectionResult:
     # explain.MAX_FULL_LABELS labels, only the top labels by their term of g.
     label_ids: np.ndarray | None = None
     n_labels: int | None = None  # the data's number of labels (label_ids is some of them)
+    # coreselect.select fills these: the greedy order computed (the selection; up to the cap
+    # for k="auto"), the choice of k="auto" (coreselect.autok.AutoK), and every data column's
+    # relevance summed over the labels (centralized runs on in-memory data).
+    ranking: np.ndarray | None = None
+    label_classes: list | None = None  # the labels as given (label lists, class vectors)
+    auto_k: Any = None
+    scores: np.ndarray | None = None
 
     def shown_label_names(self, label_names: Sequence[str] | None = None) -> list[str] | None:
         """The names of ``label_relevance``'s columns (``label_names``: of every label)."""
@@ -179,6 +186,9 @@ class SelectionResult:
             "spec": dict(self.spec),
             **self.data,
         })
+        if self.auto_k is not None:  # k="auto": the chosen k, the rule and the curve
+            out["k_auto"] = self.auto_k.to_dict()
+            out["ranking"] = [int(i) for i in self.ranking]
         if self.label_ids is not None:  # explain / coverage see the top labels only
             out["labels_explained"] = {"top": int(self.label_ids.size), "of": self.n_labels}
         return out

@@ -30,7 +30,9 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False):
                    "br-chi2, random; the published MI selectors pmu, mdmr, d2f, scls, lrfs, lsmfs, mlsmfs, "
                    "ppt-mi, igmf.")
 @click.option("--k", "k_spec", default=None,
-              help=f"Numbers of features: a list '10,20,50' or a range 'start:stop:step' (stop included). "
+              help=f"Numbers of features: a list '10,20,50' or a range 'start:stop:step' (stop included), "
+                   f"or 'auto': each GDS method chooses k on every training fold (internal "
+                   f"cross-validation, nested; results.csv's k_chosen). "
                    f"[default: {_DEFAULT_K}, capped at the number of features]")
 @click.option("--evaluator", type=click.Choice(["brknn", "linear", "sparse-knn"]), default="brknn",
               show_default=True,
@@ -110,6 +112,8 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
         raise InputError("--lam must lie in [0, 1]")
     factories = method_factories(names, lam=lam, relevance=relevance)  # validates the names
     lams = parse_values(lam_sweep) if lam_sweep is not None else None
+    if lams is not None and ks == ["auto"]:
+        raise InputError("--lam-sweep scores fixed numbers of features: give --k a list, not auto")
     if lams is not None and not any(n in GREEDY_METHODS for n in names):
         raise InputError("--lam-sweep needs gds, cgds or dgds in --methods")
     # Outputs are checked before any work: never over an input (DATA as resolved, its label
@@ -132,7 +136,7 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
         ks = [k for k in ks if k < ds.n_features] + [ds.n_features]
         click.echo(f"{ds.name} has {ds.n_features} features: k capped at {ds.n_features} "
                    f"(k = {','.join(map(str, ks))})", err=True)  # a warning: also with -q
-    if ks[-1] > ds.n_features:
+    if ks != ["auto"] and ks[-1] > ds.n_features:
         raise InputError(f"--k goes up to {ks[-1]} but {ds.name} has only {ds.n_features} features")
 
     n_runs = 1 if lams is None else sum(n in GREEDY_METHODS for n in names)
@@ -166,6 +170,11 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
                      f"measures {', '.join(measure_names)}; seed {seed}; {jobs} job(s).")
     finally:
         shown.close()
+    if ks == ["auto"]:  # the k each training fold chose, in the summary too
+        chosen = df.groupby(["method", "fold"], sort=False)["k_chosen"].first()
+        notes += " k auto (chosen on each training fold): " + "; ".join(
+            f"{m} {', '.join(str(int(v)) for v in chosen[m])}" for m in dict.fromkeys(df["method"]))
+        notes += "."
     from coreselect.files import final_outputs
 
     # Its last act: a signal after the report is in place finds a finished run.

@@ -52,7 +52,17 @@ def _calibration_help() -> str:
 
 @click.command("select")
 @click.argument("data")
-@click.option("-k", "k", type=int, default=default("k"), show_default=True, help="Number of features to select.")
+@click.option("-k", "--k", "k", default=None, metavar="K|auto",
+              help="Number of features to select, or 'auto': chosen by internal cross-validation "
+                   "of the greedy order's prefixes (up to min(selectable, 100); BRkNN-b, example "
+                   "F1, 5 folds, one-standard-error rule).  [default: 10, at most the "
+                   "selectable features]")
+@click.option("--percentile", type=float, default=None,
+              help="Select this percentage (0 < P <= 100) of the selectable features, rounded "
+                   "up, instead of -k.")
+@click.option("--k-curve", "k_curve", type=click.Path(dir_okay=False), default=None,
+              help="With -k auto: draw the cross-validated curve of k (the chosen and the best "
+                   "k marked) as a PNG at this path.")
 @click.option("--lam", type=float, default=default("lam"), show_default=True, help="Weight of diversity (0..1).")
 @click.option("--p", "p", type=int, default=default("p"),
               help="Features per label counted in the relevance g (p at least the number of "
@@ -111,8 +121,8 @@ def _calibration_help() -> str:
 @click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 @click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)
 @handle_errors
-def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, strategy,
-               keep_constant, mode, partitions, coreset_size, row_shards, engine, n_workers,
+def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_bins,
+               min_bin_count, strategy, keep_constant, mode, partitions, coreset_size, row_shards, engine, n_workers,
                scheduler, random_state, labels, backend, as_json, out, export, explain, coverage_png,
                temp_dir, checkpoint, quiet, verbose, labels_as_features):
     """Select K features of DATA (a file, a built-in dataset name, or a column store: its
@@ -123,10 +133,14 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
     store = None
+    k = _int_or_auto(k) if k is not None else None
+    if k == "auto":
+        given.add("k_auto")  # the option matrix: --k-curve needs -k auto
     from coreselect.store.fs import local_path, refuse_url, scheme
 
     for option, value in (("--labels", labels), ("--out", out), ("--export", export),
-                          ("--coverage", coverage_png), ("--temp-dir", temp_dir)):
+                          ("--coverage", coverage_png), ("--temp-dir", temp_dir),
+                          ("--k-curve", k_curve)):
         refuse_url(value, option)  # never a local folder named "s3:"
     if scheme(data) is not None or Path(data).is_dir():
         from coreselect.store import open_store
@@ -139,7 +153,8 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     from coreselect.datasets.inputs import check_read_outputs, check_run_outputs
     from coreselect.files import checkpoint as test_hold
 
-    outputs = {"--out": out, "--export": export, "--coverage": coverage_png}
+    outputs = {"--out": out, "--export": export, "--coverage": coverage_png,
+               "--k-curve": k_curve}
     # The checkpoint is read and written: never an input, nor another output.
     written = {**outputs, "--checkpoint": None if scheme(checkpoint) not in (None, "file")
                else local_path(checkpoint)}
@@ -163,7 +178,7 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
 
     from coreselect.selection import select
 
-    params = dict(k=k, lam=lam, p=p, relevance=relevance, calibration=calibration,
+    params = dict(k=k, percentile=percentile, lam=lam, p=p, relevance=relevance, calibration=calibration,
                   keep_constant=keep_constant, mode=mode,
                   partitions=_int_or_auto(partitions), coreset_size=coreset_size,
                   row_shards=_int_or_auto(row_shards), engine=engine,
@@ -193,7 +208,7 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
                             else None, **params)
     finally:
         shown.close()
-    report = {"k": k, "lam": lam, "p": result.spec.get("p", p), "relevance_kind": relevance,
+    report = {"k": int(result.spec["k"]), "lam": lam, "p": result.spec.get("p", p), "relevance_kind": relevance,
               "calibration": result.spec.get("calibration"), "mode": mode, "backend": backend,
               **result.to_dict()}
     label_names = list(store.label_names if store is not None else dataset.label_names)
@@ -202,14 +217,20 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     if export:
         report["export"] = str(export)
     report["total_seconds"] = round(time.perf_counter() - started, 4)
-    if out or export or coverage_png:
+    if out or export or coverage_png or k_curve:
         from coreselect.files import output_set
         from coreselect.io import export_columns, format_of
 
         # One command, all outputs or none: they are renamed into place only when all wrote.
         with _common.reporter(quiet) as shown, shown.stage("writing the outputs"), \
-                output_set([out, export, xml, coverage_png], last=True) as (
-                    out_tmp, export_tmp, xml_tmp, png_tmp):
+                output_set([out, export, xml, coverage_png, k_curve], last=True) as (
+                    out_tmp, export_tmp, xml_tmp, png_tmp, curve_tmp):
+            if curve_tmp is not None:
+                from coreselect.autok import plot_k_curve
+
+                plot_k_curve(result.auto_k, curve_tmp,
+                             title=f"Automatic k on {report.get('dataset', data)}: chosen "
+                                   f"k = {result.auto_k.k} (cap {result.auto_k.cap})")
             if png_tmp is not None:
                 from coreselect.explain import plot_coverage
 
@@ -337,6 +358,14 @@ def _p_text(p: int) -> str:
     return "all" if p >= MAX_P else str(p)
 
 
+def _k_text(report: dict) -> str:
+    """``10``, or ``auto -> 23 (best 31, cap 100)`` for an automatic k."""
+    auto = report.get("k_auto")
+    if not auto:
+        return str(report["k"])
+    return f"auto -> {auto['k']} (best mean at {auto['best_k']}, cap {auto['cap']})"
+
+
 def _table(report: dict) -> str:
     rows = [f"{'rank':>4}  {'index':>7}  {'relevance':>9}  {'mean dist':>9}  name"]
     names = report.get("names") or [""] * len(report["selected"])
@@ -348,7 +377,7 @@ def _table(report: dict) -> str:
     rows.append("")
     rows.append(
         f"objective h = {report['objective']:.4f}   relevance g = {report['relevance']:.4f}   "
-        f"diversity D = {report['diversity']:.4f}   ({report['mode']}, k={report['k']}, "
+        f"diversity D = {report['diversity']:.4f}   ({report['mode']}, k={_k_text(report)}, "
         f"lam={report['lam']}, p={_p_text(report['p'])}, {report['relevance_kind']}; "
         f"{report['seconds']:.3f} s selection)"
     )

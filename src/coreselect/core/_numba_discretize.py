@@ -53,7 +53,7 @@ def discretize_columns(phase, lo, hi, indptr, rows, vals, n, is_sparse, n_bins, 
             G, zero_g = _groups_sorted(x, z, u_val, u_w, g_of)
         bins = np.arange(G)  # rule 1: one bin per distinct value
         if strategy != 3 and G > n_bins:
-            _split(u_val, u_w, G, n, is_sparse, n_bins, strategy, min_count, bins)
+            _split(u_val, u_w, G, n, n_bins, strategy, min_count, bins)
         # Relabel: code 0 is the most frequent bin (the lowest on a tie).
         nc = 0
         for g in range(G):
@@ -186,7 +186,7 @@ def _write(j, s, e, indptr, rows, n, cell_code, zc, at, out_rows, out_codes):  #
 
 
 @njit(cache=True, nogil=True)
-def _split(u_val, u_w, G, n, is_sparse, n_bins, strategy, min_count, bins):  # pragma: no cover
+def _split(u_val, u_w, G, n, n_bins, strategy, min_count, bins):  # pragma: no cover
     """Bins of a column with more than ``n_bins`` distinct values (rules 2 to 4)."""
     col_min = u_val[0]
     col_max = u_val[G - 1]
@@ -194,8 +194,7 @@ def _split(u_val, u_w, G, n, is_sparse, n_bins, strategy, min_count, bins):  # p
     for g in range(G):
         if u_val[g] == 0:
             zero_w = u_w[g]
-    zero_bin = (strategy == 0 and col_min >= 0 and zero_w > 0
-                and (is_sparse or zero_w * 2 > n))
+    zero_bin = strategy == 0 and col_min >= 0 and zero_w * 2 > n  # the values, not the format
     q = n_bins - 1 if zero_bin else n_bins
     raw = np.zeros(G, dtype=np.int64)
     part = np.ones(G, dtype=np.bool_)

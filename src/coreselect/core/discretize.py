@@ -6,20 +6,25 @@ another column, which is what lets distributed workers bin their own blocks):
 
 1. A column with at most ``n_bins`` distinct values is used as it is: one bin per distinct
    value. This rule comes first; such columns are never re-binned.
-2. Otherwise, with ``strategy="auto"``: a non-negative column that is sparse (scipy.sparse
-   input) or mostly zero (more than half of the samples) keeps zero as its own bin and splits
-   its non-zero values into ``n_bins - 1`` equal-frequency bins; any other column gets
-   ``n_bins`` equal-frequency bins.
+2. Otherwise, with ``strategy="auto"``: a non-negative column that is mostly zero (more than
+   half of the samples) keeps zero as its own bin and splits its non-zero values into
+   ``n_bins - 1`` equal-frequency bins; any other column gets ``n_bins`` equal-frequency bins.
+   The rule reads the values only, never the container: a dense, CSR or CSC matrix of the
+   same values gets the same codes (sparse text, where zero dominates, keeps its zero bin).
    ``strategy="quantile"``: ``n_bins`` equal-frequency bins over all values (zeros included).
    ``strategy="uniform"``: ``n_bins`` equal-width bins between the column's min and max.
    ``strategy="none"``: the values are already discrete integer codes and are used as they are.
 3. Equal values always share a bin. Equal-frequency binning puts a distinct value ``v`` in bin
    ``floor(q * W(<v) / W)`` where ``W(<v)`` is the number of samples with a smaller value (among
    the samples being split) and ``W`` their total, ``q`` the number of bins.
-4. In a split column no bin holds fewer than ``min_bin_count`` samples: the smallest such bin
-   is merged into its smaller neighbour (the left one on a tie) until none is left or only one
-   bin remains. The zero bin of rule 2 is never merged, so a word seen in three documents ends
-   up as present/absent rather than with three bins of its own.
+4. In a split column no bin holds fewer than ``m`` samples: the smallest such bin is merged
+   into its smaller neighbour (the left one on a tie) until none is left or only one bin
+   remains. The zero bin of rule 2 is never merged, so a word seen in three documents ends
+   up as present/absent rather than with three bins of its own. ``m`` is ``min_bin_count``,
+   shrunk on tiny data so that a split column keeps at least two bins:
+   ``m = min(min_bin_count, max(1, n // (2 * n_bins)))`` (:func:`effective_min_bin_count`),
+   a bin need never hold more than half an equal-frequency bin's share. With the defaults
+   (``n_bins=5``, ``min_bin_count=10``) it changes nothing from ``n = 100`` samples on.
 
 The result, :class:`DiscreteMatrix`, stores codes in a CSC matrix in which code 0 is each
 column's most frequent bin. Zero cells stay implicit, so sparse data stays sparse and all
@@ -164,6 +169,13 @@ class DiscreteMatrix:
 
 
 # ------------------------------------------------------------------------------------------
+def effective_min_bin_count(min_bin_count: int, n_samples: int, n_bins: int) -> int:
+    """The smallest bin of a split column over ``n_samples`` (rule 4): ``min_bin_count``, but
+    at most half an equal-frequency bin's share, ``n_samples // (2 * n_bins)`` (at least 1),
+    so that tiny data (scikit-learn's checks use 20 samples or fewer) keep split bins."""
+    return int(min(int(min_bin_count), max(1, int(n_samples) // (2 * int(n_bins)))))
+
+
 def discretize(
     X: np.ndarray | sp.spmatrix,
     n_bins: int = 5,
@@ -210,6 +222,7 @@ def discretize(
             except (TypeError, ValueError) as exc:
                 raise InputError(f"the data are not numeric: {exc}") from None
     n, d = X.shape
+    min_bin_count = effective_min_bin_count(min_bin_count, n, n_bins)
     from coreselect.core.entropy import _numba_enabled
 
     compiled = _numba_enabled(backend)
@@ -366,7 +379,7 @@ def _discretize_block(X, n_bins, strategy, min_bin_count, is_sparse) -> _Block:
     split = n_distinct > n_bins if strategy != "none" else np.zeros(d, dtype=bool)
     if split.any():
         bins = _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy,
-                           min_bin_count, is_sparse, bins)
+                           min_bin_count, bins)
 
     # Relabel so that code 0 is the most frequent bin (lowest bin on a tie) of each column.
     n_codes = np.zeros(d, dtype=np.int64)
@@ -494,8 +507,7 @@ def _value_ranks(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq, inverse.astype(np.int64).ravel()
 
 
-def _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy, min_bin_count,
-                is_sparse, bins):
+def _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy, min_bin_count, bins):
     """Bins of the distinct values of the columns that must be split (rules 2 to 4)."""
     d = split.size
     col_min = np.full(d, np.inf)
@@ -508,7 +520,8 @@ def _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy, min_bin_
     zero_w[u_col[zero_at]] = u_w[zero_at]
     zero_bin = np.zeros(d, dtype=bool)
     if strategy == "auto":
-        zero_bin = split & (col_min >= 0) & (zero_w > 0) & (is_sparse | (zero_w * 2 > n))
+        # On the values, not the container (rule 2): dense and sparse agree.
+        zero_bin = split & (col_min >= 0) & (zero_w * 2 > n)
     in_split = split[u_col]
     separate_zero = zero_bin[u_col] & zero_at  # the kept zero bin of sparse-like columns
     part = in_split & ~separate_zero  # values that are cut into bins

@@ -121,8 +121,16 @@ def parse_values(spec: str) -> list[float]:
     return [round(v, 10) for v in vals]
 
 
-def parse_k(spec: str | Iterable[int]) -> list[int]:
-    """Parse the ``--k`` option: ``"10,20,50"`` or ``"10:100:10"``; sorted, unique, >= 1."""
+#: Methods that take ``k="auto"`` (with every ``gds-CALIBRATION``).
+AUTO_K_METHODS = ("gds", "cgds")
+
+
+def parse_k(spec: str | Iterable[int]) -> list:
+    """Parse the ``--k`` option: ``"10,20,50"`` or ``"10:100:10"``; sorted, unique, >= 1; or
+    ``"auto"`` (``["auto"]``: each GDS selection chooses its k on the training fold,
+    :mod:`coreselect.autok`)."""
+    if spec == "auto" or list(spec) == ["auto"]:
+        return ["auto"]
     vals = list(spec) if not isinstance(spec, str) else parse_values(spec)
     out = []
     for v in vals:
@@ -285,7 +293,7 @@ def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[di
     X, Y, folds, methods = _STATE["X"], _STATE["Y"], _STATE["folds"], _STATE["methods"]
     train, test = folds[fold]
     Xtr, Ytr, Xte, Yte = X[train], Y[train], X[test], Y[test]
-    est = methods[method](max(ks), seed)
+    est = methods[method](max(ks), seed)  # ("auto",): the method chooses k (nested)
     t0 = time.perf_counter()
     est.fit(Xtr, Ytr)
     seconds = time.perf_counter() - t0
@@ -299,7 +307,7 @@ def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[di
             for measure, value in _score(Xtr, Ytr, Xte, Yte, selected, ev,
                                          _STATE.get("measures")).items():
                 rows.append(dict(method=method, evaluator=ev, k=k, fold=fold, measure=measure,
-                                 value=value, select_seconds=seconds))
+                                 value=value, select_seconds=seconds, k_chosen=len(selected)))
     return rows
 
 
@@ -367,7 +375,12 @@ def run_protocol(
     ks = parse_k(ks)
     if not ks:
         raise InputError("no numbers of features given")
-    if ks[-1] > X.shape[1]:
+    if ks == ["auto"]:
+        for name in methods:
+            if name not in AUTO_K_METHODS and not name.startswith("gds-"):
+                raise InputError(f"--k auto: {name} does not choose its k; only "
+                                 f"{', '.join(AUTO_K_METHODS)} and gds-CALIBRATION do")
+    elif ks[-1] > X.shape[1]:
         raise InputError(f"k={ks[-1]} exceeds the number of features ({X.shape[1]})")
     if not methods:
         raise InputError("no methods given")
@@ -406,6 +419,8 @@ def run_protocol(
                     progress(done, total)
     multi = len(evaluators) > 1
     columns = RESULT_COLUMNS[:1] + ["evaluator"] + RESULT_COLUMNS[1:] if multi else RESULT_COLUMNS
+    if ks == ["auto"]:
+        columns = columns + ["k_chosen"]  # k is "auto"; the k each fold's selection chose
     df = pd.DataFrame(rows, columns=columns)
     order = {m: i for i, m in enumerate(methods)}
     df["_o"] = df["method"].map(order)

@@ -1,0 +1,167 @@
+"""Automatic k (coreselect.autok): the vectorized prefix evaluator against BRkNN-b fitted on
+each prefix, the one-standard-error rule by hand, the command line (-k auto, --k-curve, the
+chosen k in every output) and evaluate --k auto (nested in the outer folds)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from coreselect.autok import (
+    brknn_b_prefixes, example_f1, k_grid, one_standard_error,
+)
+from coreselect.cli import main
+from coreselect.evaluation.brknn import BRkNNb
+from coreselect.evaluation.measures import example_f1 as sk_example_f1
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_tr=st.integers(1, 40), n_va=st.integers(1, 15),
+       d=st.integers(1, 8), L=st.integers(1, 5), integer=st.booleans())
+def test_prefix_evaluator_equals_brknn_b_on_each_prefix(seed, n_tr, n_va, d, L, integer):
+    """Same neighbours (ties included), confidences and label counts as BRkNNb; BRkNNb draws
+    labels tied at the cut-off at random, so rows with such a tie are compared on the labels
+    above it only."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, (n_tr + n_va, d)).astype(float) if integer else rng.random(
+        (n_tr + n_va, d))
+    Y = rng.random((n_tr + n_va, L)) < 0.4
+    grid = k_grid(d)
+    for g, pred in zip(grid, brknn_b_prefixes(X[:n_tr], Y[:n_tr], X[n_tr:], grid)):
+        clf = BRkNNb(n_neighbors=5).fit(X[:n_tr, :g], Y[:n_tr])
+        conf, n_pred = clf._confidences(X[n_tr:, :g])
+        want = clf.predict(X[n_tr:, :g])
+        np.testing.assert_array_equal(pred.sum(axis=1), n_pred)
+        for r in range(n_va):
+            m = n_pred[r]
+            if m == 0:
+                continue
+            cut = np.sort(conf[r])[::-1][m - 1]
+            above = conf[r] > cut
+            np.testing.assert_array_equal(pred[r][above], 1)
+            if (conf[r] == cut).sum() + above.sum() == m:  # no tie at the cut-off
+                np.testing.assert_array_equal(pred[r], want[r])
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 30), L=st.integers(1, 6))
+def test_example_f1_equals_the_measure(seed, n, L):
+    rng = np.random.default_rng(seed)
+    T, P = rng.random((n, L)) < 0.3, rng.random((n, L)) < 0.3
+    if L > 1:  # scikit-learn's samplewise F1 needs two labels or more
+        assert example_f1(T, P) == pytest.approx(sk_example_f1(T, P))
+    per = [1.0 if not (t.any() or p.any()) else 2 * (t & p).sum() / (t.sum() + p.sum())
+           for t, p in zip(T, P)]
+    assert example_f1(T, P) == pytest.approx(np.mean(per))
+
+
+def test_one_standard_error_rule_by_hand():
+    grid = np.array([1, 2, 3, 5])
+    scores = np.array([[0.50, 0.60, 0.71, 0.72],
+                       [0.52, 0.62, 0.71, 0.70],
+                       [0.48, 0.58, 0.72, 0.74]])
+    # best mean 0.72 at k = 5, its std over folds (ddof 0) 0.0163, se 0.0094: the mean
+    # 0.7133 of k = 3 is within (>= 0.7106), the 0.60 of k = 2 is not
+    assert one_standard_error(grid, scores) == (3, 5)
+    assert one_standard_error(grid, scores[:, [0, 1]]) == (2, 2)
+
+
+def test_grid():
+    assert k_grid(0).tolist() == []
+    assert k_grid(1).tolist() == [1]
+    assert k_grid(12).tolist() == [1, 2, 3, 5, 7, 10, 12]
+    assert k_grid(100).tolist() == [1, 2, 3, 5, 7, 10, 20, 30, 50, 70, 100]
+
+
+def _run(capsys, *args):
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+@pytest.fixture(scope="module")
+def arff(tmp_path_factory):
+    from coreselect.io import from_arrays, write
+
+    rng = np.random.default_rng(0)
+    Y = (rng.random((150, 3)) < 0.4).astype(int)
+    X = np.column_stack([rng.normal(size=(150, 14)) + Y @ rng.normal(size=(3, 14)),
+                         rng.normal(size=(150, 6))])
+    path = tmp_path_factory.mktemp("autok") / "a.arff"
+    write(from_arrays(X, Y, feature_names=[f"f{j}" for j in range(20)],
+                      label_names=["a", "b", "c"], name="a"), path)
+    return path
+
+
+def test_select_k_auto_puts_the_chosen_k_everywhere(capsys, tmp_path, arff):
+    curve, out = tmp_path / "curve.png", tmp_path / "r.json"
+    code, stdout, err = _run(capsys, "select", arff, "--k", "auto", "--k-curve", curve,
+                             "--json", "--out", out, "--explain")
+    assert code == 0, err
+    report = json.loads(stdout)
+    auto = report["k_auto"]
+    assert report["k"] == auto["k"] == len(report["selected"]) == len(report["explanations"])
+    assert report["spec"]["k"] == auto["k"] and auto["cap"] == 20
+    assert report["ranking"][:auto["k"]] == report["selected"] and len(report["ranking"]) == 20
+    assert auto["curve"]["n_features"] == k_grid(20).tolist()
+    assert json.loads(out.read_text())["k_auto"] == auto
+    assert curve.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, stdout, err = _run(capsys, "select", arff, "-k", "auto")
+    assert code == 0 and f"k=auto -> {auto['k']} (best mean at" in stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (["-k", "auto", "--mode", "distributed"], "mode='centralized'"),
+    (["-k", "5", "--k-curve", "c.png"], "--k-curve"),
+    (["-k", "5", "--percentile", "10"], "--percentile"),
+    (["-k", "many"], "'auto' or an integer"),
+    (["--percentile", "0"], "selects no feature"),
+])
+def test_select_refusals_are_one_line(capsys, arff, args, words):
+    code, out, err = _run(capsys, "select", arff, *args)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and words in err, err
+
+
+def test_select_percentile(capsys, arff):
+    code, out, err = _run(capsys, "select", arff, "--percentile", "25", "--json")
+    assert code == 0, err
+    assert json.loads(out)["k"] == 5  # ceil(0.25 * 20)
+
+
+def test_evaluate_k_auto_is_nested_in_the_outer_folds(capsys, tmp_path, arff, monkeypatch):
+    """Each outer training fold chooses its own k, from its rows only."""
+    import coreselect.selection as selection
+
+    seen = []
+    real = selection.select
+
+    def spy(data, Y=None, **kw):
+        if kw.get("k") == "auto":
+            seen.append(data.shape[0])
+        return real(data, Y, **kw)
+
+    monkeypatch.setattr(selection, "select", spy)
+    code, out, err = _run(capsys, "evaluate", arff, "--k", "auto", "--methods", "gds",
+                          "--folds", "3", "--out", tmp_path / "ev", "-q")
+    assert code == 0, err
+    assert seen == [100, 100, 100]  # the training folds: 2 of 3 parts of 150 rows
+    import pandas as pd
+
+    df = pd.read_csv(tmp_path / "ev" / "results.csv")
+    assert set(df["k"]) == {"auto"} and df["k_chosen"].between(1, 20).all()
+    assert "k auto (chosen on each training fold): gds" in (tmp_path / "ev" /
+                                                            "summary.md").read_text()
+    code, out, err = _run(capsys, "evaluate", arff, "--k", "auto", "--methods", "gds,br-chi2",
+                          "--folds", "2", "--out", tmp_path / "ev2", "-q")
+    assert code == 2 and "br-chi2 does not choose its k" in err
+
+
+def test_evaluate_k_auto_refuses_a_lambda_sweep(capsys, tmp_path, arff):
+    code, out, err = _run(capsys, "evaluate", arff, "--k", "auto", "--lam-sweep", "0,1",
+                          "--methods", "gds", "--out", tmp_path / "ev")
+    assert code == 2 and "--lam-sweep" in err and len(err.strip().splitlines()) == 1
