@@ -97,7 +97,7 @@ def _info(mode: str) -> DatasetInfo:
 def cache(tmp_path, monkeypatch, hostile):
     monkeypatch.setenv("COREDATA_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("COREDATA_MIRROR", hostile)
-    monkeypatch.delenv("COREDATA", raising=False)
+    monkeypatch.setenv("COREDATA", "")  # no local copy (unset: ../shared/data)
     return tmp_path / "cache"
 
 
@@ -313,7 +313,7 @@ def raw_server():
 def test_broken_servers_give_a_fetch_error_within_the_deadline(tmp_path, monkeypatch, raw_server, mode, timeout):
     monkeypatch.setenv("COREDATA_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("COREDATA_MIRROR", raw_server)
-    monkeypatch.delenv("COREDATA", raising=False)
+    monkeypatch.setenv("COREDATA", "")  # no local copy (unset: ../shared/data)
     deadline = 1.5
     started = time.monotonic()
     try:
@@ -330,7 +330,7 @@ def test_broken_servers_give_a_fetch_error_within_the_deadline(tmp_path, monkeyp
                                   "http09", "bad_chunked"])
 def test_cli_broken_server_is_one_line_exit_2(tmp_path, raw_server, mode):
     env = {**os.environ, "COREDATA_HOME": str(tmp_path / "cache"), "COREDATA_MIRROR": f"{raw_server}/{mode}"}
-    env.pop("COREDATA", None)
+    env["COREDATA"] = ""  # no local copy (unset would mean ../shared/data)
     started = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "coreselect", "datasets", "fetch", "emotions", "-q", "--deadline", "2"],
                        env=env, capture_output=True, text=True, timeout=60)
@@ -371,7 +371,7 @@ def test_file_mirror_that_is_not_a_regular_file_is_refused_at_once(tmp_path, mon
         keep.bind("data.arff")
     monkeypatch.setenv("COREDATA_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("COREDATA_MIRROR", mirror.as_uri())
-    monkeypatch.delenv("COREDATA", raising=False)
+    monkeypatch.setenv("COREDATA", "")  # no local copy (unset: ../shared/data)
     started = time.monotonic()
     try:
         with pytest.raises(FetchError, match="not a regular file|No such file|No such device"):
@@ -389,5 +389,5 @@ def test_file_mirror_regular_file_still_works(tmp_path, monkeypatch):
     (mirror / "ok" / "data.arff").write_bytes(PAYLOAD)
     monkeypatch.setenv("COREDATA_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("COREDATA_MIRROR", mirror.as_uri())
-    monkeypatch.delenv("COREDATA", raising=False)
+    monkeypatch.setenv("COREDATA", "")  # no local copy (unset: ../shared/data)
     assert fetch_files(_info("ok"))["ok/data.arff"].read_bytes() == PAYLOAD
