@@ -43,7 +43,7 @@ def run(capsys, *args):
     return exc.value.code, out, err
 
 
-def wait_for_file(path: Path, proc: subprocess.Popen, timeout: float = 120) -> str:
+def wait_for_file(path: Path, proc: subprocess.Popen, timeout: float = 600) -> str:
     """The content of ``path`` once a process has written it (bounded; the CLI must be alive)."""
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -105,7 +105,7 @@ def test_worker_killed_mid_run_gives_the_selection(setting, mode, capsys):
         assert pid in {w.pid for w in cluster.workers}  # a worker process, not the client
         os.kill(pid, signal.SIGKILL)
         cluster.start_worker("replacement")
-        out, err = proc.communicate(timeout=240)
+        out, err = proc.communicate(timeout=600)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -127,14 +127,14 @@ def test_scheduler_killed_mid_run_is_one_line(setting, mode):
         cluster.scheduler.send_signal(signal.SIGKILL)
         cluster.scheduler.wait(30)
         started = time.monotonic()
-        out, err = proc.communicate(timeout=120)
+        out, err = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
     elapsed = time.monotonic() - started
     said = f"exit {proc.returncode} after {elapsed:.1f} s; stderr: {err[-2000:]!r}"
-    assert elapsed < 90, said
+    assert elapsed < 180, said  # bounded (the client gives up after CONNECT_TIMEOUT)
     assert proc.returncode == 2, said
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, said
     assert "scheduler" in err and out == "", said
@@ -159,7 +159,7 @@ def test_silent_scheduler_address_is_one_line(tmp_path, monkeypatch, capsys):
             started = time.monotonic()
             code, out, err = run(capsys, "select", tmp_path / "s", "-k", 2, "--mode", mode,
                                  "--engine", "dask", "--scheduler", address, *MODES[mode])
-            assert time.monotonic() - started < 30
+            assert time.monotonic() - started < 90  # bounded: a hang guard, not a speed
             assert code == 2 and len(err.strip().splitlines()) == 1, err
             assert "did not answer within 1 s" in err and "Traceback" not in err
 
