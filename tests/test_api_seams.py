@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -342,6 +343,15 @@ def test_names_resolve_to_shared_data_beside_the_checkout_without_coredata(cored
                          timeout=600)
     assert cli.returncode == 0, cli.stderr
     assert not (tmp_path / "empty-cache").exists()  # nothing was downloaded
+
+
+def test_ci_runs_the_test_command_without_coredata():
+    """CI runs the README's test command as a newcomer does, with no variable set: an export
+    of COREDATA in .ci/run hid that the library did not default to ../shared/data."""
+    text = (REPO / ".ci" / "run").read_text()
+    assert not re.search(r"^\s*(export\s+)?COREDATA=", text, re.M), \
+        ".ci/run sets COREDATA; the test command must pass without it"
+    assert re.search(r"^export CORESELECT_REQUIRE_DATA=1$", text, re.M)
 
 
 def test_coredata_unset_empty_and_without_shared_data(tmp_path, monkeypatch):
