@@ -35,7 +35,9 @@ class Server:
 
     def __init__(self, env: dict | None = None):
         try:
-            self.proc, self.url = _benchmarks_common().start_moto({**os.environ, **(env or {})})
+            # moto's imports take seconds, many more on a busy machine: a hang guard only
+            self.proc, self.url = _benchmarks_common().start_moto({**os.environ, **(env or {})},
+                                                                  timeout=300)
         except RuntimeError as exc:
             pytest.fail(str(exc))
         self.port = int(self.url.rsplit(":", 1)[1])
@@ -85,7 +87,7 @@ class DaskCliCluster:
                           "--scheduler-file", str(self.scheduler_file)],
             env=self.env, cwd=self.folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + 300  # a hang guard, not a speed target
             while not (self.scheduler_file.exists() and self.scheduler_file.stat().st_size):
                 if self.scheduler.poll() is not None or time.monotonic() > deadline:
                     pytest.fail("the dask scheduler did not start")
@@ -109,10 +111,10 @@ class DaskCliCluster:
         self.workers.append(proc)
         return proc
 
-    def wait_for_workers(self, n: int, timeout: float = 120) -> None:
+    def wait_for_workers(self, n: int, timeout: float = 300) -> None:
         from distributed import Client
 
-        with Client(self.address, timeout=30) as client:
+        with Client(self.address, timeout=120) as client:
             client.wait_for_workers(n, timeout=timeout)
 
     def stop(self) -> None:

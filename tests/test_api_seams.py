@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -324,6 +325,56 @@ def test_coredata_is_resolved_against_the_folder_when_read(coredata, tmp_path, m
     monkeypatch.setenv("COREDATA", "no-such-folder")
     with pytest.raises(DatasetError, match="not a folder"):
         coredata_dir()
+
+
+# ----------------------------------------------------------------- issue 32: COREDATA unset
+def test_names_resolve_to_shared_data_beside_the_checkout_without_coredata(coredata, tmp_path):
+    """The README's test command runs with no variable set: a name then resolves to
+    ``../shared/data`` beside the source checkout (the folder conftest.py defaults to), from any
+    working folder, in the API and the CLI, with no download."""
+    env = {k: v for k, v in _env().items() if k != "COREDATA"}
+    env.update(COREDATA_HOME=str(tmp_path / "empty-cache"),
+               COREDATA_MIRROR="http://127.0.0.1:9")  # a download would fail
+    code = ("import coreselect; from coreselect.datasets.fetch import coredata_dir; "
+            "print(coredata_dir()); print(coreselect.load('emotions').X.shape[1]); "
+            "print(coreselect.select('mulan/emotions/emotions.arff', k=3).selected.tolist())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                         text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr
+    where, width, _ = out.stdout.splitlines()
+    assert Path(where) == (REPO.parent / "shared" / "data").resolve() and width == "72"
+    cli = subprocess.run([sys.executable, "-m", "coreselect", "select", "emotions", "-k", "3",
+                          "--json"], cwd=tmp_path, capture_output=True, text=True, env=env,
+                         timeout=600)
+    assert cli.returncode == 0, cli.stderr
+    assert not (tmp_path / "empty-cache").exists()  # nothing was downloaded
+
+
+def test_ci_runs_the_test_command_without_coredata():
+    """CI runs the README's test command as a newcomer does, with no variable set: an export
+    of COREDATA in .ci/run hid that the library did not default to ../shared/data."""
+    text = (REPO / ".ci" / "run").read_text()
+    assert not re.search(r"^\s*(export\s+)?COREDATA=", text, re.M), \
+        ".ci/run sets COREDATA; the test command must pass without it"
+    assert re.search(r"^export CORESELECT_REQUIRE_DATA=1$", text, re.M)
+
+
+def test_coredata_unset_empty_and_without_shared_data(tmp_path, monkeypatch):
+    from coreselect.datasets import fetch
+
+    monkeypatch.delenv("COREDATA", raising=False)
+    assert fetch.coredata_dir() == fetch.default_coredata()
+    monkeypatch.setenv("COREDATA", "")  # set but empty: no local copy
+    assert fetch.coredata_dir() is None
+    monkeypatch.delenv("COREDATA")
+    lone = tmp_path / "clone"  # a checkout with nothing beside it
+    lone.mkdir()
+    monkeypatch.setattr(fetch, "source_checkout", lambda: lone)
+    assert fetch.coredata_dir() is None
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    assert fetch.coredata_dir() == (tmp_path / "shared" / "data").resolve()
+    monkeypatch.setattr(fetch, "source_checkout", lambda: None)  # installed, not a checkout
+    assert fetch.coredata_dir() is None
 
 
 # ----------------------------------------------------------------- issue 17: load()

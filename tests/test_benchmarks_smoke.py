@@ -10,8 +10,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -67,20 +69,41 @@ def quick_runs(tmp_path_factory):
         cmd = [sys.executable, str(BENCH / f"{name}.py"), "--quick", "--out", str(out)]
         if _plots(name):
             cmd += ["--png", str(tmp / f"{name}.png")]
+        # Each in its own process group: whatever a script starts (a Dask cluster, an S3
+        # server) is killed with it when it ends, fails or passes the hang guard.
         procs[name] = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp,
             # table2: progress lines at every update (its rows: checked below)
             env={**os.environ, "COREDATA": str(data),
-                 **({"CORESELECT_PROGRESS_INTERVAL": "0"} if name == "table2" else {})})
+                 **({"CORESELECT_PROGRESS_INTERVAL": "0"} if name == "table2" else {})},
+            start_new_session=True)
     results = {}
-    for name, proc in procs.items():
-        try:
-            _, err = proc.communicate(timeout=900)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate()
-        results[name] = (proc.returncode, err)
+    # One hang guard for all of them (they run at once): generous, as a busy machine runs
+    # them many times slower than an idle one; a guard, not a speed target.
+    deadline = time.monotonic() + 3600
+    try:
+        for name, proc in procs.items():
+            try:
+                _, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _kill_group(proc.pid)
+                _, err = proc.communicate()
+                err += "\n(killed: past the hang guard of 3600 s)"
+            _kill_group(proc.pid)
+            results[name] = (proc.returncode, err)
+    finally:
+        for proc in procs.values():
+            _kill_group(proc.pid)
+            if proc.poll() is None:
+                proc.wait()
     return tmp, results, skipped
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))

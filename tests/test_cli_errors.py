@@ -115,7 +115,7 @@ def test_real_commands_map_their_failures(tmp_path, monkeypatch):
     afile = tmp_path / "afile"
     afile.write_text("x")
     monkeypatch.setenv("COREDATA_HOME", str(afile))
-    monkeypatch.delenv("COREDATA", raising=False)
+    monkeypatch.setenv("COREDATA", "")  # no local copy (unset: ../shared/data)
     for args in (["datasets", "info", str(folder)],
                  ["datasets", "info", str(bad), "--labels", "label"],
                  ["datasets", "info", str(tmp_path / "none.arff")],

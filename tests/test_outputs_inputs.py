@@ -147,7 +147,7 @@ def test_a_name_is_resolved_before_the_output_check(tmp_path, monkeypatch, capsy
         folder = _emotions(coredata, tmp_path / "data")
         monkeypatch.setenv("COREDATA", str(tmp_path / "data"))
     else:
-        monkeypatch.delenv("COREDATA", raising=False)
+        monkeypatch.setenv("COREDATA", "")  # no local copy (unset: ../shared/data)
         folder = cache / "mulan" / "emotions"
         if where == "cache":
             _emotions(coredata, cache)

@@ -13,6 +13,7 @@ the plain sum over tiles and the selection is the single-process one.
 from __future__ import annotations
 
 import functools
+import time
 
 import numpy as np
 import pytest
@@ -48,8 +49,24 @@ def client():
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                       dashboard_address=":0") as cluster, Client(cluster) as c:
-        c.wait_for_workers(2)
+        _known_workers(c, 2)
         yield c
+
+
+def _known_workers(client, n: int) -> list:
+    """The addresses of the first ``n`` workers, once ``scheduler_info`` reports them all.
+
+    ``wait_for_workers`` counts the scheduler's workers; ``scheduler_info`` is a separate
+    call whose answer may lag behind it on a loaded machine, so this waits for what the test
+    then reads (a bound of minutes: a hang guard, not a speed target)."""
+    client.wait_for_workers(n, timeout=300)
+    for _ in range(3000):
+        names = sorted(client.scheduler_info().get("workers", {}))
+        if len(names) >= n:
+            return names[:n]
+        client.wait_for_workers(n, timeout=300)
+        time.sleep(0.1)  # polling the scheduler for what it reports, not hoping
+    raise AssertionError(f"scheduler_info never reported {n} workers: {names}")
 
 
 class _SkewedClient:
@@ -62,6 +79,10 @@ class _SkewedClient:
     def scheduler_info(self, *a, **kw):
         info = dict(self._client.scheduler_info(*a, **kw))
         workers = dict(info.get("workers", {}))
+        if len(workers) < 2:  # a lagging answer (loaded machine): wait until both are known
+            _known_workers(self._client, 2)
+            info = dict(self._client.scheduler_info(*a, **kw))
+            workers = dict(info.get("workers", {}))
         names = sorted(workers)
         info["workers"] = _RepeatedKeys(workers, [names[0]] + [names[1]] * self._weight)
         return info

@@ -30,9 +30,10 @@ from coreselect.store import build_store, open_store  # noqa: E402
 from _remote import KEY, SECRET, Server  # noqa: E402
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def s3():
-    """The session's S3 server, with a bucket ``data``."""
+    """The module's S3 server, with a bucket ``data`` (stopped when the module ends: no
+    process outlives its module, conftest.py)."""
     server = Server()
     server.fs().mkdir("data")
     try:
@@ -296,7 +297,7 @@ def test_server_that_stops_answering(tmp_path, capsys, monkeypatch):
         monkeypatch.setenv("CORESELECT_STORAGE_OPTIONS", json.dumps(opts))
         line = one_line_exit_2(capsys, "select", "s3://data/s", "-k", 2)
         assert "no answer from the server" in line
-        assert time.monotonic() - start < 20
+        assert time.monotonic() - start < 90  # bounded (a hang guard, not a speed target)
     finally:
         server.stop()
 

@@ -200,7 +200,7 @@ def test_url_out_of_evaluate_is_refused(in_tmp, capsys):
 @pytest.mark.parametrize("var", ["COREDATA_HOME", "XDG_CACHE_HOME"])
 def test_url_dataset_cache_is_refused(in_tmp, capsys, monkeypatch, var):
     monkeypatch.delenv("COREDATA_HOME", raising=False)
-    monkeypatch.delenv("COREDATA", raising=False)
+    monkeypatch.setenv("COREDATA", "")  # no local copy (unset: ../shared/data)
     monkeypatch.setenv(var, "s3://bucket/cache")
     monkeypatch.setenv("COREDATA_MIRROR", f"file://{in_tmp}/no-mirror")  # never the network
     code, out, err = run(capsys, "datasets", "fetch", "emotions")

@@ -5,6 +5,9 @@ Where a registry file is looked for, in order (all paths keep the mirror layout,
 
 1. ``$COREDATA/<path>``: a local copy of the datasets (such as the project's
    ``shared/data``); used offline, checked against the registry's SHA-256 once per process.
+   When ``COREDATA`` is unset: ``shared/data`` beside the source checkout (``../shared/data``
+   from the repository, as the README says), if it exists; ``COREDATA=`` (empty) turns the
+   local copy off.
 2. The cache: ``$COREDATA_HOME``, else ``$XDG_CACHE_HOME/coreselect``, else
    ``~/.cache/coreselect``.
 3. A download into the cache from ``$COREDATA_MIRROR`` (a base URL: ``https://host/path``,
@@ -65,6 +68,7 @@ from coreselect.files import clean_stale, file_mode, temp_name_prefix
 __all__ = [
     "cache_dir",
     "coredata_dir",
+    "default_coredata",
     "fetch",
     "fetch_files",
     "file_url",
@@ -83,12 +87,37 @@ _MIN_RATE = 50_000  # bytes/s the default deadline allows for (20 s per MB)
 _verified_cache: set[tuple[str, float, int]] = set()
 
 
-def coredata_dir() -> Path | None:
-    """The local dataset folder ``$COREDATA``, or None when unset.
+def source_checkout() -> Path | None:
+    """The source checkout this package is imported from (``<checkout>/src/coreselect``), or
+    None when it is installed elsewhere (a wheel in site-packages has no checkout)."""
+    root = Path(__file__).resolve().parents[3]
+    if (root / "pyproject.toml").is_file() and (root / "src" / "coreselect").is_dir():
+        return root
+    return None
 
+
+def default_coredata() -> Path | None:
+    """Where the datasets are when ``$COREDATA`` is unset: ``shared/data`` beside the source
+    checkout (the project's layout, ``../shared/data`` from the repository), if that folder
+    exists; else None (registry names then come from the cache or a download)."""
+    root = source_checkout()
+    if root is None:
+        return None
+    path = root.parent / "shared" / "data"
+    return path.resolve() if path.is_dir() else None
+
+
+def coredata_dir() -> Path | None:
+    """The local dataset folder: ``$COREDATA``; when unset, :func:`default_coredata`
+    (``../shared/data`` beside the source checkout, if there); None when there is none.
+
+    ``COREDATA=`` (set, but empty) means no local copy: names come from the cache or a
+    download even where ``../shared/data`` exists.
     Raises DatasetError when it is set to something that is not a folder.
     """
-    value = os.environ.get("COREDATA", "").strip()
+    if "COREDATA" not in os.environ:
+        return default_coredata()
+    value = os.environ["COREDATA"].strip()
     if not value:
         return None
     # A relative value is taken against the working folder at the time it is read, and made
@@ -479,8 +508,8 @@ def fetch_files(
         try:
             _download(f, target, verify and f.sha256 is not None, progress, timeout, deadline, max_bytes)
         except FetchError as exc:
-            local = os.environ.get("COREDATA", "").strip()
-            where = f"$COREDATA ({local})" if local else "$COREDATA (unset)"
+            local = coredata_dir()
+            where = f"$COREDATA ({local})" if local else "$COREDATA (none: unset or empty, no ../shared/data)"
             raise FetchError(f"{exc} [{f.path} is neither in {where} nor in the cache ({cache_dir()})]") from None
         found[f.path] = target
     return found

@@ -53,7 +53,10 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
         Looked up in this order:
 
         1. an existing file (any format :func:`coreselect.io.read` knows);
-        2. a path relative to ``$COREDATA`` (``"rcv1v2/rcv1subset1.arff.gz"``);
+        2. a path relative to ``$COREDATA`` (``"rcv1v2/rcv1subset1.arff.gz"``); when
+           ``COREDATA`` is unset, the local copy is ``../shared/data`` beside the source
+           checkout, if there (:func:`coreselect.datasets.fetch.coredata_dir`; ``COREDATA=``,
+           empty, means none);
         3. ``"synthesized"`` (:func:`~coreselect.datasets.make_synthesized`);
         4. a registry name such as ``"emotions"`` or ``"rcv1subset1"`` (``coreselect
            datasets list``): its files are taken from ``$COREDATA`` when there (offline),
@@ -131,7 +134,7 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
     close = registry.close_names(text)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     if looks_like_file:
-        where = f" (nor under $COREDATA={local})" if local is not None else ""
+        where = f" (nor under $COREDATA={local})" if local is not None else " (no $COREDATA)"
         raise DatasetError(f"no such file{where}{hint}", path=text)
     raise DatasetError(
         f"{text!r} is neither a file, 'synthesized', nor a known dataset{hint} "

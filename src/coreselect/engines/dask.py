@@ -110,20 +110,46 @@ def connect(address: str, timeout: float | None = None) -> Any:
     return outcome["client"]
 
 
+_LOST = ("lost the connection to the Dask scheduler (it was stopped, killed or became "
+         "unreachable) while the run was waiting for results; the run was stopped")
+
+
 def cluster_failure(exc: BaseException) -> EngineError:
     """The one-line EngineError for a cancelled future or a broken connection: a scheduler
-    killed mid-run cancels every future with reason ``scheduler-connection-lost``."""
+    killed mid-run cancels every future with reason ``scheduler-connection-lost``, and once
+    the client gives up reconnecting it is closed (``ClosedClientError`` from ``submit``,
+    ``ValueError: No clients found`` from ``distributed.wait``)."""
     text = " ".join(str(exc).split())
-    if "scheduler-connection-lost" in text or "scheduler" in text.lower() and "lost" in text.lower():
-        return EngineError("lost the connection to the Dask scheduler (it was stopped, killed or became "
-                           "unreachable) while the run was waiting for results; the run was stopped")
+    lowered = text.lower()
+    if ("scheduler-connection-lost" in text or "scheduler" in lowered and "lost" in lowered
+            or type(exc).__name__ == "ClosedClientError" or text.startswith("No clients found")):
+        return EngineError(_LOST)
     return EngineError(f"the Dask cluster failed: {type(exc).__name__}: {text[:200]}")
 
 
-def _cluster_errors() -> tuple[type[BaseException], ...]:
+def cluster_errors() -> tuple[type[BaseException], ...]:
+    """What a client call raises when the cluster went away (each mapped by
+    :func:`cluster_failure`)."""
     from concurrent.futures import CancelledError  # Dask's (Future|Futures)CancelledError
 
-    return (CancelledError, OSError)  # CommClosedError is an OSError
+    try:
+        from distributed.client import ClosedClientError  # submit/scatter on a closed client
+    except ImportError:  # pragma: no cover - older distributed
+        return (CancelledError, OSError)
+    return (CancelledError, OSError, ClosedClientError)  # CommClosedError is an OSError
+
+
+_cluster_errors = cluster_errors
+
+
+def _client_gone(client: Any) -> bool:
+    """Whether the client has given up on its scheduler (closed after its reconnect timeout)."""
+    return getattr(client, "status", "running") in ("closing", "closed")
+
+
+def _client_disconnected(client: Any) -> bool:
+    """Whether the client lost its scheduler (reconnecting, or given up)."""
+    return getattr(client, "status", "running") in ("connecting", "closing", "closed")
 
 
 def as_completed_watched(client: Any, futures: Sequence[Any],
@@ -140,17 +166,26 @@ def _as_completed_watched(client: Any, futures: Sequence[Any],
                           grace: float | None = None) -> Iterator[Any]:
     """The futures as they finish, like ``distributed.as_completed``, but an
     :class:`EngineError` instead of waiting forever when the cluster has had no worker for
-    ``grace`` seconds (default :data:`NO_WORKERS_GRACE`)."""
+    ``grace`` seconds (default :data:`NO_WORKERS_GRACE`), or at once when the client has
+    given up on its scheduler."""
     from distributed import wait
 
     grace = NO_WORKERS_GRACE if grace is None else grace
     pending = set(futures)
     workerless_since = None
     while pending:
+        if _client_gone(client):
+            raise EngineError(_LOST)
         try:
             done, pending = wait(pending, timeout=POLL_SECONDS, return_when="FIRST_COMPLETED")
         except TimeoutError:
             done = set()
+        except ValueError as exc:
+            # distributed.wait looks up the default client, and raises "No clients found"
+            # once ours was closed after losing the scheduler (at any moment, even here).
+            if _client_gone(client) or str(exc).startswith("No clients found"):
+                raise EngineError(_LOST) from None
+            raise
         yield from done
         if done or not pending:
             workerless_since = None
@@ -160,6 +195,8 @@ def _as_completed_watched(client: Any, futures: Sequence[Any],
         elif workerless_since is None:
             workerless_since = time.monotonic()
         elif time.monotonic() - workerless_since > grace:
+            if _client_disconnected(client):
+                raise EngineError(_LOST)
             raise EngineError(f"the Dask cluster has had no worker for {grace:g} s; "
                               "every worker died or none ever joined")
 
@@ -174,6 +211,8 @@ def result_watched(client: Any, future: Any, grace: float | None = None) -> Any:
 
 
 def _n_workers(client: Any) -> int:
+    if _client_disconnected(client):
+        return 0  # scheduler_info would block for the whole reconnect timeout
     try:
         return len(client.scheduler_info().get("workers", {}))
     except Exception:  # noqa: BLE001 - an unreachable scheduler counts as no worker
@@ -252,7 +291,6 @@ class DaskEngine(Engine):
     def map(self, func: Callable[[Any, Any], Any], shared: Any, tasks: Sequence[Any],
             callback: TaskCallback | None = None,
             on_result: Callable[[int, Any], None] | None = None) -> list[Any]:
-        from concurrent.futures import CancelledError  # Dask's (Future|Futures)CancelledError
         try:
             from distributed.scheduler import KilledWorker
         except ImportError:  # pragma: no cover
@@ -261,19 +299,20 @@ class DaskEngine(Engine):
         tasks = list(tasks)
         if not tasks:
             return []
+        run_id = uuid.uuid4().hex[:8]
+        part = functools.partial(_part, func)
         try:
             ref = shared if _is_small(shared) else self.client.scatter(shared, broadcast=True,
                                                                        hash=False)
-        except (CancelledError, OSError) as exc:
+            futures = [
+                # pure=False plus unique keys: a rerun after a worker death recomputes, never
+                # reuses.
+                self.client.submit(part, ref, task, key=f"coreselect-part-{run_id}-{i}",
+                                   pure=False, retries=2)
+                for i, task in enumerate(tasks)
+            ]
+        except cluster_errors() as exc:
             raise cluster_failure(exc) from None
-        run_id = uuid.uuid4().hex[:8]
-        part = functools.partial(_part, func)
-        futures = [
-            # pure=False plus unique keys: a rerun after a worker death recomputes, never reuses.
-            self.client.submit(part, ref, task, key=f"coreselect-part-{run_id}-{i}",
-                               pure=False, retries=2)
-            for i, task in enumerate(tasks)
-        ]
         index = {f.key: i for i, f in enumerate(futures)}
         results: list[Any] = [None] * len(tasks)
         try:
@@ -287,7 +326,7 @@ class DaskEngine(Engine):
             raise EngineError(
                 f"Dask workers kept dying while running a part ({exc}); "
                 "out of memory? use more partitions or smaller blocks") from None
-        except (CancelledError, OSError) as exc:
+        except cluster_errors() as exc:
             raise cluster_failure(exc) from None
         finally:
             for f in futures:

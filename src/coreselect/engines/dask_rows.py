@@ -16,7 +16,7 @@ import pickle
 import uuid
 from typing import Any
 
-from coreselect.engines.dask import result_watched
+from coreselect.engines.dask import cluster_errors, cluster_failure, result_watched
 from coreselect.files import checkpoint_once
 from coreselect.rowsharded import RowShards, ShardFunction
 
@@ -66,10 +66,21 @@ class DaskRows:
         self.bytes_sent = 0
         self.n_calls = 0
         run = uuid.uuid4().hex[:8]
-        workers = list(client.scheduler_info().get("workers", {})) or [None]
         self.setup_bytes = 0
         self.tiles = []
         placed: dict[Any, list] = {}
+        try:
+            workers = list(client.scheduler_info().get("workers", {})) or [None]
+            self._place(client, shards, run, workers, placed)
+        except cluster_errors() as exc:  # the scheduler went away (a closed client, ...)
+            raise cluster_failure(exc) from None
+        # One map task per group of tiles placed on one worker: per-step task overhead grows
+        # with the number of workers, not of tiles (a group of at most ``fan_in`` tiles).
+        self.groups = [g[j:j + self.fan_in] for g in placed.values()
+                       for j in range(0, len(g), self.fan_in)]
+
+    def _place(self, client: Any, shards: RowShards, run: str, workers: list,
+               placed: dict[Any, list]) -> None:
         for i in range(self.n_row_shards):
             loader = shards.loader(i)
             self.setup_bytes += len(pickle.dumps(loader))
@@ -82,10 +93,6 @@ class DaskRows:
                 # no worker known yet (a cluster still starting): anywhere, no preference
                 allow_other_workers=where is not None))
             placed.setdefault(where, []).append(self.tiles[-1])
-        # One map task per group of tiles placed on one worker: per-step task overhead grows
-        # with the number of workers, not of tiles (a group of at most ``fan_in`` tiles).
-        self.groups = [g[j:j + self.fan_in] for g in placed.values()
-                       for j in range(0, len(g), self.fan_in)]
 
     def map_reduce(self, fn: ShardFunction, *args: Any) -> Any:
         """``sum(fn(features_i, labels_i, *args))`` over tiles, computed on the workers: one
@@ -95,13 +102,17 @@ class DaskRows:
         # What the client ships per task: the function by reference, the tiles' keys, args.
         payload = len(pickle.dumps((fn, args)))
         parts = []
-        for group in self.groups:
-            parts.append(client.submit(_apply, fn, group, args, pure=False))
-            self.bytes_sent += payload + sum(len(t.key) for t in group)
-        while len(parts) > 1:
-            groups = [parts[i:i + self.fan_in] for i in range(0, len(parts), self.fan_in)]
-            parts = [g[0] if len(g) == 1 else client.submit(_sum, *g, pure=False) for g in groups]
-            self.bytes_sent += sum(len(g) * len(parts[0].key) for g in groups)
+        try:
+            for group in self.groups:
+                parts.append(client.submit(_apply, fn, group, args, pure=False))
+                self.bytes_sent += payload + sum(len(t.key) for t in group)
+            while len(parts) > 1:
+                groups = [parts[i:i + self.fan_in] for i in range(0, len(parts), self.fan_in)]
+                parts = [g[0] if len(g) == 1 else client.submit(_sum, *g, pure=False)
+                         for g in groups]
+                self.bytes_sent += sum(len(g) * len(parts[0].key) for g in groups)
+        except cluster_errors() as exc:  # a closed client (the scheduler went away) refuses work
+            raise cluster_failure(exc) from None
         return result_watched(client, parts[0])
 
     def close(self) -> None:
