@@ -305,7 +305,11 @@ class Checkpoint:
         try:
             fs.pipe_file(root + suffix, data)  # one PUT: an object store applies it whole
         except Exception as exc:  # noqa: BLE001
-            raise OutputError(self.shown + suffix, f"cannot write the checkpoint "
+            from coreselect.store.fs import is_no_answer
+
+            what = ("no answer from the server" if is_no_answer(exc)
+                    else "cannot write the checkpoint")
+            raise OutputError(self.shown + suffix, f"{what} "
                               f"({type(exc).__name__}: "
                               f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
 
