@@ -99,6 +99,10 @@ def connect(address: str, timeout: float | None = None) -> Any:
     thread.start()
     thread.join(timeout + 1.0)
     if thread.is_alive():
+        what = _what_answers(address)
+        if "HTTP" in what:
+            raise EngineError(f"{address} is not a Dask scheduler: {what}; give the "
+                              "scheduler's address (tcp://HOST:8786 by default)")
         raise EngineError(f"the Dask scheduler at {address} did not answer within "
                           f"{timeout:g} s (is it a Dask scheduler?)")
     exc = outcome.get("error")
