@@ -950,7 +950,7 @@ def gen_ckpt_damage(n, tmp, rng):
     """Declared-size bombs and special files as checkpoints: one line, exit 2, at once and
     within the attempt's 3 GiB (a bomb expanded is a MemoryError or a kill: an escape)."""
     kinds = ["member-bomb", "fifo", "dev-full", "dev-zero", "declared-size", "folder",
-             "parts-bomb"]
+             "parts-bomb", "npy-shape"]
     out = []
     bomb = None
     for i in range(n):
@@ -968,6 +968,22 @@ def gen_ckpt_damage(n, tmp, rng):
                 (w / "c.parts" / "relevance").write_bytes(bomb)
                 digest = hashlib.sha256(bomb).hexdigest()
                 _rewrite_record(target, lambda h, a: h.update({"relevance": digest}))
+        elif kind == "npy-shape":  # a stored member whose header declares 8 TiB
+            import io as _io
+            import zipfile
+
+            from coreselect.checkpoint import FORMAT, MAGIC
+
+            buf = _io.BytesIO()
+            with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+                head = "{'descr': '<f8', 'fortran_order': False, 'shape': (1099511627776,), }"
+                head += " " * (118 - len(head)) + "\n"
+                zf.writestr("greedy_pair.npy", b"\x93NUMPY\x01\x00" + len(head).to_bytes(
+                    2, "little") + head.encode() + bytes(64))
+            payload = buf.getvalue()
+            target.write_bytes(MAGIC + json.dumps({
+                "format": FORMAT, "payload_bytes": len(payload),
+                "payload_sha256": hashlib.sha256(payload).hexdigest()}).encode() + b"\n" + payload)
         elif kind == "fifo":
             os.mkfifo(target)
         elif kind in ("dev-full", "dev-zero"):
@@ -1290,7 +1306,7 @@ CLASSES_31: dict[str, Callable] = {
     "seams31": gen_seams31,
 }
 CLASSES.update(CLASSES_31)
-EXPENSIVE.update({"s3_frozen": 5, "s3_signals": 4, "ckpt_forgery": 9, "ckpt_damage": 7,
+EXPENSIVE.update({"s3_frozen": 5, "s3_signals": 4, "ckpt_forgery": 9, "ckpt_damage": 8,
                   "user_folders": 8, "seams31": 6})
 
 

@@ -159,3 +159,22 @@ def test_a_compressed_member_is_refused_before_it_expands(tmp_path):
     assert len(bomb) < 1 << 20
     with pytest.raises(CheckpointError, match="compressed"):
         decode(bomb, "bomb")
+
+
+def test_a_member_declaring_more_than_it_holds_is_refused():
+    """A stored member whose .npy header declares a huge shape (numpy would allocate it
+    before reading): refused from the header."""
+    import hashlib
+    import json
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as zf:
+        head = "{'descr': '<f8', 'fortran_order': False, 'shape': (1099511627776,), }"
+        head += " " * (118 - len(head)) + "\n"
+        zf.writestr("greedy_pair.npy", b"\x93NUMPY\x01\x00" + len(head).to_bytes(2, "little")
+                    + head.encode() + bytes(64))
+    payload = buffer.getvalue()
+    header = {"format": 1, "payload_bytes": len(payload),
+              "payload_sha256": hashlib.sha256(payload).hexdigest()}
+    with pytest.raises(CheckpointError, match="declares"):
+        decode(MAGIC + json.dumps(header).encode() + b"\n" + payload, "x")

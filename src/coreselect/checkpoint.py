@@ -119,6 +119,12 @@ def decode(data: bytes, shown: str) -> tuple[dict, dict[str, np.ndarray]]:
                    for i in zf.infolist()):
                 raise damaged("a compressed or oversized member; records are written "
                               "uncompressed")
+            for info in zf.infolist():  # an array's header must fit its member's bytes
+                with zf.open(info) as fh:
+                    declared = _declared_bytes(fh)
+                if declared > info.file_size:
+                    raise damaged(f"{info.filename} declares {declared} bytes in "
+                                  f"{info.file_size}")
     except CheckpointError:
         raise
     except Exception as exc:  # noqa: BLE001 - zipfile raises many types
@@ -129,6 +135,19 @@ def decode(data: bytes, shown: str) -> tuple[dict, dict[str, np.ndarray]]:
     except Exception as exc:  # noqa: BLE001 - numpy/zipfile raise many types
         raise damaged(f"unreadable arrays: {type(exc).__name__}") from None
     return header, arrays
+
+
+def _declared_bytes(fh) -> int:
+    """The bytes an ``.npy`` stream's header declares for its array (numpy allocates them
+    before it reads: a header must not make it allocate more than the member holds)."""
+    from numpy.lib import format as npy
+
+    version = npy.read_magic(fh)
+    shape, _, dtype = (npy.read_array_header_1_0(fh) if version == (1, 0)
+                       else npy.read_array_header_2_0(fh))
+    if dtype.hasobject:
+        raise ValueError("object arrays")
+    return int(np.prod(shape, dtype=object)) * dtype.itemsize
 
 
 class Checkpoint:

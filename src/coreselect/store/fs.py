@@ -491,8 +491,9 @@ def build_at_url(url: str, build: Callable[[Path], ColumnStore], options: dict |
     shown = scrub(url)
     try:
         clean_stale_staging(fs, root)
-    except Exception as exc:  # noqa: BLE001 - a dead or silent server: one line
-        raise _remote_error(shown, "", exc, options) from None
+    except Exception as exc:  # noqa: BLE001 - best effort (a listing may be forbidden) ...
+        if is_no_answer(exc):  # ... but a dead or silent server is one line now
+            raise _remote_error(shown, "", exc, options) from None
     check_url_target(url, options)
     scratch = Path(tempfile.mkdtemp(prefix="coreselect-build-", dir=temp_dir))
     staging = f"{root}{STAGING}{os.getpid()}-{uuid.uuid4().hex[:8]}"
