@@ -1123,7 +1123,7 @@ try:
 {body}
     print("OK")
 finally:
-    if moto is not None:
+    if moto is not None and moto.poll() is None:
         os.kill(moto.pid, signal.SIGCONT); moto.kill(); moto.wait()
 '''
 
