@@ -806,5 +806,509 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+# ============================================================================ issue 31 (helper "hostile")
+# Checkpoints, object storage and scratch folders: forged and damaged checkpoints, folders
+# holding user files, frozen and dying S3 servers on 127.0.0.1, signals during remote builds,
+# declared-size bombs in checkpoint members, and the seams found with them. Kept apart from
+# the other classes (other helpers add theirs above).
+
+def _ckpt_data(w: Path, seed: int = 0) -> list[str]:
+    """A data file in ``w`` and the select arguments of a checkpointed run on it."""
+    _write(_dataset(w, n=120, d=16, seed=seed), w / "d.arff")
+    return ["select", "d.arff", "--labels", "3", "-k", "5", "--min-bin-count", "1", "-q",
+            "--json", "--checkpoint", "c"]
+
+
+def _cli(argv: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "coreselect", *argv], cwd=cwd, env=_env(env or {}),
+                          capture_output=True, text=True, timeout=300)
+
+
+def _rewrite_record(path: Path, change) -> None:
+    from coreselect.checkpoint import decode, encode
+
+    header, arrays = decode(path.read_bytes(), "x")
+    change(header, arrays)
+    path.write_bytes(encode({k: v for k, v in header.items() if not k.startswith("payload_")},
+                            arrays))
+
+
+def _forge_swap(h, a):
+    s = a["greedy_selected"]
+    s[[0, 1]] = s[[1, 0]]
+
+
+def _forge_swap_late(h, a):
+    s = a["greedy_selected"]
+    s[[-1, -2]] = s[[-2, -1]]
+
+
+def _forge_back(h, a):
+    h["step"] -= 1
+    a["greedy_selected"] = a["greedy_selected"][:-1]
+    a["greedy_pair"] = a["greedy_pair"][:-1, :-1]
+
+
+def _forge_nan(h, a):
+    a["greedy_diversity_to_s"][0] = float("nan")
+
+
+def _forge_diversity(h, a):
+    a["greedy_diversity"] = a["greedy_diversity"] * 0 + 3.0
+
+
+def _forge_other(w: Path):
+    """The picks of another run (other data) under this run's header."""
+    other = w / "other"
+    other.mkdir()
+    _cli(_ckpt_data(other, seed=7), other)
+    from coreselect.checkpoint import decode
+
+    _, theirs = decode((other / "c").read_bytes(), "x")
+    return lambda h, a: a.update(theirs)
+
+
+def _forge_relevance(w: Path, how: str) -> None:
+    import numpy as np
+
+    from coreselect.checkpoint import decode, encode
+
+    part = w / "c.parts" / "relevance"
+    header, arrays = decode(part.read_bytes(), "x")
+    rel = arrays["relevance"]
+    if how == "top":
+        rel[int(np.argmin(rel.sum(axis=1)))] = rel.max() * 3
+    else:
+        rel *= 0.97
+    data = encode({k: v for k, v in header.items() if not k.startswith("payload_")}, arrays)
+    part.write_bytes(data)
+    digest = hashlib.sha256(data).hexdigest()
+    _rewrite_record(w / "c", lambda h, a: h.update({"relevance": digest}))
+
+
+def gen_ckpt_forgery(n, tmp, rng):
+    """A record rewritten with a fresh checksum: refused in one line (exit 2), the record
+    left as it was; a resumed run that goes on is an escape (another selection)."""
+    kinds = ["swap", "swap-late", "step-back", "nan", "diversity", "other-run", "relevance-top",
+             "relevance-scaled", "stale-step"]
+    out = []
+    for i in range(n):
+        kind = kinds[i % len(kinds)]
+        w = tmp / f"a{i}"
+        w.mkdir()
+        argv = _ckpt_data(w, seed=i)
+        env = {"CORESELECT_TEST_HOLD": "checkpointed-4", "CORESELECT_TEST_HOLD_FILE": str(w / "h")}
+        if kind == "stale-step":  # a record of an unfinished run, its last pick replaced
+            proc = subprocess.Popen([PY, "-m", "coreselect", *argv], cwd=w, env=_env(env),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            end = time.monotonic() + 120
+            while not (w / "h").exists() and proc.poll() is None and time.monotonic() < end:
+                time.sleep(0.05)
+            proc.kill()
+            proc.wait()
+            _rewrite_record(w / "c", lambda h, a: a["greedy_selected"].__setitem__(
+                -1, (int(a["greedy_selected"][-1]) + 1) % 16))
+        else:
+            _cli(argv, w)
+            change = {"swap": _forge_swap, "swap-late": _forge_swap_late, "step-back": _forge_back,
+                      "nan": _forge_nan, "diversity": _forge_diversity}.get(kind)
+            if kind == "other-run":
+                change = _forge_other(w)
+            if change is not None:
+                _rewrite_record(w / "c", change)
+            else:
+                _forge_relevance(w, kind.split("-")[1])
+        out.append(Attempt("ckpt_forgery", kind, argv=argv, cwd=w, ok_allowed=False,
+                           inputs=[w / "c", w / "c.parts" / "relevance"], deadline=120))
+    return out
+
+
+def _npz_bomb(gib: int) -> bytes:
+    """A record whose one member is deflated zeros declaring ``gib`` GiB (a valid checksum)."""
+    import io as _io
+    import zipfile
+
+    from coreselect.checkpoint import FORMAT, MAGIC
+
+    buf = _io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        with zf.open("greedy_selected.npy", "w", force_zip64=True) as fh:
+            size = gib << 30
+            head = f"{{'descr': '<i8', 'fortran_order': False, 'shape': ({size // 8},), }}"
+            head = head + " " * (118 - len(head)) + "\n"
+            fh.write(b"\x93NUMPY\x01\x00" + len(head).to_bytes(2, "little") + head.encode())
+            chunk = bytes(8 << 20)
+            for _ in range(gib * 128):
+                fh.write(chunk)
+    payload = buf.getvalue()
+    header = {"format": FORMAT, "payload_bytes": len(payload),
+              "payload_sha256": hashlib.sha256(payload).hexdigest()}
+    return MAGIC + json.dumps(header).encode() + b"\n" + payload
+
+
+def gen_ckpt_damage(n, tmp, rng):
+    """Declared-size bombs and special files as checkpoints: one line, exit 2, at once and
+    within the attempt's 3 GiB (a bomb expanded is a MemoryError or a kill: an escape)."""
+    kinds = ["member-bomb", "fifo", "dev-full", "dev-zero", "declared-size", "folder",
+             "parts-bomb", "npy-shape"]
+    out = []
+    bomb = None
+    for i in range(n):
+        kind = kinds[i % len(kinds)]
+        w = tmp / f"a{i}"
+        w.mkdir()
+        argv = _ckpt_data(w, seed=i)
+        target = w / "c"
+        if kind in ("member-bomb", "parts-bomb"):
+            bomb = bomb or _npz_bomb(3)
+            if kind == "member-bomb":
+                target.write_bytes(bomb)
+            else:
+                _cli(argv, w)
+                (w / "c.parts" / "relevance").write_bytes(bomb)
+                digest = hashlib.sha256(bomb).hexdigest()
+                _rewrite_record(target, lambda h, a: h.update({"relevance": digest}))
+        elif kind == "npy-shape":  # a stored member whose header declares 8 TiB
+            import io as _io
+            import zipfile
+
+            from coreselect.checkpoint import FORMAT, MAGIC
+
+            buf = _io.BytesIO()
+            with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+                head = "{'descr': '<f8', 'fortran_order': False, 'shape': (1099511627776,), }"
+                head += " " * (118 - len(head)) + "\n"
+                zf.writestr("greedy_pair.npy", b"\x93NUMPY\x01\x00" + len(head).to_bytes(
+                    2, "little") + head.encode() + bytes(64))
+            payload = buf.getvalue()
+            target.write_bytes(MAGIC + json.dumps({
+                "format": FORMAT, "payload_bytes": len(payload),
+                "payload_sha256": hashlib.sha256(payload).hexdigest()}).encode() + b"\n" + payload)
+        elif kind == "fifo":
+            os.mkfifo(target)
+        elif kind in ("dev-full", "dev-zero"):
+            argv = [*argv[:-1], f"/dev/{kind[4:]}"]
+        elif kind == "declared-size":
+            from coreselect.checkpoint import MAGIC
+
+            target.write_bytes(MAGIC + json.dumps({"format": 1, "payload_bytes": 1 << 40,
+                                                   "payload_sha256": "0" * 64}).encode() + b"\n")
+        else:
+            target.mkdir()
+        out.append(Attempt("ckpt_damage", kind, argv=argv, cwd=w, ok_allowed=False,
+                           inputs=[p for p in (target,) if kind not in ("fifo", "dev-full",
+                                                                       "dev-zero", "folder")],
+                           deadline=60))
+    return out
+
+
+def gen_user_folders(n, tmp, rng):
+    """Folders that hold user files where coreselect writes: a checkpoint's parts folder, the
+    --temp-dir of a rows run, the input store itself. The files stay as they were (refusal
+    or success both behave; a file replaced or removed is an escape)."""
+    kinds = ["parts-relevance", "parts-statistics", "parts-xml", "tempdir-keep",
+             "tempdir-old", "tempdir-deadpid", "ckpt-in-store", "ckpt-is-store"]
+    out = []
+    for i in range(n):
+        kind = kinds[i % len(kinds)]
+        w = tmp / f"a{i}"
+        w.mkdir()
+        argv = _ckpt_data(w, seed=i)
+        inputs = [w / "d.arff"]
+        if kind.startswith("parts"):
+            parts = w / "c.parts"
+            parts.mkdir()
+            name = {"parts-relevance": "relevance", "parts-statistics": "statistics",
+                    "parts-xml": "d.xml"}[kind]
+            (parts / name).write_text("user file\n")
+            inputs.append(parts / name)
+            if kind == "parts-statistics":
+                argv += ["--mode", "rows"]
+        else:
+            r = _cli(["store", "build", "d.arff", "s", "--labels", "3", "--block-size", "4",
+                      "--row-block-size", "40", "--min-bin-count", "1", "-q"], w)
+            if r.returncode:
+                raise RuntimeError(r.stderr.strip()[-200:])
+            inputs += [p for p in (w / "s").rglob("*") if p.is_file()]
+            argv = ["select", "s", "-k", "4", "-q", "--json", "--mode", "rows"]
+            if kind.startswith("tempdir"):
+                scr = w / "scr"
+                scr.mkdir()
+                name = {"tempdir-keep": "coreselect-rows.keep.tmp/notes.txt",
+                        "tempdir-old": "coreselect-rows.old.tmp",
+                        "tempdir-deadpid": "coreselect-rows.ckabc.p999999-xyz.tmp/notes.txt"}[kind]
+                (scr / name).parent.mkdir(parents=True, exist_ok=True)
+                (scr / name).write_text("user file\n")
+                past = time.time() - 7200
+                for p in [scr / name, (scr / name).parent]:
+                    os.utime(p, (past, past))
+                inputs.append(scr / name)
+                argv += ["--temp-dir", "scr", "--checkpoint", "c"]
+            else:
+                argv += ["--checkpoint", "s/c" if kind == "ckpt-in-store" else "s"]
+        out.append(Attempt("user_folders", kind, argv=argv, cwd=w, inputs=inputs, deadline=120,
+                           ok_allowed=not kind.startswith(("ckpt", "parts"))))
+    return out
+
+
+# The S3 scenarios run as Python snippets in the attempt's child: each starts its own moto
+# server (benchmarks/_common.py) or a socket that never answers, runs coreselect's CLI as a
+# grandchild, and prints OK when the promise held, else exits with the reason.
+_S3 = r'''
+import json, os, signal, socket, subprocess, sys, threading, time
+sys.path.insert(0, {bench!r})
+from _common import start_moto
+KEY, SECRET = "AKIDHOSTILE0001", "hostile-secret-0001"
+env = {{**os.environ, "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
+        "AWS_DEFAULT_REGION": "us-east-1"}}
+env.pop("CORESELECT_STORAGE_OPTIONS", None)
+SMALL = {{"config_kwargs": {{"connect_timeout": 1, "read_timeout": 2,
+                             "retries": {{"max_attempts": 1}}}}, "deadline": 6}}
+
+def fail(why):
+    sys.stderr.write(why + "\n")
+    sys.exit(1)
+
+def cli(*args, hold=None, small=False, wait=True):
+    e = dict(env)
+    if small:
+        e["CORESELECT_STORAGE_OPTIONS"] = json.dumps(SMALL)
+    if hold:
+        e["CORESELECT_TEST_HOLD"], e["CORESELECT_TEST_HOLD_FILE"] = hold, os.path.abspath("held")
+    p = subprocess.Popen([sys.executable, "-m", "coreselect", *args], env=e,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    return p.communicate() + (p.returncode,) if wait else p
+
+def one_line(err, code, words="no answer from the server"):
+    lines = err.strip().splitlines()
+    if code != 2 or len(lines) != 1 or "internal error" in err:
+        fail(f"exit {{code}}, {{len(lines)}} line(s): {{(lines or [''])[-1][:150]}}")
+    if words and words not in err:
+        fail(f"not '{{words}}': {{lines[0][:150]}}")
+
+def held(p, limit=120):
+    end = time.monotonic() + limit
+    while not os.path.exists("held"):
+        if p.poll() is not None:
+            fail("finished before the hold: " + p.communicate()[1].strip()[-150:])
+        if time.monotonic() > end:
+            fail("never reached the hold")
+        time.sleep(0.05)
+
+class Frozen:
+    def __init__(self):
+        self.sock = socket.socket(); self.sock.bind(("127.0.0.1", 0)); self.sock.listen(64)
+        self.url = "http://127.0.0.1:%d" % self.sock.getsockname()[1]; self.held = []
+        threading.Thread(target=self.run, daemon=True).start()
+    def run(self):
+        while True:
+            try: self.held.append(self.sock.accept()[0])
+            except OSError: return
+
+moto = None
+def server():
+    global moto
+    moto, url = start_moto()
+    env["AWS_ENDPOINT_URL"] = url
+    import s3fs
+    fs = s3fs.S3FileSystem(key=KEY, secret=SECRET, endpoint_url=url, skip_instance_cache=True)
+    fs.mkdir("data")
+    return fs
+
+def left(fs, name):
+    return [p for p in fs.find("data") if p.startswith("data/" + name)]
+
+try:
+{body}
+    print("OK")
+finally:
+    if moto is not None and moto.poll() is None:
+        os.kill(moto.pid, signal.SIGCONT); moto.kill(); moto.wait()
+'''
+
+
+def _s3(body: str) -> str:
+    return _S3.format(bench=str(ROOT / "benchmarks"),
+                      body="\n".join("    " + line for line in body.strip().splitlines()))
+
+
+_S3_FROZEN = {
+    # a socket that accepts and never answers, default options: within the default deadlines
+    "never-build-default": """
+f = Frozen(); env["AWS_ENDPOINT_URL"] = f.url
+t = time.monotonic(); out, err, code = cli("store", "build", "d.arff", "s3://data/s", "--labels", "3")
+one_line(err, code)
+if time.monotonic() - t > 150: fail(f"took {time.monotonic() - t:.0f} s")
+""",
+    "never-select-small": """
+f = Frozen(); env["AWS_ENDPOINT_URL"] = f.url
+t = time.monotonic(); out, err, code = cli("select", "s3://data/s", "-k", "2", small=True)
+one_line(err, code)
+if time.monotonic() - t > 40: fail(f"took {time.monotonic() - t:.0f} s")
+""",
+    "never-checkpoint-small": """
+f = Frozen(); env["AWS_ENDPOINT_URL"] = f.url
+t = time.monotonic()
+out, err, code = cli("select", "d.arff", "--labels", "3", "-k", "2", "--checkpoint", "s3://data/c", small=True)
+one_line(err, code)
+if time.monotonic() - t > 40: fail(f"took {time.monotonic() - t:.0f} s")
+""",
+    # moto stopped (SIGSTOP) while the build holds between its upload and its copies
+    "frozen-mid-build": """
+fs = server()
+p = cli("store", "build", "d.arff", "s3://data/s", "--labels", "3", "--block-size", "3",
+        hold="remote-staged", small=True, wait=False)
+held(p); os.kill(moto.pid, signal.SIGSTOP); os.remove("held")  # the hold ends
+try:
+    out, err = p.communicate(timeout=120)
+except subprocess.TimeoutExpired:
+    p.kill(); fail("hang: the build did not end within 120 s of the freeze")
+one_line(err, p.returncode, None)
+os.kill(moto.pid, signal.SIGCONT)
+out, err, code = cli("store", "build", "d.arff", "s3://data/s", "--labels", "3", "--block-size", "3")
+if code != 0: fail("the next build failed: " + err.strip()[-150:])
+if [x for x in left(fs, "s.coreselect-tmp")]: fail("a stale temporary prefix was left")
+""",
+    "frozen-mid-checkpoint": """
+fs = server()
+p = cli("select", "d.arff", "--labels", "3", "-k", "5", "--min-bin-count", "1",
+        "--checkpoint", "s3://data/c", hold="checkpointed-2", small=True, wait=False)
+held(p); os.kill(moto.pid, signal.SIGSTOP); os.remove("held")
+try:
+    out, err = p.communicate(timeout=120)
+except subprocess.TimeoutExpired:
+    p.kill(); fail("hang: the run did not end within 120 s of the freeze")
+one_line(err, p.returncode)
+""",
+}
+
+_S3_SIGNALS = {
+    f"{sig}-at-{stage}": f"""
+fs = server()
+p = cli("store", "build", "d.arff", "s3://data/s", "--labels", "3", "--block-size", "3",
+        hold="remote-staged", wait=False)
+held(p)
+if not left(fs, "s.coreselect-tmp"): fail("nothing staged at the hold")
+os.kill(p.pid, signal.{sig})
+try:
+    out, err = p.communicate(timeout=60)
+except subprocess.TimeoutExpired:
+    p.kill(); fail("hang after {sig}")
+if p.returncode == 0: fail("finished despite {sig}")
+rest = left(fs, "s")
+if rest: fail(f"left {{len(rest)}} object(s): {{rest[0]}}")
+""" for sig in ("SIGINT", "SIGTERM") for stage in ("staged",)
+}
+_S3_SIGNALS["SIGKILL-then-next-build"] = """
+fs = server()
+p = cli("store", "build", "d.arff", "s3://data/s", "--labels", "3", "--block-size", "3",
+        hold="remote-staged", wait=False)
+held(p); os.killpg(p.pid, signal.SIGKILL); p.communicate()
+if not left(fs, "s.coreselect-tmp"): fail("nothing staged at the hold")
+out, err, code = cli("store", "build", "d.arff", "s3://data/s", "--labels", "3", "--block-size", "3")
+if code != 0: fail("the next build failed: " + err.strip()[-150:])
+if left(fs, "s.coreselect-tmp"): fail("the killed build's temporary prefix was left")
+"""
+_S3_SIGNALS["server-dies-mid-build"] = """
+fs = server()
+p = cli("store", "build", "d.arff", "s3://data/s", "--labels", "3", "--block-size", "3",
+        hold="remote-staged", small=True, wait=False)
+held(p); moto.kill(); moto.wait(); os.remove("held")
+try:
+    out, err = p.communicate(timeout=90)
+except subprocess.TimeoutExpired:
+    p.kill(); fail("hang: the build did not end within 90 s of the server's death")
+one_line(err, p.returncode)
+"""
+
+
+def _s3_class(cls: str, table: dict, n, tmp) -> list:
+    names = list(table)
+    out = []
+    for i in range(n):
+        name = names[i % len(names)]
+        w = tmp / f"a{i}"
+        w.mkdir()
+        _write(_dataset(w, n=80, d=10, seed=i), w / "d.arff")
+        out.append(Attempt(cls, name, code=_s3(table[name]), cwd=w, inputs=[w / "d.arff"],
+                           deadline=240))
+    return out
+
+
+def gen_s3_frozen(n, tmp, rng):
+    """Servers that accept and never answer (from the start, or frozen mid-build and
+    mid-checkpoint-write): one line within the deadlines, and the next build cleans up."""
+    return _s3_class("s3_frozen", _S3_FROZEN, n, tmp)
+
+
+def gen_s3_signals(n, tmp, rng):
+    """SIGINT/SIGTERM/SIGKILL during a remote build, and a server that dies mid-build:
+    nothing left under the target nor its temporary prefix (after the next build, for a
+    SIGKILL), one line for a dead server."""
+    return _s3_class("s3_signals", _S3_SIGNALS, n, tmp)
+
+
+def gen_seams31(n, tmp, rng):
+    """Huge --bins (CLI and API), --missing where it is ignored, an HTTP server as
+    --scheduler, --export .xmc (must work)."""
+    kinds = ["bins-2**64", "api-n_bins-2**70", "store-bins-2**64", "missing-csv", "http-scheduler",
+             "export-xmc"]
+    out = []
+    for i in range(n):
+        kind = kinds[i % len(kinds)]
+        w = tmp / f"a{i}"
+        w.mkdir()
+        ds = _dataset(w, seed=i)
+        _write(ds, w / "d.arff")
+        _write(ds, w / "d.csv")
+        a = Attempt("seams31", kind, cwd=w, inputs=[w / "d.arff", w / "d.csv"], ok_allowed=False)
+        if kind == "bins-2**64":
+            a.argv = ["select", "d.arff", "--labels", "3", "-k", "2", "--bins", str(2**64)]
+        elif kind == "store-bins-2**64":
+            a.argv = ["store", "build", "d.arff", "s", "--labels", "3", "--bins", str(2**64)]
+            a.must_not_exist = [w / "s"]
+        elif kind == "api-n_bins-2**70":
+            a.code = _api("coreselect.select(rng.random((30, 4)), rng.integers(0, 2, (30, 2)), "
+                          "k=2, n_bins=2**70)")
+        elif kind == "missing-csv":
+            a.argv = ["datasets", "info", "d.csv", "--labels", "3", "--missing", "error"]
+        elif kind == "http-scheduler":
+            a.code = _api("""
+import http.server, threading
+class Quiet(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args): pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+try:
+    coreselect.select(rng.random((30, 4)), rng.integers(0, 2, (30, 2)), k=2, mode="distributed",
+                      engine="dask", scheduler=f"tcp://127.0.0.1:{srv.server_address[1]}")
+except coreselect.errors.EngineError as exc:
+    if "HTTP server" not in str(exc): raise SystemExit("not named: " + str(exc)[:150])
+    raise
+""")
+            a.forbid_text = ("memory",)
+        else:
+            a.argv = ["select", "d.arff", "--labels", "3", "-k", "3", "-q", "--export", "r.xmc"]
+            a.ok_allowed = True
+            a.check = lambda r, w=w: None if (w / "r.xmc").is_file() else "no r.xmc written"
+        out.append(a)
+    return out
+
+
+#: The classes of issue 31 (helper "hostile"); slow ones capped by default.
+CLASSES_31: dict[str, Callable] = {
+    "ckpt_forgery": gen_ckpt_forgery,
+    "ckpt_damage": gen_ckpt_damage,
+    "user_folders": gen_user_folders,
+    "s3_frozen": gen_s3_frozen,
+    "s3_signals": gen_s3_signals,
+    "seams31": gen_seams31,
+}
+CLASSES.update(CLASSES_31)
+EXPENSIVE.update({"s3_frozen": 5, "s3_signals": 4, "ckpt_forgery": 9, "ckpt_damage": 8,
+                  "user_folders": 8, "seams31": 6})
+
+
 if __name__ == "__main__":
     sys.exit(main())

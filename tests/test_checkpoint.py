@@ -240,7 +240,8 @@ def test_a_finished_run_keeps_its_record_and_returns_at_once(tmp_path):
     assert again.engine_info == {"checkpoint": str(path), "resumed_from_step": 4}
     # no temporary left; the relevances written once beside the record
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.ckpt", "run.ckpt.parts"]
-    assert [p.name for p in (tmp_path / "run.ckpt.parts").iterdir()] == ["relevance"]
+    assert sorted(p.name for p in (tmp_path / "run.ckpt.parts").iterdir()) == [
+        ".coreselect-owned", "relevance"]  # the mark: a folder coreselect made
 
 
 # -- refusals ------------------------------------------------------------------------------------
@@ -370,7 +371,7 @@ def test_a_damaged_part_file_is_refused(tmp_path, how, mode, name):
     kwargs = _kwargs(mode)
     first = select(X, Y, k=3, checkpoint=path, **kwargs)
     part = tmp_path / "run.ckpt.parts" / name
-    assert sorted(p.name for p in part.parent.iterdir()) == {
+    assert sorted(p.name for p in part.parent.iterdir() if p.name != ".coreselect-owned") == {
         "streaming": ["part-000000", "part-000001", "part-000002", "relevance"],
         "centralized": ["relevance"], "rows": ["statistics"]}[mode]
     if how == "missing":
@@ -395,7 +396,9 @@ def test_recorded_relevances_of_another_shape_are_refused(form):
     features, labels = discretize(X, min_bin_count=1), discretize_labels(Y)
     other = discretize(X[:, :5], min_bin_count=1)
     written = Resumable(Snapshots(), {"k": 3}, "data")
-    written.record_relevance(np.zeros((5, 3)) if form == "dense"
+    from coreselect.core.entropy import relevance_matrix
+
+    written.record_relevance(relevance_matrix(other, labels, "mi") if form == "dense"
                              else SparseRelevance(other, labels))
     again = Resumable(Snapshots(written.checkpoint.records[-1], written.checkpoint.part_files),
                       {"k": 3}, "data")
@@ -502,7 +505,7 @@ def test_killed_run_resumes_with_the_same_result(tmp_path, capsys, monkeypatch, 
     assert info["resumed_from_step"] == (header["step"] or 0)
     if "--partitions" in mode:
         assert info["resumed_parts"] == len(header["parts"])
-    leftovers = [p.name for p in tmp_path.rglob(".*")]
+    leftovers = [p.name for p in tmp_path.rglob(".*") if p.name != ".coreselect-owned"]
     assert leftovers == [], leftovers
 
 

@@ -332,6 +332,7 @@ def test_a_killed_writer_not_reaped_yet_counts_as_dead(tmp_path):
         assert not files._pid_alive(proc.pid)
         kept = tmp_path / f"coreselect-rows.ckKEY.p{proc.pid}-abc.tmp"
         (kept / "r0").mkdir(parents=True)
+        files.mark_owned(kept)  # made by coreselect: only such a folder is taken over
         mine = files.scratch_dir(tmp_path, "coreselect-rows", "ckKEY")
         assert (mine / "r0").is_dir() and not kept.exists()
         assert f".p{os.getpid()}-" in mine.name

@@ -34,4 +34,21 @@ def test_every_issue_class_has_a_generator():
         import hostile
     finally:
         sys.path.pop(0)
-    assert len(hostile.CLASSES) == 17
+    assert len(hostile.CLASSES) >= 17  # issue 17's, and the later issues' (below)
+    # issue 31: checkpoints, object storage, scratch folders
+    assert set(hostile.CLASSES_31) <= set(hostile.CLASSES)
+    assert set(hostile.CLASSES_31) == {"ckpt_forgery", "ckpt_damage", "user_folders",
+                                       "s3_frozen", "s3_signals", "seams31"}
+
+
+def test_quick_campaign_on_checkpoint_damage(tmp_path):
+    """Issue 31's cheapest class (bombs and special files as checkpoints: each refused at
+    once) runs without an escape."""
+    out = tmp_path / "h.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "hostile.py"), "--quick", "-n", "4",
+                        "--classes", "ckpt_damage", "--out", str(out)],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads(out.read_text())
+    assert [a for a in data["attempts"] if not a["behaved"]] == []

@@ -178,7 +178,7 @@ def test_a_resumed_run_takes_over_the_copies_of_the_killed_run(store, tmp_path, 
     _killed(args, env, marker)
     (left,) = scratch.iterdir()
     assert left.name.startswith("coreselect-rows.ck")
-    assert sorted(p.name for p in left.iterdir()) == ["r0", "r1", "r2"]
+    assert sorted(p.name for p in left.iterdir()) == [".coreselect-owned", "r0", "r1", "r2"]
     if damage == "altered":
         codes = left / "r1" / "codes.npy"
         data = bytearray(codes.read_bytes())

@@ -46,6 +46,7 @@ import hashlib
 import io
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,10 @@ import numpy as np
 from coreselect.core.discretize import DiscreteMatrix
 from coreselect.core.greedy import GreedyState
 from coreselect.errors import CheckpointError, OutputError
+
+#: Relevances recomputed on resume: the most relevant columns, columns at random, and a
+#: bound on the values (columns x labels) recomputed.
+VERIFY_TOP, VERIFY_RANDOM, VERIFY_CELLS = 16, 32, 1 << 22
 
 #: Version of the file layout; a record of another format is refused.
 FORMAT = 1
@@ -105,11 +110,44 @@ def decode(data: bytes, shown: str) -> tuple[dict, dict[str, np.ndarray]]:
     if hashlib.sha256(payload).hexdigest() != digest:
         raise damaged("its data fail their checksum")
     try:
+        import zipfile
+
+        with zipfile.ZipFile(io.BytesIO(payload)) as zf:
+            # Records are written stored (np.savez): a compressed member could expand to far
+            # more than the record holds; a member declaring more than the payload is a lie.
+            if any(i.compress_type != zipfile.ZIP_STORED or i.file_size > size
+                   for i in zf.infolist()):
+                raise damaged("a compressed or oversized member; records are written "
+                              "uncompressed")
+            for info in zf.infolist():  # an array's header must fit its member's bytes
+                with zf.open(info) as fh:
+                    declared = _declared_bytes(fh)
+                if declared > info.file_size:
+                    raise damaged(f"{info.filename} declares {declared} bytes in "
+                                  f"{info.file_size}")
+    except CheckpointError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - zipfile raises many types
+        raise damaged(f"unreadable arrays: {type(exc).__name__}") from None
+    try:
         with np.load(io.BytesIO(payload), allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}
     except Exception as exc:  # noqa: BLE001 - numpy/zipfile raise many types
         raise damaged(f"unreadable arrays: {type(exc).__name__}") from None
     return header, arrays
+
+
+def _declared_bytes(fh) -> int:
+    """The bytes an ``.npy`` stream's header declares for its array (numpy allocates them
+    before it reads: a header must not make it allocate more than the member holds)."""
+    from numpy.lib import format as npy
+
+    version = npy.read_magic(fh)
+    shape, _, dtype = (npy.read_array_header_1_0(fh) if version == (1, 0)
+                       else npy.read_array_header_2_0(fh))
+    if dtype.hasobject:
+        raise ValueError("object arrays")
+    return int(np.prod(shape, dtype=object)) * dtype.itemsize
 
 
 class Checkpoint:
@@ -140,10 +178,20 @@ class Checkpoint:
     def read(self) -> bytes | None:
         """The record's bytes, or None when there is none yet."""
         if not self.url:
-            if self.path.is_dir():
-                raise CheckpointError(f"checkpoint {self.shown} is a folder; give a file path")
             try:
-                return self.path.read_bytes()
+                kind = os.stat(self.path).st_mode
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                raise CheckpointError(f"cannot read checkpoint {self.shown}: "
+                                      f"{exc.strerror or exc}") from None
+            if stat.S_ISDIR(kind):
+                raise CheckpointError(f"checkpoint {self.shown} is a folder; give a file path")
+            if not stat.S_ISREG(kind):  # a FIFO would hang, /dev/zero never end
+                raise CheckpointError(f"checkpoint {self.shown} is not a regular file (a FIFO,"
+                                      " a device or a socket); give a file path")
+            try:
+                return _read_capped(self.path, self.shown)
             except FileNotFoundError:
                 return None
             except OSError as exc:
@@ -151,7 +199,13 @@ class Checkpoint:
                                       f"{exc.strerror or exc}") from None
         fs, root = self._filesystem()
         try:
+            size = fs.size(root)
+            if size is not None and size > MAX_RECORD_BYTES:
+                raise CheckpointError(f"checkpoint {self.shown} is {size} bytes, more than a "
+                                      f"record holds ({MAX_RECORD_BYTES}); not a checkpoint")
             return fs.cat_file(root)
+        except CheckpointError:
+            raise
         except FileNotFoundError:
             return None
         except Exception as exc:  # noqa: BLE001 - fsspec back ends raise their own types
@@ -163,11 +217,18 @@ class Checkpoint:
         """Replace the record whole (see the module docstring)."""
         self._put(self.path, "", data)
 
+    @property
+    def parts_folder(self) -> Path | None:
+        return None if self.url else self.path.parent / f"{self.path.name}.parts"
+
     def read_part(self, name: str) -> bytes | None:
         """A part's file (``PATH.parts/NAME``), or None when it is not there."""
         if not self.url:
+            path = self.parts_folder / name
             try:
-                return (self.path.parent / f"{self.path.name}.parts" / name).read_bytes()
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    return None
+                return _read_capped(path, f"{self.shown}.parts/{name}")
             except OSError:
                 return None
         fs, root = self._filesystem()
@@ -177,9 +238,80 @@ class Checkpoint:
             return None
 
     def write_part(self, name: str, data: bytes) -> None:
-        """Write a part's file, whole (written once per part)."""
-        self._put(None if self.url else self.path.parent / f"{self.path.name}.parts" / name,
-                  f".parts/{name}", data)
+        """Write a part's file, whole (written once per part), into a parts folder that this
+        project made (marked so); never over a file that is not a checkpoint's."""
+        self._own_parts()
+        if not self.url:
+            target = self.parts_folder / name
+            if os.path.lexists(target) and not _is_ours(target):
+                raise CheckpointError(f"checkpoint {self.shown}: {self.shown}.parts/{name} is "
+                                      "not a file coreselect wrote; move it, or give another "
+                                      "checkpoint path")
+        self._put(None if self.url else self.parts_folder / name, f".parts/{name}", data)
+
+    def _own_parts(self) -> None:
+        """Make the parts folder (marked as this project's), or check that the one there is
+        one: a folder of the user's of that name is refused, never written into."""
+        if getattr(self, "_parts_ok", False):
+            return
+        from coreselect.files import OWNED_MARK, is_owned, mark_owned
+
+        refuse = CheckpointError(f"checkpoint {self.shown}: {self.shown}.parts exists and "
+                                 "coreselect did not make it; move it, or give another "
+                                 "checkpoint path")
+        if not self.url:
+            folder = self.parts_folder
+            try:
+                folder.mkdir()
+            except FileExistsError:
+                if not is_owned(folder):
+                    raise refuse from None
+            except OSError as exc:
+                raise OutputError(f"{self.shown}.parts", exc.strerror or str(exc)) from None
+            else:
+                mark_owned(folder)
+        else:
+            fs, root = self._filesystem()
+            marker = f"{root}.parts/{OWNED_MARK}"
+            try:
+                held = fs.find(f"{root}.parts")
+                if held and marker not in [h.rstrip("/") for h in held]:
+                    raise refuse
+                if not held:
+                    fs.pipe_file(marker, b"made by coreselect\n")
+            except CheckpointError:
+                raise
+            except FileNotFoundError:
+                fs.pipe_file(marker, b"made by coreselect\n")
+            except Exception as exc:  # noqa: BLE001
+                raise OutputError(self.shown + ".parts", f"cannot write the checkpoint "
+                                  f"({type(exc).__name__})") from None
+        self._parts_ok = True
+
+    def refuse_inside(self, store: Any) -> None:
+        """Refuse a checkpoint inside a column store (its folder or its URL prefix) that the
+        run reads, or a store inside the checkpoint's parts folder: writing there would
+        alter the input."""
+        if store is None:
+            return
+        where = getattr(store, "url", None) or getattr(store, "path", None)
+        if where is None:
+            return
+        if self.url != bool(getattr(store, "url", None)):
+            return
+        if self.url:
+            root, mine = str(where).rstrip("/"), self.location.rstrip("/")
+            clash = mine == root or mine.startswith(root + "/") or root.startswith(
+                mine + ".parts/")
+        else:
+            root = Path(where).resolve()
+            mine = self.path.resolve() if self.path.parent.exists() else self.path.absolute()
+            parts = mine.parent / f"{mine.name}.parts"
+            clash = any(p == root or root in p.parents for p in (mine, parts)) or (
+                parts in root.parents)
+        if clash:
+            raise CheckpointError(f"checkpoint {self.shown} is inside the column store the "
+                                  "run reads; give a path outside it")
 
     def _put(self, path: Path | None, suffix: str, data: bytes) -> None:
         if not self.url:
@@ -192,9 +324,41 @@ class Checkpoint:
         try:
             fs.pipe_file(root + suffix, data)  # one PUT: an object store applies it whole
         except Exception as exc:  # noqa: BLE001
-            raise OutputError(self.shown + suffix, f"cannot write the checkpoint "
+            from coreselect.store.fs import is_no_answer
+
+            what = ("no answer from the server" if is_no_answer(exc)
+                    else "cannot write the checkpoint")
+            raise OutputError(self.shown + suffix, f"{what} "
                               f"({type(exc).__name__}: "
                               f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+
+
+#: The most bytes a record (or a part file) is read from: a record holds ~9 bytes a
+#: candidate column; a part file a part's codes. Anything larger is not one of ours.
+MAX_RECORD_BYTES = 1 << 36
+
+
+def _read_capped(path: Path, shown: str) -> bytes:
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > MAX_RECORD_BYTES:
+            raise CheckpointError(f"checkpoint {shown} is {size} bytes, more than a record "
+                                  "holds; not a checkpoint")
+        data = fh.read(size + 1)
+    if len(data) != size:
+        raise CheckpointError(f"checkpoint {shown} changed while it was read; try again")
+    return data
+
+
+def _is_ours(path: Path) -> bool:
+    """A regular file that starts as a checkpoint file does (a part's, or a record's)."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        with open(path, "rb") as fh:
+            return fh.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
 
 
 def as_checkpoint(value: Any) -> Checkpoint | None:
@@ -247,6 +411,7 @@ class Resumable:
                 self.stats_digest = str(header["statistics"])
                 self.stats = _stats_from(self._load_file("statistics", self.stats_digest),
                                          str(self.spec.get("relevance", "mi")))
+                _check_stats(self.stats, self.checkpoint.shown)
             if header.get("relevance"):
                 self.relevance_digest = str(header["relevance"])
                 self._relevance = self._load_file("relevance", self.relevance_digest)
@@ -255,7 +420,8 @@ class Resumable:
                 if len(self.ranges) != 2:
                     raise ValueError("ranges")
             if header.get("step") is not None:
-                self.state = _state_from(arrays, int(header["step"]))
+                self.state = _state_from(arrays, int(header["step"]),
+                                         f"checkpoint {self.checkpoint.shown}")
         except (KeyError, ValueError, TypeError) as exc:
             raise CheckpointError(f"checkpoint {self.checkpoint.shown} is damaged (missing or "
                                   f"malformed record: {exc})") from None
@@ -302,7 +468,13 @@ class Resumable:
             raise CheckpointError(f"checkpoint {self.checkpoint.shown} is damaged (its part "
                                   f"file {shown} is {'missing' if data is None else 'altered'});"
                                   " delete the checkpoint and its .parts folder to start afresh")
-        return decode(data, shown)[1]
+        header, arrays = decode(data, shown)
+        if (header.get("file") != name or header.get("dataset") != self.fingerprint()
+                or header.get("spec") != self.spec):
+            raise CheckpointError(f"checkpoint {self.checkpoint.shown} is damaged (its part "
+                                  f"file {shown} is of another run or another file); delete "
+                                  "the checkpoint and its .parts folder to start afresh")
+        return arrays
 
     def _load_part(self, i: int, digest: str):
         return _part_from(self._load_file(_part_name(i), digest), i)
@@ -318,7 +490,8 @@ class Resumable:
 
     def _write_once(self, name: str, arrays: dict[str, np.ndarray]) -> str:
         """A file of ``PATH.parts`` written whole, once; its SHA-256 (listed by the record)."""
-        data = encode({"format": FORMAT, "file": name}, arrays)
+        data = encode({"format": FORMAT, "file": name, "dataset": self.fingerprint(),
+                       "spec": self.spec}, arrays)
         self.checkpoint.write_part(name, data)
         return hashlib.sha256(data).hexdigest()
 
@@ -350,13 +523,46 @@ class Resumable:
                 rel = arrays["relevance"]
                 if rel.shape != shape or rel.dtype != np.float64:
                     raise ValueError(f"a relevance of shape {rel.shape}, not {shape}")
-                return rel
-            rel = SparseRelevance(features, labels, str(self.spec.get("relevance", "mi")),
-                                  _pairs=_pairs_from(arrays, shape))
+            else:
+                rel = SparseRelevance(features, labels, str(self.spec.get("relevance", "mi")),
+                                      _pairs=_pairs_from(arrays, shape))
         except (KeyError, ValueError) as exc:
             raise CheckpointError(f"checkpoint {self.checkpoint.shown} is damaged (its "
                                   f"relevance does not fit the data: {exc})") from None
+        self._verify_relevance(rel, features, labels)
         return rel
+
+    def _verify_relevance(self, rel, features: DiscreteMatrix, labels: DiscreteMatrix) -> None:
+        """Recompute some recorded relevances from the data and refuse the record when they
+        differ: the picks' rows, the most relevant columns' (where a forged relevance would
+        put a column to pick it first) and a few taken at random, at most
+        :data:`VERIFY_CELLS` values (a few joint counts per column)."""
+        from coreselect.core.entropy import relevance_matrix
+
+        d, n_labels = features.n_columns, labels.n_columns
+        if d == 0 or n_labels == 0:
+            return
+        budget = max(1, VERIFY_CELLS // n_labels)
+        sums = (np.asarray(rel, dtype=np.float64).sum(axis=1) if isinstance(rel, np.ndarray)
+                else rel.feature_sums(np.arange(d)))
+        if not np.all(np.isfinite(sums)):
+            raise CheckpointError(f"checkpoint {self.checkpoint.shown} is contradicted by the "
+                                  "data (relevances that are not finite); delete it to start "
+                                  "afresh")
+        picks = [] if self.state is None else np.asarray(self.state.selected, np.int64)
+        chosen = [int(v) for v in picks if 0 <= v < d]
+        chosen += np.argsort(-sums, kind="stable")[:VERIFY_TOP].tolist()
+        chosen += np.random.default_rng().choice(d, min(d, VERIFY_RANDOM), replace=False).tolist()
+        positions = np.unique(np.asarray(chosen, dtype=np.int64))[:budget]
+        again = relevance_matrix(features.take(positions), labels,
+                                 str(self.spec.get("relevance", "mi")))
+        recorded = np.asarray(rel[positions], dtype=np.float64).reshape(again.shape)
+        if not np.allclose(recorded, again, rtol=1e-9, atol=1e-9):
+            bad = int(positions[np.flatnonzero(~np.isclose(recorded, again, rtol=1e-9,
+                                                            atol=1e-9).all(axis=1))[0]])
+            raise CheckpointError(f"checkpoint {self.checkpoint.shown} is contradicted by the "
+                                  f"data (the recorded relevance of column {bad} differs from "
+                                  "the data's); delete it to start the run afresh")
 
     def record_relevance(self, relevance) -> None:
         """After the relevances of a run were computed (not when they were restored)."""
@@ -492,8 +698,27 @@ def _stats_from(arrays: dict, kind: str):
     return Statistics(**values)
 
 
-def _state_from(arrays: dict, step: int) -> GreedyState:
-    return GreedyState(step=step, selected=arrays["greedy_selected"],
+def _check_stats(stats, shown: str) -> None:
+    """What a counts pass's statistics must satisfy whatever the data (their recount would
+    be the pass a resumed run skips): finite entropies in ``[0, log2 n]``, counts that add up
+    to the samples, a dense relevance finite and non-negative."""
+    n = int(stats.n_samples)
+    h_max = np.log2(max(n, 1)) + 1e-9
+    ok = n >= 0 and all(np.all(np.isfinite(a)) and np.all(a >= -1e-12) and np.all(a <= h_max)
+                        for a in (np.asarray(stats.entropies, np.float64),
+                                  np.asarray(stats.label_entropies, np.float64)))
+    ok = ok and np.all(np.asarray(stats.nonzero_counts) <= n) and np.all(
+        np.asarray(stats.code_counts) >= 0)
+    if isinstance(stats.relevance, np.ndarray):
+        rel = stats.relevance
+        ok = ok and np.all(np.isfinite(rel)) and np.all(rel >= -1e-9)
+    if not ok:
+        raise CheckpointError(f"checkpoint {shown} is contradicted by itself (counts or "
+                              "entropies no data can give); delete it to start afresh")
+
+
+def _state_from(arrays: dict, step: int, origin: str) -> GreedyState:
+    return GreedyState(step=step, origin=origin, selected=arrays["greedy_selected"],
                        diversity_to_s=arrays["greedy_diversity_to_s"],
                        copies=arrays["greedy_copies"], pair=arrays["greedy_pair"],
                        diversity=float(arrays["greedy_diversity"]),

@@ -29,6 +29,7 @@ import errno as _errno
 import glob
 import os
 import re
+import secrets
 import shutil
 import stat
 import sys
@@ -189,13 +190,15 @@ def _exiting(pid: int) -> bool:
         return False
 
 
-def clean_stale(folder: PathLike, patterns: Iterable[str] = STALE_PATTERNS) -> list[Path]:
+def clean_stale(folder: PathLike, patterns: Iterable[str] = STALE_PATTERNS,
+                owned_only: bool = False) -> list[Path]:
     """Remove leftovers of killed writers in ``folder``; return what was removed.
 
     A file or folder matching one of the glob ``patterns`` is stale when it was last
     modified before this process started and, if its name carries a writer pid
     (``.p<pid>-``), that process no longer exists. A live writer's temporary is never
-    touched. Errors (a file vanished, no permission) are ignored: cleaning is best effort.
+    touched. ``owned_only``: only folders coreselect marked as its own (:func:`is_owned`),
+    never a file. Errors (a file vanished, no permission) are ignored: cleaning is best effort.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -211,6 +214,8 @@ def clean_stale(folder: PathLike, patterns: Iterable[str] = STALE_PATTERNS) -> l
             m = _PID_MARK.search(p.name)
             if m and _pid_alive(int(m.group(1))):
                 continue
+            if owned_only and (m is None or not is_owned(p)):
+                continue
             try:
                 st = p.lstat()
                 if st.st_mtime >= started:
@@ -225,6 +230,35 @@ def clean_stale(folder: PathLike, patterns: Iterable[str] = STALE_PATTERNS) -> l
     return removed
 
 
+#: The file that marks a folder as made by coreselect: its first line, then a random token.
+#: Only a folder holding it is ever removed or taken over as scratch; a user's folder or file
+#: whose name looks like a scratch folder's is never touched.
+OWNED_MARK = ".coreselect-owned"
+_OWNED_LINE = "made by coreselect; removed by it when no longer needed\n"
+
+
+def mark_owned(folder: PathLike) -> None:
+    """Mark ``folder`` (just created by this process) as coreselect's."""
+    token = secrets.token_hex(16)
+    with open(Path(folder) / OWNED_MARK, "x", encoding="utf-8") as fh:
+        fh.write(f"{_OWNED_LINE}{token}\n")
+
+
+def is_owned(folder: PathLike) -> bool:
+    """Whether ``folder`` is a real folder (not a link) that :func:`mark_owned` marked."""
+    folder = Path(folder)
+    try:
+        if not stat.S_ISDIR(folder.lstat().st_mode):
+            return False
+        with open(folder / OWNED_MARK, encoding="utf-8") as fh:
+            text = fh.read(len(_OWNED_LINE) + 40)
+    except OSError:
+        return False
+    line, _, token = text.partition("\n")
+    return (line + "\n" == _OWNED_LINE and len(token.strip()) == 32
+            and all(c in "0123456789abcdef" for c in token.strip()))
+
+
 def scratch_dir(root: PathLike, name: str, keep_as: str | None = None) -> Path:
     """A new scratch folder of this process in ``root``: ``NAME[.KEEP_AS].p<pid>-XXXX.tmp``.
 
@@ -237,24 +271,28 @@ def scratch_dir(root: PathLike, name: str, keep_as: str | None = None) -> Path:
     tag = "" if keep_as is None else f".{keep_as}"
 
     def fresh() -> Path:
-        return Path(tempfile.mkdtemp(prefix=f"{name}{tag}.p{os.getpid()}-", suffix=".tmp",
-                                     dir=root))
+        folder = Path(tempfile.mkdtemp(prefix=f"{name}{tag}.p{os.getpid()}-", suffix=".tmp",
+                                       dir=root))
+        mark_owned(folder)
+        return folder
 
     own = None
     if keep_as is not None:
         for old in sorted(root.glob(f"{glob.escape(name + tag)}.p*-*.tmp")):
             m = _PID_MARK.search(old.name)
-            if m is None or _pid_alive(int(m.group(1))) or not old.is_dir():
+            if m is None or _pid_alive(int(m.group(1))) or not is_owned(old):
                 continue
             mine = fresh()
             try:
+                os.unlink(mine / OWNED_MARK)
                 os.rename(old, mine)  # onto the empty folder; another claimant may win
             except OSError:
-                mine.rmdir()
+                shutil.rmtree(mine, ignore_errors=True)
                 continue
             own = mine
             break
-    clean_stale(root, (f"{glob.escape(name)}.*.tmp",))  # leaves live writers' (and own) alone
+    # leaves live writers' (and own) alone, and whatever coreselect did not mark as its own
+    clean_stale(root, (f"{glob.escape(name)}.*.tmp",), owned_only=True)
     return own if own is not None else fresh()
 
 
@@ -660,7 +698,9 @@ def checkpoint(stage: str) -> None:
         os.replace(marker + ".tmp", marker)
     deadline = time.monotonic() + 60
     seen = _SIGNALS_NOTED[0]
-    while time.monotonic() < deadline and not _DEFERRED and _SIGNALS_NOTED[0] == seen:
+    # Ends on a signal, or when the test removes the file (to act on the world meanwhile).
+    while (time.monotonic() < deadline and not _DEFERRED and _SIGNALS_NOTED[0] == seen
+           and (not marker or os.path.exists(marker))):
         time.sleep(0.01)
 
 

@@ -133,6 +133,10 @@ _WORKERS_WHY = (f"at most {WORKERS_PER_CORE} per core of this machine and "
 MAX_P = _objective.P_ALL
 
 
+#: ``n_bins`` above this is refused (a bin's code is a 32-bit integer).
+MAX_BINS = 2**31 - 1
+
+
 def _calibrations() -> tuple[str, ...]:
     return tuple(_objective.CALIBRATIONS)  # read at every check: the tuple grows
 
@@ -154,7 +158,8 @@ CONSTRAINTS: dict[str, Constraint] = {
     # None: coreselect.core.objective.DEFAULT_CALIBRATION when the Objective is made
     "calibration": Constraint("choice", None, options=_calibrations, none=True),
     # the binning
-    "n_bins": Constraint("int", 5, low=2),
+    # codes are at most 32-bit integers (and more bins than samples split nothing)
+    "n_bins": Constraint("int", 5, low=2, high=MAX_BINS, why="codes are 32-bit integers"),
     "strategy": Constraint("choice", "auto", options=STRATEGIES),
     "min_bin_count": Constraint("int", 10, low=1),
     "keep_constant": Constraint("bool", False),

@@ -287,6 +287,7 @@ def _resumable(checkpoint: Any, objective: Objective, source: Source, backend: s
     from coreselect.checkpoint import Resumable
 
     spec = {**asdict(objective), **asdict(source.binning), "backend": backend, **run}
+    checkpoint.refuse_inside(getattr(source, "store", None))  # never write into the input
     return Resumable(checkpoint, spec, source.fingerprint)
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from coreselect.errors import InputError
+
 from coreselect.cli._common import (
     LABELS_HELP, handle_errors, log_to_stderr, progress_bar, quiet_option, verbose_option,
 )
@@ -190,5 +192,11 @@ def info_cmd(data: str, labels: str | None, as_json: bool, missing: str | None, 
         log_to_stderr()
     options = {"missing": missing} if missing else {}
     ds = load(data, labels=labels, **options)
+    fmt = str(getattr(ds.metadata, "format", None) or "")
+    if missing is not None and fmt and not fmt.startswith("arff"):
+        # Only ARFF's '?' has a choice: elsewhere the option would be accepted and ignored.
+        raise InputError(f"--missing applies to ARFF files only (their '?' values); {data} is "
+                         f"a {fmt} file, whose missing values are always an error: leave "
+                         "--missing out")
     info = dataset_info(ds)
     click.echo(json.dumps(info) if as_json else format_info(info))

@@ -32,7 +32,7 @@ def _choice(name: str) -> click.Choice:
 
 
 #: Suffixes --export writes (.txt is read as LIBSVM but is no format name: refused on write).
-EXPORT_SUFFIXES = (".arff", ".svm", ".libsvm", ".svmlight", ".csv", ".parquet", ".pq")
+EXPORT_SUFFIXES = (".arff", ".svm", ".libsvm", ".svmlight", ".csv", ".parquet", ".pq", ".xmc")
 
 
 #: What the progress of each stage of a selection is called (bars and log lines).
@@ -113,11 +113,14 @@ def _calibration_help() -> str:
 @click.option("--checkpoint", "checkpoint", default=None, metavar="PATH_OR_URL",
               help="Record the run's state in this file (or s3://, gs://, az://, memory:// URL; "
                    "what is computed once, such as relevances and finished parts, in "
-                   "PATH.parts beside it) after every greedy step and finished "
+                   "PATH.parts beside it, a folder coreselect marks as its own) after every "
+                   "greedy step and finished "
                    "part; the same command run again "
-                   "after the run was killed resumes there, with the same result. Kept when "
+                   "after the run was killed resumes there, with the same result (what the "
+                   "data contradict is refused). Kept when "
                    "the run ends (a rerun returns at once); one of another dataset, spec or "
-                   "version is refused.")
+                   "version is refused. At a URL, each write and read fails after 10 s "
+                   "without a connection, 30 s without an answer (2 tries), 300 s in all.")
 @click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 @click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)
 @handle_errors

@@ -51,6 +51,9 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
     $CORESELECT_STORAGE_OPTIONS, credentials from the storage library's usual chain. It holds the columns 'select DATA'
     chooses from (ID columns left out) and selections from it report the file's column
     numbers.
+
+    Remote operations fail after 10 s without a connection, 30 s without an answer (2 tries),
+    300 s in all; storage options change them (config_kwargs, deadline).
     """
     from coreselect.datasets.load import load
     from coreselect.store import build_store, check_build_target

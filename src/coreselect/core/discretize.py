@@ -197,8 +197,9 @@ def discretize(
     """
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
-    if int(n_bins) < 2:
-        raise InputError(f"n_bins must be at least 2, got {n_bins}")
+    if not 2 <= int(n_bins) <= 2**31 - 1:  # a code is at most a 32-bit integer
+        raise InputError(f"n_bins must be an integer in [2, 2147483647] (codes are 32-bit "
+                         f"integers), got {n_bins}")
     n_bins = int(n_bins)
     is_sparse = sp.issparse(X)
     if is_sparse:

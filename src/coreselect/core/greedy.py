@@ -35,7 +35,7 @@ from coreselect.core.objective import (
     argmax_first,
     relevance_gains,
 )
-from coreselect.errors import InputError
+from coreselect.errors import CheckpointError, InputError
 
 #: Relevance gains below this fraction of the largest single-feature relevance are rounding
 #: residue of the incremental updates (true gains there are 0).
@@ -73,6 +73,8 @@ class GreedyState:
     pair: np.ndarray
     diversity: float
     information_to_s: np.ndarray | None = None
+    #: What a refusal names (a checkpoint sets its own name).
+    origin: str = field(default="the recorded greedy state", compare=False)
 
 
 #: Called after each greedy step with the run's state (to record it).
@@ -308,6 +310,7 @@ def greedy(
     if start is not None:
         first, diversity = _resume(start, ids, d, n_select, allowed, penalty, gains, chosen,
                                    pair, diversity_to_s, copies, information_to_s)
+        verify_state(start, features, oracle, chosen, skip_copies, informed)
         if measure and first > 0 and oracle is not None:  # R_D as step 0 measured it
             others = allowed.copy()
             others[chosen[0]] = False
@@ -413,8 +416,12 @@ def _resume(state: GreedyState, ids: np.ndarray, d: int, n_select: int, allowed:
             or np.unique(local).size != step or not np.all(allowed[local])
             or (information_to_s is not None
                 and np.shape(state.information_to_s) != (d,))):
-        raise InputError("the recorded greedy state does not fit this run (other columns or "
-                         "another number of steps)")
+        raise CheckpointError(f"{state.origin} does not fit this run (other columns, repeated "
+                              "picks or another number of steps)")
+    if step and int(local[0]) != argmax_first(gains.gains + penalty):
+        # the first pick is the most relevant column: checked against the relevances
+        raise CheckpointError(f"{state.origin} is contradicted by the data (its first pick "
+                              "is not the most relevant column); delete it to start afresh")
     for u in local:
         chosen.append(int(u))
         penalty[u] = -np.inf
@@ -426,3 +433,61 @@ def _resume(state: GreedyState, ids: np.ndarray, d: int, n_select: int, allowed:
     pair[:step, :step] = state.pair
     return step, float(state.diversity)
 
+
+
+#: How far a recorded distance or sum may be from the one recomputed (other kernels and
+#: another order of additions round differently; a distance lies in [0, 1]).
+STATE_ATOL = 1e-7
+
+
+def verify_state(state: GreedyState, features, oracle, local: list, skip_copies: bool,
+                 informed: bool) -> None:
+    """Refuse a recorded state that the data contradict (:class:`CheckpointError`): what is
+    cheap to check against the data, O(k^2) joint counts (in memory: the picks' pairwise
+    distances; row-sharded: one step's counts, the last pick's distances). Finite sums, a
+    lower-triangular pair table of distances in [0, 1] that the data give again, every pick
+    at distance 0 from itself (a copy), ``D`` and the picks' distance (and shared-information)
+    sums equal to what the pair table adds up to. What it cannot see: sums over the columns
+    not picked (each would cost a pass over the data per pick)."""
+    step = len(local)
+
+    def refuse(why: str) -> CheckpointError:
+        return CheckpointError(f"{state.origin} is contradicted by the data ({why}); delete "
+                               "it to start the run afresh")
+
+    arrays = [np.asarray(state.diversity_to_s, dtype=np.float64),
+              np.asarray(state.pair, dtype=np.float64), np.float64(state.diversity)]
+    if informed:
+        arrays.append(np.asarray(state.information_to_s, dtype=np.float64))
+    if not all(np.all(np.isfinite(a)) for a in arrays):
+        raise refuse("sums that are not finite")
+    pair = arrays[1]
+    if np.any(pair < 0) or np.any(pair > 1 + STATE_ATOL) or np.any(np.triu(pair) != 0):
+        raise refuse("a pair table that is not of distances between earlier and later picks")
+    if np.any(arrays[0] < -STATE_ATOL):
+        raise refuse("negative distance sums")
+    full = pair + pair.T
+    picks = np.asarray(local, dtype=np.int64)
+    if step and oracle is not None:
+        if isinstance(features, DiscreteMatrix):
+            from coreselect.core.entropy import pairwise_distances
+
+            again = pairwise_distances(features.take(picks))
+            if not np.allclose(again, full, rtol=0, atol=STATE_ATOL):
+                raise refuse("the picks' pairwise distances differ from the data's")
+        elif step >= 2:  # row-sharded: one step's counts give the last pick's distances
+            again = np.asarray(oracle.distances_from(int(picks[-1])))[picks]
+            if not np.allclose(again, full[-1], rtol=0, atol=STATE_ATOL):
+                raise refuse("the last pick's distances differ from the data's")
+        if not np.allclose(arrays[0][picks], full.sum(axis=0), rtol=1e-9, atol=STATE_ATOL):
+            raise refuse("the picks' distance sums differ from their pair distances")
+        if skip_copies and not np.all(np.asarray(state.copies, dtype=bool)[picks]):
+            raise refuse("a pick not marked as a copy of itself")
+        if informed:
+            h = np.asarray(oracle.entropies, dtype=np.float64)[picks]
+            shared = sum(shared_information(full[i], float(h[i]), h) for i in range(step))
+            if not np.allclose(arrays[3][picks], shared, rtol=1e-9, atol=STATE_ATOL):
+                raise refuse("the picks' shared-information sums differ from their distances")
+    if not np.isclose(float(arrays[2]), float(np.tril(pair).sum()), rtol=1e-9,
+                      atol=STATE_ATOL * max(step, 1) ** 2):
+        raise refuse("D differs from the sum of the pair distances")

@@ -99,15 +99,41 @@ def connect(address: str, timeout: float | None = None) -> Any:
     thread.start()
     thread.join(timeout + 1.0)
     if thread.is_alive():
+        what = _what_answers(address)
+        if "HTTP" in what:
+            raise EngineError(f"{address} is not a Dask scheduler: {what}; give the "
+                              "scheduler's address (tcp://HOST:8786 by default)")
         raise EngineError(f"the Dask scheduler at {address} did not answer within "
                           f"{timeout:g} s (is it a Dask scheduler?)")
     exc = outcome.get("error")
     if isinstance(exc, (OSError, TimeoutError, ValueError)):
         msg = " ".join(str(exc).split())[:200]
         raise EngineError(f"cannot reach the Dask scheduler at {address}: {msg}") from None
+    if isinstance(exc, MemoryError):
+        # Dask read another protocol's bytes as a frame length (exabytes): not a scheduler.
+        raise EngineError(f"{address} is not a Dask scheduler: {_what_answers(address)}; give "
+                          "the scheduler's address (tcp://HOST:8786 by default)") from None
     if exc is not None:
         raise exc
     return outcome["client"]
+
+
+def _what_answers(address: str, timeout: float = 3.0) -> str:
+    """What the server at ``address`` is, in words: an HTTP server (a Dask dashboard, say)
+    answers a request line with ``HTTP/``."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(address if "://" in address else f"tcp://{address}")
+        with socket.create_connection((parts.hostname, parts.port), timeout=timeout) as sock:
+            sock.sendall(b"HEAD / HTTP/1.0\r\n\r\n")
+            first = sock.recv(16)
+    except (OSError, ValueError, TypeError):
+        return "it answers in another protocol"
+    if first.startswith(b"HTTP/"):
+        return "it is an HTTP server (a web server, or a Dask dashboard)"
+    return "it answers in another protocol"
 
 
 _LOST = ("lost the connection to the Dask scheduler (it was stopped, killed or became "

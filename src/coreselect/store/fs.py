@@ -30,7 +30,9 @@ import threading
 import os
 import re
 import shutil
+import socket
 import tempfile
+import time
 import uuid
 from pathlib import Path
 from typing import Any, Callable
@@ -137,6 +139,56 @@ def refuse_url(path: Any, what: str) -> None:
                          "give a local path here")
 
 
+#: Default deadlines of every remote operation (seconds), unless storage options say
+#: otherwise: a server that accepts the connection and never answers fails the operation in
+#: one line ("no answer from the server"), as a dead one does, instead of hanging the run.
+#: ``connect_timeout`` / ``read_timeout``: botocore's, per attempt (S3; storage option
+#: ``config_kwargs``); ``max_attempts``: botocore's tries of one request; ``deadline``: the
+#: whole operation (any asynchronous fsspec file system), retries included.
+CONNECT_TIMEOUT, READ_TIMEOUT, MAX_ATTEMPTS, DEADLINE = 10, 30, 2, 300
+#: What ``--help`` says about them.
+DEADLINES_HELP = (f"Remote operations fail after {CONNECT_TIMEOUT} s without a connection, "
+                  f"{READ_TIMEOUT} s without an answer ({MAX_ATTEMPTS} tries), {DEADLINE} s in "
+                  "all; storage options change them (config_kwargs, deadline).")
+#: The file system methods that go to the server: called with the deadline.
+_TIMED = frozenset({"cat", "cat_file", "pipe_file", "put_file", "get_file", "copy", "rm",
+                    "rm_file", "find", "exists", "info", "size", "ls", "mkdir", "pipe",
+                    "makedirs"})
+
+
+class _Deadline:
+    """An asynchronous fsspec file system whose every call to the server ends within
+    ``seconds`` (fsspec's ``timeout``: the call raises ``FSTimeoutError``)."""
+
+    def __init__(self, fs, seconds: float):
+        self.__dict__["_fs"], self.__dict__["_seconds"] = fs, float(seconds)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        attr = getattr(self._fs, name)
+        if name in _TIMED and callable(attr):
+            def timed(*args, **kwargs):
+                kwargs.setdefault("timeout", self._seconds)
+                return attr(*args, **kwargs)
+            return timed
+        return attr
+
+
+def _with_defaults(proto: str, options: dict) -> tuple[dict, float | None]:
+    """The storage options with the default deadlines added where they are not given, and
+    the whole-operation deadline (None: none)."""
+    options = dict(options)
+    deadline = options.pop("deadline", DEADLINE)
+    if proto in ("s3", "s3a"):
+        config = dict(options.get("config_kwargs") or {})
+        config.setdefault("connect_timeout", CONNECT_TIMEOUT)
+        config.setdefault("read_timeout", READ_TIMEOUT)
+        config.setdefault("retries", {"max_attempts": MAX_ATTEMPTS, "mode": "standard"})
+        options["config_kwargs"] = config
+    return options, (None if deadline in (None, 0) else float(deadline))
+
+
 def filesystem(url: str, options: dict | None = None):
     """``(fsspec file system, root path)`` of ``url``, or one line naming the scheme and the
     package to install (:class:`InputError`)."""
@@ -153,8 +205,10 @@ def filesystem(url: str, options: dict | None = None):
     except ValueError:
         raise InputError(f"{scrub(url)}: {proto}:// is not a storage scheme fsspec knows "
                          f"(known include s3, gs, az, memory, file)") from None
-    options = dict(options or {})
+    options, deadline = _with_defaults(proto, dict(options or {}))
     retries = options.pop("retries", None)  # s3fs's own retry count: an attribute, not an option
+    if retries is None and proto in ("s3", "s3a"):
+        retries = 1  # botocore retries (MAX_ATTEMPTS); s3fs's 5 more would multiply them
     try:
         # One instance per process and settings (a client session costs a few requests);
         # listings are never cached (see _listing).
@@ -168,6 +222,8 @@ def filesystem(url: str, options: dict | None = None):
             fs, _ = fsspec.core.url_to_fs(url, skip_instance_cache=True, **options)
             if retries is not None:
                 fs.retries = int(retries)
+            if deadline is not None and getattr(fs, "async_impl", False):
+                fs = _Deadline(fs, deadline)
             with _FS_LOCK:
                 _FS[key] = fs
         root = fs._strip_protocol(url)
@@ -182,6 +238,13 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
+def is_no_answer(exc: BaseException) -> bool:
+    """A server that is down, unreachable or silent past a deadline."""
+    name = type(exc).__name__
+    return (isinstance(exc, (TimeoutError, ConnectionError)) or "timeout" in name.lower()
+            or "timed out" in str(exc).lower() or "connect" in name.lower())
+
+
 def _remote_error(url: str, rel: str, exc: BaseException, options: dict,
                   block: str | None = None) -> StoreError:
     """A one-line :class:`StoreError` for a failed remote operation, credentials scrubbed."""
@@ -194,8 +257,7 @@ def _remote_error(url: str, rel: str, exc: BaseException, options: dict,
                f"or storage options): {scrub(_describe(exc), secrets)}")
     else:
         name = type(exc).__name__
-        timeout = isinstance(exc, TimeoutError) or "timeout" in name.lower() or \
-            "timed out" in str(exc).lower() or "connect" in name.lower()
+        timeout = is_no_answer(exc)
         why = (f"{'no answer from the server' if timeout else 'cannot read'} "
                f"({scrub(_describe(exc), secrets)})")
     return store_error(f"column store {where}: {why}", block=block or _block_of(rel) if rel
@@ -422,33 +484,115 @@ def build_at_url(url: str, build: Callable[[Path], ColumnStore], options: dict |
                  temp_dir: str | os.PathLike | None = None) -> ColumnStore:
     """Build a store with ``build(local_folder)`` and publish it at ``url``: all or nothing
     (files under a temporary prefix, copied to ``url``, ``store.json`` written last)."""
+    from coreselect.files import checkpoint as test_hold
+
     options = storage_options(options)
-    check_url_target(url, options)
     fs, root = filesystem(url, options)
     shown = scrub(url)
+    try:
+        clean_stale_staging(fs, root)
+    except Exception as exc:  # noqa: BLE001 - best effort (a listing may be forbidden) ...
+        if is_no_answer(exc):  # ... but a dead or silent server is one line now
+            raise _remote_error(shown, "", exc, options) from None
+    check_url_target(url, options)
     scratch = Path(tempfile.mkdtemp(prefix="coreselect-build-", dir=temp_dir))
-    staging = f"{root}.coreselect-tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    copied: list[str] = []
+    staging = f"{root}{STAGING}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    files: list[str] = []
+    staged = False
     try:
         local = build(scratch / "store")
         files = sorted(local.meta["files"])
         try:
+            # The mark first: a later build proves a leftover prefix its own by it.
+            staged = True
+            _ACTIVE.add(staging)
+            fs.pipe_file(f"{staging}/{STAGING_MARK}", json.dumps(
+                {"target": root, "host": socket.gethostname(), "pid": os.getpid(),
+                 "created": time.time()}).encode())
             for rel in files:  # everything but store.json, under the temporary prefix
                 fs.put_file(str(local.path / rel), f"{staging}/{rel}")
+            test_hold("remote-staged")  # tests signal or freeze the build here
             for rel in files:
                 fs.copy(f"{staging}/{rel}", f"{root}/{rel}")
-                copied.append(rel)
             fs.put_file(str(local.path / META_FILE), f"{root}/{META_FILE}")  # the commit
-        except BaseException as exc:  # SIGTERM (the CLI's Terminated) cleans up too
-            for rel in copied:  # a prefix without store.json is no store; leave nothing
-                _quietly(fs.rm_file, f"{root}/{rel}")
+        except BaseException as exc:  # SIGINT, SIGTERM (the CLI's Terminated) clean up too
+            # The prefix was empty: whatever is under it now is this build's, a copy that
+            # landed although its answer was lost included. A prefix without store.json is
+            # no store; leave nothing.
+            # A server that does not answer would keep each removal to its deadline: the
+            # next build to this URL removes them (clean_stale_staging).
+            silent = is_no_answer(exc)
+            if not silent:
+                for rel in [META_FILE, *files]:
+                    _quietly(fs.rm_file, f"{root}/{rel}")
+            staged = staged and not silent
             if not isinstance(exc, Exception):
                 raise
-            raise _remote_error(shown, "", exc, options) from None
+            error = _remote_error(shown, "", exc, options)
+            if silent:
+                error = store_error(f"{error}; the next build to this URL removes what "
+                                    "this one left", block=getattr(error, "block", None))
+            raise error from None
     finally:
-        _quietly(fs.rm, staging, recursive=True)
+        if staged:
+            _quietly(fs.rm, staging, recursive=True)
+        _ACTIVE.discard(staging)
         shutil.rmtree(scratch, ignore_errors=True)
     return open_remote(url, options)
+
+
+#: A build's temporary prefix beside its target: ``TARGET.coreselect-tmp-<pid>-<hex>``, holding
+#: ``STAGING_MARK`` (the target, host and pid of the build that made it).
+STAGING, STAGING_MARK = ".coreselect-tmp-", ".coreselect-owned.json"
+#: A temporary prefix of another host is removed only when older than this (seconds): its
+#: build cannot be asked whether it still runs.
+STALE_ELSEWHERE = 24 * 3600
+#: This process's builds in progress (their temporary prefixes).
+_ACTIVE: set[str] = set()
+
+
+def clean_stale_staging(fs, root: str) -> list[str]:
+    """Remove the temporary prefixes of builds to ``root`` that died without cleaning up
+    (SIGKILL, a server that died mid-build): those whose mark names ``root`` and a build of
+    this host that no longer runs (another host's: older than :data:`STALE_ELSEWHERE`).
+    A prefix without the mark, or of a live build, is never touched."""
+    from coreselect.files import _pid_alive
+
+    parent, _, name = root.rpartition("/")
+    try:
+        found = fs.find(parent, prefix=name + STAGING, withdirs=False)
+    except TypeError:  # a file system without prefix listings
+        found = fs.glob(f"{root}{STAGING}*/{STAGING_MARK}")
+    except FileNotFoundError:
+        return []
+    removed = []
+    for path in sorted({p for p in found if p.endswith("/" + STAGING_MARK)}):
+        prefix = path[: -len(STAGING_MARK) - 1]
+        if not prefix.startswith(root + STAGING) or "/" in prefix[len(root):]:
+            continue
+        try:
+            mark = json.loads(fs.cat_file(path).decode("utf-8"))
+            if mark.get("target") != root:
+                continue
+            if mark.get("host") == socket.gethostname():
+                pid = int(mark["pid"])
+                stale = (prefix not in _ACTIVE if pid == os.getpid()
+                         else not _pid_alive(pid))
+            else:
+                stale = time.time() - float(mark["created"]) > STALE_ELSEWHERE
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            continue
+        if stale:
+            # What it copied to the target, when it died before its commit (store.json):
+            # the staged files' names, under a target that is no store.
+            if not _exists(fs, f"{root}/{META_FILE}"):
+                for staged in fs.find(prefix):
+                    rel = staged[len(prefix) + 1:]
+                    if rel != STAGING_MARK:
+                        _quietly(fs.rm_file, f"{root}/{rel}")
+            fs.rm(prefix, recursive=True)
+            removed.append(prefix)
+    return removed
 
 
 def _exists(fs, path: str) -> bool:
