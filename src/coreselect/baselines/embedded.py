@@ -72,7 +72,7 @@ class L1Logistic(RankingSelector):
             if y.min() == y.max():
                 models.append(int(y[0]) if y.size else 0)
                 continue
-            m = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C).fit(X, y)
+            m = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=C, random_state=0).fit(X, y)
             W[j] = m.coef_.ravel()
             models.append(m)
         return W, models
