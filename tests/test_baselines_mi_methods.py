@@ -135,3 +135,19 @@ def test_evaluate_runs_every_published_method():
     df = run_protocol(X, Y, method_factories(list(PUBLISHED_MI)), [1, 3], n_folds=2)
     assert set(df.method) == set(PUBLISHED_MI)
     assert set(df.k) == {1, 3}
+
+
+def test_pyit_mlfs_readings_of_lsmfs_differ():
+    """docs/results/README.md says PyIT-MLFS reads LSMFS and MLSMFS differently: on this data
+    its criteria (tests/reference_mlfs.py, ``J_*_pyit``) select in another order than ours."""
+    rng = np.random.default_rng(7)
+    n, d, L = 60, 9, 5
+    Y = (rng.random((n, L)) < 0.35).astype(int)
+    X = rng.integers(0, 4, size=(n, d))
+    X[:, 2] = Y[:, 1] + Y[:, 2]
+    X[:, 5] = Y[:, 3] ^ Y[:, 4]
+    X[:, 7] = X[:, 2]
+    for ours, theirs in (("lsmfs", ref.J_lsmfs_pyit), ("mlsmfs", ref.J_mlsmfs_pyit)):
+        mine = BASELINES[ours](k=d).fit(X, Y).selected_.tolist()
+        assert mine == ref.select(ours, X.tolist(), Y.tolist(), d)
+        assert ref.greedy(X.tolist(), Y.tolist(), d, theirs) != mine

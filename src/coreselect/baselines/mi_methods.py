@@ -235,7 +235,11 @@ class LSMFS(_Greedy):
 
     Reading: the label supplementation of ``l_j`` to ``l_i`` is what ``f`` tells about ``l_i``
     once ``l_j`` is known beyond what it tells alone (``-I(f; l_i; l_j)``), counted only where
-    it is positive; the redundancy is the mean over ``S`` as in the authors' LRFS.
+    it is positive; the redundancy is the mean over ``S`` as in the authors' LRFS. The paper's
+    text could not be checked (issue 30: no copy was found); PyIT-MLFS (``classes/lsmfs.py``)
+    reads it with the opposite sign, ``+ sum_{i != j} max(0, I(f; l_i; l_j))`` (pyitlib's
+    co-information ``I(f; l_i) - I(f; l_i | l_j)``), and sums ``I(f; s)`` over ``S`` instead of
+    averaging (``tests/reference_mlfs.py``: ``J_lsmfs_pyit``; docs/results/README.md).
 
     Parameters: see :class:`PMU`.
     """
@@ -255,7 +259,10 @@ class MLSMFS(_Greedy):
         J(f) = sum_i max(I(f; l_i), max_{j != i} I(f; l_i | l_j)) - 1/|S| sum_{s in S} I(f; s)
 
     Reading: each label counts with the most that ``f`` tells about it, alone or given the
-    label that supplements it best (``I(f; l_i) + max_j LS(f; l_i, l_j)``).
+    label that supplements it best (``I(f; l_i) + max_j LS(f; l_i, l_j)``). Not checked against
+    the paper's text (see :class:`LSMFS`); PyIT-MLFS (``classes/mlsmfs.py``) adds one maximum
+    of the co-information ``I(f; l_i; l_j)`` over all label pairs to ``sum_i I(f; l_i)`` and
+    sums the redundancy over ``S`` (``tests/reference_mlfs.py``: ``J_mlsmfs_pyit``).
 
     Parameters: see :class:`PMU`.
     """
