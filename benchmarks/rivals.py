@@ -318,20 +318,26 @@ def report() -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    sub = p.add_subparsers(dest="cmd", required=True,
+                           help="linear: the linear evaluator before and after; run: cross-validate; "
+                                "report: write docs/results/rivals.md")
     li = sub.add_parser("linear", help="the linear evaluator before and after, side by side")
-    li.add_argument("--datasets", default="emotions,yeast,medical,enron")
-    li.add_argument("--ks", default="10,50")
-    li.add_argument("--folds", type=int, default=3)
-    li.add_argument("--max-rows", type=int, default=6000)
+    li.add_argument("--datasets", default="emotions,yeast,medical,enron",
+                    help="comma-separated dataset names")
+    li.add_argument("--ks", default="10,50", help="comma-separated numbers of features")
+    li.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    li.add_argument("--max-rows", type=int, default=6000,
+                    help="random row subsample (seed 0) of larger datasets, for time")
     r = sub.add_parser("run", help="cross-validate gds, every rival, random and all")
-    r.add_argument("--datasets", default=",".join(ORDER))
-    r.add_argument("--folds", type=int, default=3)
-    r.add_argument("--ks", default="10,20,50,100")
-    r.add_argument("--methods", default=",".join(METHODS))
-    r.add_argument("--max-rows", type=int, default=6000)
-    sub.add_parser("report", help="write docs/results/rivals.md")
+    r.add_argument("--datasets", default=",".join(ORDER), help="comma-separated dataset names (smallest first)")
+    r.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    r.add_argument("--ks", default="10,20,50,100", help="comma-separated numbers of features")
+    r.add_argument("--methods", default=",".join(METHODS),
+                   help="comma-separated methods of coreselect evaluate; a rerun of some replaces only their rows")
+    r.add_argument("--max-rows", type=int, default=6000,
+                   help="random row subsample (seed 0) of larger datasets, for time")
+    sub.add_parser("report", help="write docs/results/rivals.md from the CSVs")
     a = p.parse_args()
     names = [d for d in getattr(a, "datasets", "").split(",") if d]
     unknown = [d for d in names if d not in FILES]
