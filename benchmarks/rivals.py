@@ -254,8 +254,9 @@ def report() -> None:
                 full = f[f.method == "all"]
                 if full.empty:
                     continue
+                width = int(df[df.dataset == d].n_features.iloc[0])
                 for k in ks:
-                    if k not in set(f.k):
+                    if k not in set(f.k) or k >= width:  # every feature: nothing to compare
                         continue
                     cells = []
                     for m in show:
@@ -277,13 +278,13 @@ def report() -> None:
 
     # -- stability ---------------------------------------------------------------------------
     st = pd.concat([pd.read_csv(p) for p in sorted(OUT.glob("*.stability.csv"))], ignore_index=True)
-    st = st[st.dataset.isin(datasets)]
+    st = st[st.dataset.isin(datasets) & st.kuncheva.notna()]  # k = every feature: undefined
     if len(st):
         order = [m for m in ["gds", *RIVALS, "random"] if m in set(st.method)]
         piv = st.groupby("method")[["jaccard", "kuncheva"]].mean()
         rows = [[m, f"{piv.at[m, 'jaccard']:.2f}", f"{piv.at[m, 'kuncheva']:.2f}"] for m in order]
         lines += ["## Stability of the selection across folds", "",
-                  "Mean over datasets and k of the mean pairwise Jaccard index and Kuncheva's "
+                  "Mean over datasets and k (below the number of features) of the mean pairwise Jaccard index and Kuncheva's "
                   "index (chance-corrected: 0 for random selections) of the folds' selections; "
                   "per dataset and k in [rivals/](rivals/) (`*.stability.csv`).", "",
                   md_table(["method", "Jaccard", "Kuncheva"], rows, align="lrr"), ""]
