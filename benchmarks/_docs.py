@@ -37,6 +37,8 @@ RECORDED = re.compile(r"^<!-- recorded: (?P<what>.+?) -->\s*$")
 WHOLE_FILES = {
     "docs/results/scoreboard.md": "python benchmarks/published.py report",
     "docs/results/baselines.md": "python benchmarks/baselines.py report",
+    "docs/results/rivals.md": "python benchmarks/rivals.py report",
+    "docs/results/linear_evaluator.md": "python benchmarks/rivals.py linear",
     "docs/mutation.md": "python benchmarks/mutation.py --jobs 2 --workers 1 --timeout 400 "
                         "--out docs/mutation.md",
     "docs/mutation-round2.md": "python benchmarks/mutation.py --round 2 --jobs 1 --workers 1 "

@@ -96,15 +96,76 @@ def J_lrfs(F, L, f, S):
 
 
 def J_lsmfs(F, L, f, S):
+    """LSMFS as read here (the paper's text could not be checked, see mi_methods.LSMFS):
+
+        J(f) = sum_i I(f; l_i) + sum_{i != j} max(0, I(f; l_i | l_j) - I(f; l_i))
+               - 1/|S| sum_{s in S} I(f; s)
+
+    (PyIT-MLFS reads the supplement as +max(0, I(f; l_i; l_j)) = +max(0, I(f; l_i) -
+    I(f; l_i | l_j)), the opposite sign, and sums the redundancy over S: see
+    ``J_lsmfs_pyit``.)"""
     supp = sum(max(0.0, Ic(F[f], L[i], L[j]) - I(F[f], L[i])) for i, j in _pairs(L))
     return _rel(F, L, f) + supp - _mean_mi(F, f, S)
 
 
 def J_mlsmfs(F, L, f, S):
+    """MLSMFS as read here:
+
+        J(f) = sum_i max(I(f; l_i), max_{j != i} I(f; l_i | l_j)) - 1/|S| sum_{s in S} I(f; s)
+
+    (PyIT-MLFS: sum_i I(f; l_i) + max_{i != j} I(f; l_i; l_j) - sum_{s in S} I(f; s): see
+    ``J_mlsmfs_pyit``.)"""
     total = 0.0
     for i in range(len(L)):
         total += max([I(F[f], L[i])] + [Ic(F[f], L[i], L[j]) for j in range(len(L)) if j != i])
     return total - _mean_mi(F, f, S)
+
+
+def J_lsmfs_pyit(F, L, f, S):
+    """PyIT-MLFS's ``lsmfs.__J`` (classes/lsmfs.py): pyitlib's co-information
+    ``I(f; l_i; l_j) = I(f; l_i) - I(f; l_i | l_j)`` summed where positive, and the sum (not the
+    mean) of ``I(f; s)``. For the docs' comparison only; not the baseline."""
+    supp = sum(max(0.0, co(F[f], L[i], L[j])) for i, j in _pairs(L))
+    return _rel(F, L, f) + supp - sum(I(F[f], F[s]) for s in S)
+
+
+def J_mlsmfs_pyit(F, L, f, S):
+    """PyIT-MLFS's ``mlsmfs.__J``: one maximum of the co-information over all ordered label
+    pairs, added once, and the sum of ``I(f; s)``."""
+    pairs = _pairs(L)
+    supp = max(co(F[f], L[i], L[j]) for i, j in pairs) if pairs else float("-inf")
+    return _rel(F, L, f) + supp - sum(I(F[f], F[s]) for s in S)
+
+
+def ppt_classes(Y, tau=6):
+    """Read's pruned problem transformation: the kept rows and their label sets (``tau``
+    lowered until two label sets remain, or to 1)."""
+    C = labelsets(Y)
+    count = Counter(C)
+    while tau > 1 and sum(1 for v in count.values() if v >= tau) < 2:
+        tau -= 1
+    keep = [i for i in range(len(C)) if count[C[i]] >= tau]
+    return keep, [C[i] for i in keep]
+
+
+def atr(X, Y, k, tau=6):
+    """ATR (Eskandari & Ghassabi 2023, the authors' PyIT-MLFS ``atr.rank``):
+
+        J(f) = 1/|L| sum_l I(f; l) + I(f; C_PPT) - 1/|S| sum_{s in S} I(f; s)
+
+    with ``I(f; C_PPT)`` on the rows kept by the pruned problem transformation."""
+    F, L = cols_of(X), cols_of(Y)
+    keep, Ck = ppt_classes(Y, tau)
+    Fk = [[col[i] for i in keep] for col in F]
+
+    def J(F, L, f, S):
+        mean_rel = sum(I(F[f], l) for l in L) / len(L) if L else 0.0
+        return mean_rel + (I(Fk[f], Ck) if Ck else 0.0) - _mean_mi(F, f, S)
+
+    S: list[int] = []
+    while len(S) < k:
+        S.append(best({f: J(F, L, f, S) for f in range(len(F)) if f not in S}))
+    return S
 
 
 CRITERIA = {"pmu": J_pmu, "d2f": J_d2f, "mdmr": J_mdmr, "scls": J_scls, "lrfs": J_lrfs,
@@ -153,4 +214,6 @@ def select(name: str, X, Y, k: int) -> list[int]:
         return igmf(X, Y, k)
     if name == "ppt-mi":
         return ppt_mi(X, Y, k)
+    if name == "atr":
+        return atr(X, Y, k)
     return greedy(X, Y, k, CRITERIA[name])

@@ -325,7 +325,8 @@ def _evaluate(capsys, data, out, *extra):
 def _results(out: Path) -> str:
     import pandas as pd
 
-    frame = pd.read_csv(out / "results.csv").drop(columns=["select_seconds"])
+    frame = pd.read_csv(out / "results.csv").drop(columns=["select_seconds", "fit_seconds",
+                                                           "predict_seconds"], errors="ignore")
     return frame.to_csv(index=False) + (out / "summary.md").read_text()  # notes: the echo
 
 

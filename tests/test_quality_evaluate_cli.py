@@ -67,3 +67,25 @@ def test_lambda_sweep_bolds_the_best_lambda_of_each_k(tmp_path):
     assert not table[0].split("|")[3].strip().startswith("**")  # lam 0.2, k 20
     assert table[1].split("|")[3].strip().startswith("**0.9000")  # lam 0.8, k 20
     assert not table[1].split("|")[2].strip().startswith("**")  # lam 0.8, k 10
+
+
+def test_evaluate_rivals_full_reference_and_stability(tmp_path, capsys):
+    """Issue 30 from the command line: the new rivals and ``all`` are accepted; the summary
+    states the fraction of the full model's score, the training-time ratio and stability; an
+    option no such run uses (--lam without a GDS method) is refused in one line."""
+    data = _narrow_csv(tmp_path / "narrow.csv")
+    out = tmp_path / "out"
+    code, _, err = _cli(capsys, "evaluate", str(data), "--labels", "y0,y1", "--methods",
+                        "gds,max-chi2,atr,l1,trees,all", "--k", "2,4", "--folds", "2",
+                        "--evaluator", "linear", "--out", str(out), "--quiet")
+    assert code == 0, err
+    rows = pd.read_csv(out / "results.csv")
+    assert set(rows.method) == {"gds", "max-chi2", "atr", "l1", "trees", "all"}
+    assert set(rows[rows.method == "all"].k) == {12}
+    assert {"fit_seconds", "predict_seconds"} <= set(rows.columns)
+    md = (out / "summary.md").read_text()
+    assert "as a fraction of the full-feature model" in md
+    assert "training time as a ratio" in md and "Kuncheva" in md
+    code, _, err = _cli(capsys, "evaluate", str(data), "--labels", "y0,y1", "--methods", "all",
+                        "--lam", "0.3", "--k", "2", "--folds", "2", "--out", str(tmp_path / "o2"))
+    assert code == 2 and len(err.strip().splitlines()) == 1

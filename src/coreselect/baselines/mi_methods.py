@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from coreselect.baselines._mi_stats import MIStatistics, TIE_TOLERANCE, pick_best
 from coreselect.errors import InputError
 
-__all__ = ["PMU", "MDMR", "D2F", "SCLS", "LRFS", "LSMFS", "MLSMFS", "PPTMI", "IGMF"]
+__all__ = ["PMU", "MDMR", "D2F", "SCLS", "LRFS", "LSMFS", "MLSMFS", "PPTMI", "IGMF", "ATR"]
 
 
 class _MISelector(SelectorMixin, BaseEstimator):
@@ -235,7 +235,11 @@ class LSMFS(_Greedy):
 
     Reading: the label supplementation of ``l_j`` to ``l_i`` is what ``f`` tells about ``l_i``
     once ``l_j`` is known beyond what it tells alone (``-I(f; l_i; l_j)``), counted only where
-    it is positive; the redundancy is the mean over ``S`` as in the authors' LRFS.
+    it is positive; the redundancy is the mean over ``S`` as in the authors' LRFS. The paper's
+    text could not be checked (issue 30: no copy was found); PyIT-MLFS (``classes/lsmfs.py``)
+    reads it with the opposite sign, ``+ sum_{i != j} max(0, I(f; l_i; l_j))`` (pyitlib's
+    co-information ``I(f; l_i) - I(f; l_i | l_j)``), and sums ``I(f; s)`` over ``S`` instead of
+    averaging (``tests/reference_mlfs.py``: ``J_lsmfs_pyit``; docs/results/README.md).
 
     Parameters: see :class:`PMU`.
     """
@@ -255,7 +259,10 @@ class MLSMFS(_Greedy):
         J(f) = sum_i max(I(f; l_i), max_{j != i} I(f; l_i | l_j)) - 1/|S| sum_{s in S} I(f; s)
 
     Reading: each label counts with the most that ``f`` tells about it, alone or given the
-    label that supplements it best (``I(f; l_i) + max_j LS(f; l_i, l_j)``).
+    label that supplements it best (``I(f; l_i) + max_j LS(f; l_i, l_j)``). Not checked against
+    the paper's text (see :class:`LSMFS`); PyIT-MLFS (``classes/mlsmfs.py``) adds one maximum
+    of the co-information ``I(f; l_i; l_j)`` over all label pairs to ``sum_i I(f; l_i)`` and
+    sums the redundancy over ``S`` (``tests/reference_mlfs.py``: ``J_mlsmfs_pyit``).
 
     Parameters: see :class:`PMU`.
     """
@@ -387,3 +394,63 @@ class PPTMI(_MISelector):
         after = np.empty(st.d)
         after[rank] = np.arange(st.d, 0, -1, dtype=np.float64)
         return out, after
+
+
+def _ppt_rows(ids: np.ndarray, threshold: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Read's pruned problem transformation: the rows whose label set occurs at least ``tau``
+    times, their class (label set) ids renumbered, and ``tau`` (lowered from ``threshold``
+    until two classes remain, or to 1)."""
+    counts = np.bincount(ids)
+    tau = max(int(threshold), 1)
+    while tau > 1 and np.count_nonzero(counts >= tau) < 2:
+        tau -= 1
+    rows = np.flatnonzero(counts[ids] >= tau)
+    _, cls = np.unique(ids[rows], return_inverse=True)
+    return rows, cls.ravel().astype(np.int64), tau
+
+
+class ATR(_Greedy):
+    """``atr``: Eskandari & Ghassabi, "Multi-label feature selection using adaptive and
+    transformed relevance", arXiv:2309.14768 (2023); the tenth selector of the PyIT-MLFS
+    collection (github.com/Sadegh28/PyIT-MLFS, ``classes/atr.py``; the authors' code is also
+    github.com/Sadegh28/ATR). Relevance to the labels one at a time (algorithm adaptation,
+    averaged over the labels) plus relevance to the pruned label-powerset class (problem
+    transformation), minus the mean redundancy with the selected features::
+
+        C = label set of each instance, on the rows whose label set occurs at least tau
+            times (Read's PPT, as in :class:`PPTMI`)
+        J(f) = 1/|L| sum_l I(f; l) + I(f; C) - 1/|S| sum_{s in S} I(f; s)
+
+    Reading: the formula is the authors' ``rank`` (their default, "pre_eval" mode: the mean
+    over labels, ``I(f; C)`` on the pruned rows, the mean over ``S``); the paper's text was
+    not available to check it (only its abstract: "ranks features considering individual
+    labels as well as abstract label space discriminative powers"). Their on-demand
+    ("post_eval") path sums over the labels and has no PPT term; it is not taken. ``tau`` is
+    lowered, as in :class:`PPTMI`, when pruning at 6 would leave fewer than two classes (the
+    authors' code then fails). ``I(f; C)`` uses the discretization of the whole training fold.
+
+    Parameters
+    ----------
+    k : int, default=10
+    prune_threshold : int, default=6
+        ``tau``: label sets seen fewer times are pruned for the ``I(f; C)`` term.
+    n_bins, strategy : discretization, as in :class:`coreselect.GDSSelector`.
+    """
+
+    def __init__(self, k: int = 10, prune_threshold: int = 6, n_bins: int = 5,
+                 strategy: str = "auto"):
+        super().__init__(k=k, n_bins=n_bins, strategy=strategy)
+        self.prune_threshold = prune_threshold
+
+    def _start(self, st):
+        from coreselect.core.discretize import DiscreteMatrix
+        from coreselect.core.entropy import relevance_matrix
+
+        rows, cls, self.prune_threshold_ = _ppt_rows(st.labelset_ids(), self.prune_threshold)
+        feats = DiscreteMatrix(st.features.codes[rows], st.features.n_codes)
+        ppt = relevance_matrix(feats, _labelset_class(cls), kind="mi")[:, 0]
+        mean_rel = st.relevance.mean(axis=1) if st.n_labels else np.zeros(st.d)
+        return {"rel": mean_rel + np.asarray(ppt), "mi": np.zeros(st.d)}
+
+    def _criterion(self, st, acc, size):
+        return acc["rel"] - _mean(acc["mi"], size)

@@ -74,7 +74,10 @@ class RankingSelector(SelectorMixin, BaseEstimator):
             raise InputError(f"k={self.k} exceeds the number of features ({X.shape[1]})")
         scores = np.asarray(self._scores(X, Y), dtype=np.float64)
         self.scores_ = scores
-        self.ranking_ = np.argsort(-scores, kind="stable")
+        # a second key (set by ``_scores``, e.g. the embedded selectors) orders equal scores
+        second = getattr(self, "_tiebreak", None)
+        self.ranking_ = (np.argsort(-scores, kind="stable") if second is None
+                         else np.lexsort((-np.asarray(second, dtype=np.float64), -scores)))
         self.selected_ = self.ranking_[: self.k]
         self.n_features_in_ = X.shape[1]
         return self

@@ -27,8 +27,11 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False):
 @click.option("--methods", default=_DEFAULT_METHODS, show_default=True,
               help="Comma-separated: gds (the library's default calibration), cgds / dgds (the paper's "
                    "objective, centralized / distributed), gds-CALIBRATION, br-ig, lp-ig, br-rf, lp-rf, "
-                   "br-chi2, random; the published MI selectors pmu, mdmr, d2f, scls, lrfs, lsmfs, mlsmfs, "
-                   "ppt-mi, igmf.")
+                   "br-chi2, max-chi2, random; the published MI selectors pmu, mdmr, d2f, scls, lrfs, lsmfs, "
+                   "mlsmfs, ppt-mi, igmf, atr; the embedded l1 (L1 logistic regression) and trees "
+                   "(extra-trees importances); all (the evaluator on every feature: the reference each "
+                   "selection's score and training time is read against; left out, with a note, when its "
+                   "estimated memory exceeds half the free memory).")
 @click.option("--k", "k_spec", default=None,
               help=f"Numbers of features: a list '10,20,50' or a range 'start:stop:step' (stop included), "
                    f"or 'auto': each GDS method chooses k on every training fold (internal "
@@ -175,6 +178,8 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
         notes += " k auto (chosen on each training fold): " + "; ".join(
             f"{m} {', '.join(str(int(v)) for v in chosen[m])}" for m in dict.fromkeys(df["method"]))
         notes += "."
+    for note in df.attrs.get("notes", []):
+        click.echo(f"note: {note}", err=True)  # a warning: also with -q
     from coreselect.files import final_outputs
 
     # Its last act: a signal after the report is in place finds a finished run.

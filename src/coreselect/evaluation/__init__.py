@@ -12,11 +12,13 @@ from coreselect.evaluation.protocol import (
     ALL_MEASURES,
     EVALUATORS,
     METHOD_NAMES,
+    full_reference,
     method_factories,
     parse_k,
     parse_values,
     run_lambda_sweep,
     run_protocol,
+    selection_stability,
 )
 from coreselect.evaluation.ranking import RANKING_LABELS, RANKING_MEASURES, inverse_propensity, ranking_measures
 from coreselect.evaluation.report import write_report
@@ -42,5 +44,7 @@ __all__ = [
     "parse_values",
     "run_protocol",
     "run_lambda_sweep",
+    "full_reference",
+    "selection_stability",
     "write_report",
 ]

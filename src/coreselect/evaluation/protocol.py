@@ -14,6 +14,20 @@ For every fold, every method and every number of features ``k``:
 
 Several evaluators can score the same selections in one run (one selection per cell).
 
+The full-feature reference (method ``all``, issue 30): the evaluator trained on every feature,
+once per fold (its rows have ``k`` = the number of features), with the same measures; every
+row records the evaluator's ``fit_seconds`` and ``predict_seconds``, so a selection's score
+and training time can be read as a fraction of the full model's (:func:`full_reference`). The
+rule that leaves it out: before any fit, the full model's memory is estimated as
+:data:`FULL_MODEL_COPIES` times the bytes of the training fold's feature matrix as stored
+(dense: 8 per cell; sparse: 12 per non-zero plus the row pointers); when that exceeds the
+budget (``memory_budget``, default half the memory free at the start), the ``all`` rows are
+not computed and ``df.attrs["notes"]`` says so in one line.
+
+Stability (issue 30): the selections of every method and ``k`` on the folds are compared in
+pairs (:func:`selection_stability`: the mean Jaccard index and Kuncheva's consistency index);
+the table is ``df.attrs["stability"]`` (records: ``method, k, jaccard, kuncheva, folds``).
+
 A *ranker* (an estimator whose class sets ``is_ranker = True``, i.e. the baselines) is fit
 once per fold with the largest ``k`` and its ranking prefix is reused for every smaller ``k``.
 The greedy selectors (``cgds``, ``dgds``) are refit from scratch for every ``k``: their
@@ -55,6 +69,12 @@ __all__ = [
     "make_evaluator",
     "ALL_MEASURES",
     "check_measures",
+    "FULL_METHOD",
+    "full_reference",
+    "selection_stability",
+    "kuncheva_index",
+    "jaccard_index",
+    "full_model_bytes",
 ]
 
 #: a method factory: (k, seed) -> unfitted selector with fit(X, Y) and selected_
@@ -64,8 +84,16 @@ Progress = Callable[[int, int], None]
 
 GREEDY_METHODS = ("gds", "cgds", "dgds")
 METHOD_NAMES = ("gds", "cgds", "dgds", "br-ig", "lp-ig", "br-rf", "lp-rf", "br-chi2", "random",
-                "pmu", "mdmr", "d2f", "scls", "lrfs", "lsmfs", "mlsmfs", "ppt-mi", "igmf")
-RESULT_COLUMNS = ["method", "k", "fold", "measure", "value", "select_seconds"]
+                "pmu", "mdmr", "d2f", "scls", "lrfs", "lsmfs", "mlsmfs", "ppt-mi", "igmf",
+                "atr", "max-chi2", "l1", "trees", "all")
+#: the full-feature reference: the evaluator on every feature (not a selector)
+FULL_METHOD = "all"
+#: the full model's memory estimate, in copies of the training fold's feature matrix (the
+#: fold itself, the evaluator's scaled copy, the solver's or distance code's working copy,
+#: the test rows' copy)
+FULL_MODEL_COPIES = 4
+RESULT_COLUMNS = ["method", "k", "fold", "measure", "value", "select_seconds", "fit_seconds",
+                  "predict_seconds"]
 EVALUATORS = ("brknn", "linear", "sparse-knn")
 #: every measure the protocol can report, in the order of files and plots
 ALL_MEASURES = tuple(MEASURES) + RANKING_MEASURES
@@ -167,6 +195,25 @@ def _make_baseline(k: int, seed: int, *, name: str, options: dict | None = None)
     return cls(k=k, **kwargs)
 
 
+class _AllFeatures:
+    """The full-feature reference: "selects" every feature (``run_protocol`` scores it once per
+    fold, at k = the number of features)."""
+
+    is_ranker = False
+    is_full = True
+
+    def __init__(self, k: int = 1):
+        self.k = k
+
+    def fit(self, X, Y) -> "_AllFeatures":
+        self.selected_ = self.ranking_ = np.arange(X.shape[1])
+        return self
+
+
+def _make_all(k: int, seed: int) -> _AllFeatures:
+    return _AllFeatures(k)
+
+
 def method_factories(
     names: Sequence[str], lam: float = 0.5, relevance: str = "mi", p: int | None = None,
     baseline_options: dict | None = None,
@@ -195,6 +242,8 @@ def method_factories(
             out[name] = functools.partial(_make_gds, mode="centralized", lam=lam, relevance=relevance, p=p)
         elif name == "dgds":
             out[name] = functools.partial(_make_gds, mode="distributed", lam=lam, relevance=relevance, p=p)
+        elif name == FULL_METHOD:
+            out[name] = _make_all
         elif name in METHOD_NAMES:
             out[name] = functools.partial(_make_baseline, name=name, options=baseline_options)
         else:
@@ -262,22 +311,112 @@ def _label_scores(clf, X):
 
 
 def _score(Xtr, Ytr, Xte, Yte, selected: np.ndarray, evaluator: str = "brknn",
-           measures: Sequence[str] | None = None) -> dict[str, float]:
+           measures: Sequence[str] | None = None, timings: dict | None = None) -> dict[str, float]:
+    """The measures of the evaluator fitted on the training fold's ``selected`` columns and
+    applied to the test fold's; ``timings`` (if given) receives ``fit_seconds`` and
+    ``predict_seconds`` (every prediction the measures need)."""
     sel = np.asarray(selected, dtype=np.int64)
     names = check_measures(measures)
     if evaluator != "sparse-knn" and sp.issparse(Ytr):
         Ytr = Ytr.toarray()  # brknn / linear work on dense labels
+    t0 = time.perf_counter()
     clf = make_evaluator(evaluator).fit(Xtr[:, sel], Ytr)
+    t1 = time.perf_counter()
     out: dict[str, float] = {}
     classic = [m for m in names if not is_ranking_measure(m)]
-    if classic:
-        pred = clf.predict(Xte[:, sel])
-        for m in classic:
-            out[m] = MEASURES[m](Yte, pred)
+    pred = clf.predict(Xte[:, sel]) if classic else None
     ranking = [m for m in names if is_ranking_measure(m)]
+    scores = _label_scores(clf, Xte[:, sel]) if ranking else None
+    t2 = time.perf_counter()
+    for m in classic:
+        out[m] = MEASURES[m](Yte, pred)
     if ranking:
-        out.update(ranking_measures(Yte, _label_scores(clf, Xte[:, sel]), ranking, Y_train=Ytr))
+        out.update(ranking_measures(Yte, scores, ranking, Y_train=Ytr))
+    if timings is not None:
+        timings.update(fit_seconds=t1 - t0, predict_seconds=t2 - t1)
     return {m: out[m] for m in names}
+
+
+# -- the full-feature reference and stability ---------------------------------------------------
+def full_model_bytes(X, n_train: int) -> int:
+    """The memory rule of the full-feature reference: :data:`FULL_MODEL_COPIES` times the bytes
+    of a training fold of ``n_train`` rows of ``X`` as stored (dense: 8 bytes a cell; sparse:
+    12 a non-zero, the non-zeros pro rata, plus 8 a row pointer)."""
+    n, d = X.shape
+    if sp.issparse(X):
+        one = 12 * X.nnz * (n_train / max(n, 1)) + 8 * (n_train + 1)
+    else:
+        one = 8.0 * n_train * d
+    return int(FULL_MODEL_COPIES * one)
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+
+
+def _free_memory() -> int:
+    import os
+
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # not POSIX: no limit known
+        return 2**62
+
+
+def jaccard_index(a: Iterable[int], b: Iterable[int]) -> float:
+    """``|A ∩ B| / |A ∪ B|`` (1 for two empty sets)."""
+    a, b = set(a), set(b)
+    union = len(a | b)
+    return len(a & b) / union if union else 1.0
+
+
+def kuncheva_index(a: Iterable[int], b: Iterable[int], n_features: int) -> float:
+    """Kuncheva's consistency index of two selections of the same size ``k`` out of
+    ``n_features`` (Kuncheva, "A stability index for feature selection", AIA 2007):
+    ``(r d - k^2) / (k (d - k))`` with ``r = |A ∩ B|``; 1 for identical sets, about 0 for
+    random ones, corrected for chance (unlike Jaccard). NaN when ``k`` is 0 or ``d``."""
+    a, b = set(a), set(b)
+    k, d = len(a), int(n_features)
+    if len(b) != k:
+        raise InputError("Kuncheva's index compares selections of the same size")
+    if k == 0 or k >= d:
+        return float("nan")
+    r = len(a & b)
+    return (r * d - k * k) / (k * (d - k))
+
+
+def selection_stability(selections: dict, n_features: int) -> pd.DataFrame:
+    """Per ``(method, k)``, the mean over pairs of folds of the Jaccard and Kuncheva indices of
+    the selected sets. ``selections``: ``(method, k) -> [selected indices of each fold]``.
+    Columns ``method, k, jaccard, kuncheva, folds``; one fold gives NaN."""
+    rows = []
+    for (method, k), sets in selections.items():
+        pairs = [(a, b) for i, a in enumerate(sets) for b in sets[i + 1:]]
+        jac = float(np.mean([jaccard_index(a, b) for a, b in pairs])) if pairs else float("nan")
+        kun = (float(np.mean([kuncheva_index(a, b, n_features) for a, b in pairs]))
+               if pairs else float("nan"))
+        rows.append(dict(method=method, k=int(k), jaccard=jac, kuncheva=kun, folds=len(sets)))
+    return pd.DataFrame(rows, columns=["method", "k", "jaccard", "kuncheva", "folds"])
+
+
+def full_reference(df: pd.DataFrame) -> pd.DataFrame:
+    """Every method's mean score as a fraction of the full-feature reference's (``all``) on the
+    same evaluator and measure, and its evaluator's training time as a ratio to the full
+    model's: columns ``method, [evaluator,] k, measure, mean, fraction, fit_ratio``.
+    Empty when the run has no ``all`` rows."""
+    keys = ["evaluator"] if "evaluator" in df.columns else []
+    full = df[df["method"] == FULL_METHOD]
+    if full.empty:
+        return pd.DataFrame(columns=["method", *keys, "k", "measure", "mean", "fraction", "fit_ratio"])
+    ref = full.groupby(keys + ["measure"], sort=False).agg(ref=("value", "mean"),
+                                                           ref_fit=("fit_seconds", "mean"))
+    g = df.groupby(["method", *keys, "k", "measure"], sort=False).agg(
+        mean=("value", "mean"), fit=("fit_seconds", "mean")).reset_index()
+    g = g.join(ref, on=keys + ["measure"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g["fraction"] = np.where(g["ref"] > 0, g["mean"] / g["ref"], np.nan)
+        g["fit_ratio"] = np.where(g["ref_fit"] > 0, g["fit"] / g["ref_fit"], np.nan)
+    return g[["method", *keys, "k", "measure", "mean", "fraction", "fit_ratio"]]
 
 
 # worker-side state, set once per process so the data is not pickled for every task
@@ -298,17 +437,21 @@ def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[di
     est.fit(Xtr, Ytr)
     seconds = time.perf_counter() - t0
     rows = []
+    chosen = []
     for k in ks:
         if len(ks) > 1:  # a ranker: the top-k prefix of one ranking
             selected = np.asarray(est.ranking_)[:k]
         else:
             selected = np.asarray(est.selected_)
+        chosen.append((method, k, fold, [int(i) for i in selected]))
         for ev in _STATE["evaluators"]:
+            times: dict = {}
             for measure, value in _score(Xtr, Ytr, Xte, Yte, selected, ev,
-                                         _STATE.get("measures")).items():
+                                         _STATE.get("measures"), times).items():
                 rows.append(dict(method=method, evaluator=ev, k=k, fold=fold, measure=measure,
-                                 value=value, select_seconds=seconds, k_chosen=len(selected)))
-    return rows
+                                 value=value, select_seconds=seconds, k_chosen=len(selected),
+                                 **times))
+    return rows, chosen
 
 
 def _is_ranker(factory: MethodFactory) -> bool:
@@ -326,6 +469,7 @@ def run_protocol(
     progress: Progress | None = None,
     evaluator: str | Sequence[str] = "brknn",
     measures: Sequence[str] | None = None,
+    memory_budget: int | None = None,
 ) -> pd.DataFrame:
     """Cross-validate every method at every ``k``.
 
@@ -355,13 +499,21 @@ def run_protocol(
         Names from :data:`ALL_MEASURES`: the five measures of the paper (on 0/1 predictions;
         the default) and/or the ranking measures ``p@k, ndcg@k, psp@k, psndcg@k`` (k = 1..5,
         on the evaluator's scores; propensities from the training fold's labels).
+    memory_budget : int, optional
+        Bytes the full-feature reference (method ``all``) may take by the rule of
+        :func:`full_model_bytes`; default half the memory free now. Over it, ``all`` is left
+        out with a note.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``method, k, fold, measure, value, select_seconds`` (plus ``evaluator`` after
-        ``method`` when several evaluators are given); for rankers ``select_seconds`` is the
-        time of the one ranking shared by all ``k`` of the fold.
+        Columns ``method, k, fold, measure, value, select_seconds, fit_seconds,
+        predict_seconds`` (plus ``evaluator`` after ``method`` when several evaluators are
+        given); for rankers ``select_seconds`` is the time of the one ranking shared by all
+        ``k`` of the fold; ``fit_seconds`` / ``predict_seconds`` are the evaluator's. The
+        ``all`` rows have ``k`` = the number of features. ``df.attrs``: ``"stability"``
+        (records of :func:`selection_stability`), ``"notes"`` (lines: e.g. why ``all`` was
+        left out).
     """
     evaluators = (evaluator,) if isinstance(evaluator, str) else tuple(evaluator)
     if not evaluators:
@@ -385,21 +537,41 @@ def run_protocol(
     if not methods:
         raise InputError("no methods given")
     folds = make_folds(X.shape[0], n_folds, seed)
+    notes: list[str] = []
+    methods = dict(methods)
+    full = [name for name, factory in methods.items() if getattr(factory(1, 0), "is_full", False)]
+    if full:
+        need = full_model_bytes(X, max(len(tr) for tr, _ in folds))
+        budget = _free_memory() // 2 if memory_budget is None else int(memory_budget)
+        if need > budget:
+            for name in full:
+                del methods[name]
+            notes.append(f"{FULL_METHOD}: left out: the full model on {X.shape[1]:,} features "
+                         f"needs about {_size(need)} ({FULL_MODEL_COPIES} x the training fold's "
+                         f"feature matrix), over the {_size(budget)} budget")
+            if not methods:
+                raise InputError(notes[-1])
     tasks: list[tuple[str, tuple[int, ...], int, int]] = []
     for name, factory in methods.items():
-        groups = [tuple(ks)] if _is_ranker(factory) else [(k,) for k in ks]
+        if name in full:
+            groups = [(X.shape[1],)]
+        else:
+            groups = [tuple(ks)] if _is_ranker(factory) else [(k,) for k in ks]
         for f in range(n_folds):
             tasks.extend((name, g, f, seed + f) for g in groups)
-    total = len(methods) * len(ks) * n_folds
+    total = sum(len(t[1]) for t in tasks)
     done = 0
     rows: list[dict] = []
+    chosen: list[tuple] = []
     if progress:
         progress(0, total)
     if jobs <= 1:
         _init_state(X, Y, folds, methods, evaluators, measures)
         try:
             for t in tasks:
-                rows.extend(_run_task(*t))
+                got, sel = _run_task(*t)
+                rows.extend(got)
+                chosen.extend(sel)
                 done += len(t[1])
                 if progress:
                     progress(done, total)
@@ -413,7 +585,9 @@ def run_protocol(
         ) as ex:
             futures = {ex.submit(_run_task, *t): t for t in tasks}
             for fut in as_completed(futures):
-                rows.extend(fut.result())
+                got, sel = fut.result()
+                rows.extend(got)
+                chosen.extend(sel)
                 done += len(futures[fut][1])
                 if progress:
                     progress(done, total)
@@ -426,7 +600,14 @@ def run_protocol(
     df["_o"] = df["method"].map(order)
     df["_m"] = df["measure"].map({m: i for i, m in enumerate(ALL_MEASURES)})
     keys = ["_o", "evaluator", "k", "fold", "_m"] if multi else ["_o", "k", "fold", "_m"]
-    return df.sort_values(keys).drop(columns=["_o", "_m"]).reset_index(drop=True)
+    df = df.sort_values(keys).drop(columns=["_o", "_m"]).reset_index(drop=True)
+    sets: dict = {}
+    for method, k, fold, selected in sorted(chosen, key=lambda c: (order[c[0]], c[1], c[2])):
+        if method not in full:
+            sets.setdefault((method, k), []).append(selected)
+    df.attrs["stability"] = selection_stability(sets, X.shape[1]).to_dict("records")
+    df.attrs["notes"] = notes
+    return df
 
 
 def run_lambda_sweep(

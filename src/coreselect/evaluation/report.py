@@ -150,7 +150,49 @@ def _summary_text(df: pd.DataFrame, title: str, notes: str) -> str:
     secs = df.groupby("method", sort=False)["select_seconds"].mean()
     parts += ["## Mean selection time per fit (seconds)", ""]
     parts += ["| method | seconds |", "|---|---|"] + [f"| {m} | {s:.3g} |" for m, s in secs.items()] + [""]
+    if not sweep:
+        parts += _reference_and_stability(df)
     return "\n".join(parts)
+
+
+def _reference_and_stability(df: pd.DataFrame) -> list[str]:
+    """Issue 30's sections: every method's score as a fraction of the full-feature reference
+    (``all``) and its evaluator's training time as a ratio to the full model's; the stability
+    of each method's selection across folds; the run's notes (``df.attrs``)."""
+    from coreselect.evaluation.protocol import FULL_METHOD, full_reference
+
+    parts: list[str] = []
+    for note in df.attrs.get("notes", []):
+        parts += [f"Note: {note}.", ""]
+    fr = full_reference(df) if "fit_seconds" in df.columns else pd.DataFrame()
+    fr = fr[fr["method"] != FULL_METHOD] if len(fr) else fr
+    if len(fr):
+        methods = list(dict.fromkeys(fr["method"]))
+        for measure in [m for m in MEASURES if m in set(fr["measure"])]:
+            s = fr[fr["measure"] == measure]
+            parts += [f"## {MEASURE_LABELS[measure]} as a fraction of the full-feature model "
+                      f"(`{FULL_METHOD}`): rows = k, columns = method", ""]
+            parts += ["| k | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
+            for k in sorted(set(s["k"])):
+                cells = [s[(s["method"] == m) & (s["k"] == k)]["fraction"] for m in methods]
+                parts.append(f"| {k} | " + " | ".join(f"{c.iloc[0]:.3f}" if len(c) else "" for c in cells) + " |")
+            parts.append("")
+        s = fr.drop_duplicates(["method", "k"])
+        parts += ["## Evaluator training time as a ratio to the full-feature model's: rows = k, "
+                  "columns = method", ""]
+        parts += ["| k | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
+        for k in sorted(set(s["k"])):
+            cells = [s[(s["method"] == m) & (s["k"] == k)]["fit_ratio"] for m in methods]
+            parts.append(f"| {k} | " + " | ".join(f"{c.iloc[0]:.3g}" if len(c) else "" for c in cells) + " |")
+        parts.append("")
+    stab = pd.DataFrame(df.attrs.get("stability", []))
+    if len(stab):
+        parts += ["## Stability of the selection across folds (mean pairwise Jaccard / Kuncheva "
+                  "index; Kuncheva is 0 for random selections, 1 for identical ones)", "",
+                  "| method | k | Jaccard | Kuncheva |", "|---|---|---|---|"]
+        parts += [f"| {r.method} | {r.k} | {r.jaccard:.3f} | {r.kuncheva:.3f} |" for r in stab.itertuples()]
+        parts.append("")
+    return parts
 
 
 def _pyplot():
@@ -181,9 +223,16 @@ def _plot_measures_to(df: pd.DataFrame, targets: dict[str, Path], dataset: str, 
     plt = _pyplot()
     summary = summarize(df)
     n_folds = df["fold"].nunique()
+    from coreselect.evaluation.protocol import FULL_METHOD
+
     for measure, path in targets.items():
         s = summary[summary["measure"] == measure]
+        full = s[s["method"] == FULL_METHOD]
+        s = s[s["method"] != FULL_METHOD]
         fig, ax = plt.subplots(figsize=(8, 4.5), dpi=120)
+        if len(full):  # the full-feature model: a level every selection is read against
+            ax.axhline(float(full["mean"].iloc[0]), color="black", linestyle="--", linewidth=1.2,
+                       label=f"ALL ({int(full['k'].iloc[0])} features)")
         for i, method in enumerate(dict.fromkeys(s["method"])):
             m = s[s["method"] == method].sort_values("k")
             x, y, sd = m["k"].to_numpy(), m["mean"].to_numpy(), m["std"].to_numpy()

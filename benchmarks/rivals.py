@@ -1,0 +1,356 @@
+"""The default against every rival (issue 30), the full-feature reference, stability, and the
+linear evaluator's rare-label fix.
+
+    python benchmarks/rivals.py linear [--datasets emotions,yeast,medical,enron] [--ks 10,50]
+    python benchmarks/rivals.py run [--datasets emotions,scene,...] [--folds 3] [--ks 10,20,50,100]
+                                    [--max-rows 6000] [--methods gds,atr,...]
+    python benchmarks/rivals.py report
+
+``linear`` scores the same selections (``gds`` and ``br-chi2``, selection fit on the training
+folds only) with three BR logistic regressions side by side: the evaluator before issue 30
+(0.5 cut), class weighting (``class_weight="balanced"``, 0.5 cut) and per-label thresholds
+chosen on out-of-fold probabilities of the training fold (the new default); it writes
+docs/results/linear_evaluator.md.
+
+``run`` cross-validates with ``run_protocol`` (what ``coreselect evaluate`` runs) the default
+``gds`` and every rival (:data:`RIVALS`: the nine published MI selectors, atr, br-ig, br-chi2,
+max-chi2, l1, trees), ``random`` and the full-feature reference ``all``, scored by BRkNN-b and
+the (new) linear evaluator; one CSV per dataset in docs/results/rivals/ (with the evaluator's
+fit seconds) and one of the selection stability (``<name>.stability.csv``). Large sets are cut
+to ``--max-rows`` random rows (seed 0) as ``published.py`` cuts them; k is capped at the fewest
+columns that vary on a training fold.
+
+``report`` writes docs/results/rivals.md whole: win/tie/loss of ``gds`` against the best rival
+per (dataset, evaluator, measure, k) (a tie: within the larger fold standard deviation), the
+cells below random, the fraction of the full-feature score each method keeps, stability, and
+selection time (gds against l1 and trees on the wide sets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from _common import REPO_ROOT, emit, machine, md_table, save_method_rows, selectable_columns  # noqa: E402
+from calibration_research import FILES  # noqa: E402
+from published import ORDER, PUBLISHED, WIDE, load_rows  # noqa: E402
+
+OUT = REPO_ROOT / "docs" / "results" / "rivals"
+REPORT = REPO_ROOT / "docs" / "results" / "rivals.md"
+LINEAR = REPO_ROOT / "docs" / "results" / "linear_evaluator.md"
+RIVALS = [*PUBLISHED, "atr", "br-ig", "br-chi2", "max-chi2", "l1", "trees"]
+METHODS = ["gds", *RIVALS, "random", "all"]
+MEASURES = ["example_f1", "macro_f1"]
+EVALUATORS = ("brknn", "linear")
+DENSE = ["emotions", "scene", "yeast", "CAL500"]
+
+
+# -- the linear evaluator, old and new ---------------------------------------------------------
+LINEAR_VARIANTS = {"0.5 cut (before)": dict(threshold="fixed"),
+                   "balanced weights": dict(threshold="fixed", class_weight="balanced"),
+                   "per-label cut (new)": dict(threshold="cv")}
+
+
+def linear(datasets: list[str], ks: list[int], folds: int, max_rows: int) -> None:
+    from coreselect.evaluation.linear import BRLogistic
+    from coreselect.evaluation.measures import MEASURES as FNS
+    from coreselect.evaluation.protocol import make_folds, method_factories
+
+    rows = []
+    for name in datasets:
+        X, Y, n_rows = load_rows(name, max_rows)
+        X = X.tocsr() if hasattr(X, "tocsr") else np.asarray(X)
+        Y = Y.toarray() if hasattr(Y, "toarray") else np.asarray(Y)
+        cap = sorted({min(k, selectable_columns(X, folds)) for k in ks})
+        made = method_factories(["gds", "br-chi2"])
+        for f, (tr, te) in enumerate(make_folds(X.shape[0], folds, 0)):
+            for m, factory in made.items():
+                for k in cap:
+                    sel = np.asarray(factory(k, f).fit(X[tr], Y[tr]).selected_)
+                    for label, opts in LINEAR_VARIANTS.items():
+                        pred = BRLogistic(**opts).fit(X[tr][:, sel], Y[tr]).predict(X[te][:, sel])
+                        for ms in MEASURES:
+                            rows.append(dict(dataset=name, method=m, k=k, fold=f, variant=label,
+                                             measure=ms, value=FNS[ms](Y[te], pred),
+                                             positives=float(pred.sum(axis=1).mean()),
+                                             true_positives=float(Y[te].sum(axis=1).mean())))
+        print(name, "done", flush=True)
+    df = pd.DataFrame(rows)
+    OUT.mkdir(parents=True, exist_ok=True)
+    df.to_csv(OUT / "linear_variants.csv", index=False, float_format="%.6g")
+    g = df.groupby(["dataset", "method", "k", "measure", "variant"], sort=False)
+    s = g["value"].agg(mean="mean", std=lambda v: float(np.std(v, ddof=1))).reset_index()
+    pos = g["positives"].mean().reset_index()
+    table = []
+    for (d, m, k, ms), cell in s.groupby(["dataset", "method", "k", "measure"], sort=False):
+        cell = cell.set_index("variant")
+        table.append([d, m, int(k), ms] + [f"{cell.at[v, 'mean']:.3f} ± {cell.at[v, 'std']:.3f}"
+                                           for v in LINEAR_VARIANTS])
+    per_row = pos[pos.measure == MEASURES[0]].groupby(["dataset", "variant"], sort=False)["positives"].mean()
+    truth = df.groupby("dataset", sort=False)["true_positives"].mean()
+    lab = [[d, f"{truth[d]:.2f}"] + [f"{per_row[(d, v)]:.2f}" for v in LINEAR_VARIANTS]
+           for d in dict.fromkeys(df.dataset)]
+    cut = {d: load_rows(d, max_rows)[2] for d in dict.fromkeys(df.dataset)}
+    cut = ", ".join(f"{d} {min(n, max_rows)} of {n} rows" for d, n in cut.items() if n > max_rows)
+    body = ("The same selections (gds and br-chi2, fit on the training folds only; "
+            f"{folds}-fold CV, seed 0) scored by three BR logistic regressions (liblinear, C = 1, "
+            "MaxAbs scaling): the evaluator before issue 30 (every label cut at 0.5), class "
+            "weighting (`class_weight=\"balanced\"`, cut at 0.5), and the new default: a cut per "
+            "label chosen on out-of-fold probabilities of the training fold (3 inner folds, the "
+            "F1-best cut in 0.05..0.5). Mean ± standard deviation over folds."
+            + (f" Rows cut (random, seed 0): {cut}." if cut else "") + "\n\n"
+            + md_table(["dataset", "method", "k", "measure", *LINEAR_VARIANTS], table,
+                       align="llrl" + "l" * len(LINEAR_VARIANTS))
+            + "\n\nLabels predicted per test row (mean over methods, k and folds) against the "
+              "true number:\n\n"
+            + md_table(["dataset", "true labels per row", *LINEAR_VARIANTS], lab,
+                       align="lr" + "r" * len(LINEAR_VARIANTS)))
+    emit("The linear evaluator on rare labels", body, str(LINEAR))
+
+
+# -- the comparison --------------------------------------------------------------------------
+def run(datasets: list[str], folds: int, ks: list[int], methods: list[str], max_rows: int) -> None:
+    from coreselect.evaluation.protocol import method_factories, run_protocol
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name in datasets:
+        X, Y, n_rows = load_rows(name, max_rows)
+        cap = sorted({min(k, selectable_columns(X, folds)) for k in ks})
+        made = method_factories(methods, lam=0.5)
+        for m in methods:  # compiled kernels loaded before timing
+            if m != "all":
+                made[m](2, 0).fit(X[:100], Y[:100])
+        t0 = time.perf_counter()
+        df = run_protocol(X, Y, made, cap, n_folds=folds, seed=0, evaluator=EVALUATORS)
+        df.insert(0, "dataset", name)
+        df["rows_used"] = X.shape[0]
+        df["rows_total"] = n_rows
+        df["n_features"] = X.shape[1]
+        save_method_rows(df, OUT / f"{name}.csv", methods)
+        st = pd.DataFrame(df.attrs["stability"])
+        st.insert(0, "dataset", name)
+        save_method_rows(st, OUT / f"{name}.stability.csv", methods)
+        for note in df.attrs["notes"]:
+            print(f"{name}: {note}", flush=True)
+        print(f"{name}: {X.shape} in {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+def verdicts(df: pd.DataFrame) -> pd.DataFrame:
+    g = df.groupby(["dataset", "evaluator", "measure", "k", "method"])["value"]
+    s = g.agg(mean="mean", std=lambda v: float(np.std(v, ddof=1))).reset_index()
+    rows = []
+    for key, cell in s.groupby(["dataset", "evaluator", "measure", "k"]):
+        cell = cell.set_index("method")
+        others = cell[cell.index.isin(RIVALS)]
+        if "gds" not in cell.index or others.empty:
+            continue
+        if others["mean"].max() - others["mean"].min() < 1e-12 and \
+                abs(cell.at["gds", "mean"] - others["mean"].max()) < 1e-12:
+            continue  # k = every selectable feature
+        best = others["mean"].idxmax()
+        mean, std = cell.at["gds", "mean"], cell.at["gds", "std"]
+        diff = mean - others.at[best, "mean"]
+        tol = max(std, others.at[best, "std"])
+        verdict = "win" if diff > tol else ("loss" if diff < -tol else "tie")
+        below = ("random" in cell.index and mean < cell.at["random", "mean"]
+                 - max(std, cell.at["random", "std"]))
+        rows.append(dict(zip(["dataset", "evaluator", "measure", "k"], key), gds=mean,
+                         gds_std=std, best=best, best_mean=others.at[best, "mean"],
+                         best_std=others.at[best, "std"], verdict=verdict,
+                         below_random=bool(below)))
+    return pd.DataFrame(rows)
+
+
+def _share(v: pd.DataFrame) -> str:
+    ok = int(v.verdict.isin(["win", "tie"]).sum())
+    return f"{ok} of {len(v)} ({100 * ok / max(len(v), 1):.0f} %)" if len(v) else "–"
+
+
+def _counts(v: pd.DataFrame) -> str:
+    return "/".join(str(int((v.verdict == x).sum())) for x in ("win", "tie", "loss"))
+
+
+def report() -> None:
+    from coreselect.evaluation.protocol import full_reference
+
+    frames = [pd.read_csv(p) for p in sorted(OUT.glob("*.csv"))
+              if not p.name.endswith(".stability.csv") and p.name != "linear_variants.csv"]
+    if not frames:
+        raise SystemExit("no results in docs/results/rivals/")
+    df = pd.concat(frames, ignore_index=True)
+    df = df[df.measure.isin(MEASURES)]
+    datasets = [d for d in ORDER if d in set(df.dataset)]
+    v = verdicts(df)
+    v.to_csv(OUT / "verdicts.txt", index=False, float_format="%.6g")
+    ks = sorted(k for k in df[df.method != "all"].k.unique())
+    folds = sorted(set(df.groupby("dataset")["fold"].nunique()))
+    cut = df.groupby("dataset")[["rows_used", "rows_total"]].first()
+    cut = cut[cut.rows_used < cut.rows_total]
+    lines = ["# The default against every rival, the full-feature reference, stability", "",
+             "Written whole by `python benchmarks/rivals.py report` from the CSVs in "
+             "[rivals/](rivals/) that `python benchmarks/rivals.py run` wrote (`run_protocol`, "
+             "the code of `coreselect evaluate`: selection fit on the training folds only, seed 0; "
+             f"{' or '.join(map(str, folds))} folds; k in {{{', '.join(map(str, ks))}}} capped at "
+             "the fewest columns that vary on a training fold; evaluators BRkNN-b (5 neighbours) "
+             "and BR logistic regression with per-label cuts chosen on the training fold "
+             "([linear_evaluator.md](linear_evaluator.md)); measures example F1 and macro F1). "
+             "`gds` is the library default (unchanged); the rivals are the nine published MI "
+             "selectors, atr, br-ig, br-chi2, max-chi2, l1 and trees. These are the sets of "
+             "`../shared/data` the default was chosen on: this is not a leave-one-dataset-out "
+             "score.", "",
+             "*win*: the default's mean is above the best rival's by more than one fold "
+             "standard deviation (the larger of the two); *loss*: below by more; *tie*: "
+             "otherwise. *Below random*: below `random` by more than one standard deviation.", ""]
+    if not cut.empty:
+        lines += ["Row subsample (random, seed 0, as published.py): " + ", ".join(
+            f"{d} {int(r.rows_used)} of {int(r.rows_total)} rows" for d, r in cut.iterrows()) + ".", ""]
+    missing = [d for d in ORDER if d not in datasets]
+    if missing:
+        lines += [f"Not run (time on 2 shared cores): {', '.join(missing)}.", ""]
+    rows = []
+    for kind, names in (("dense", DENSE), ("sparse", [d for d in ORDER if d not in DENSE])):
+        c = v[v.dataset.isin(names)]
+        if len(c):
+            rows.append([f"{kind} sets ({', '.join(d for d in datasets if d in names)})", _share(c),
+                         _counts(c), int(c.below_random.sum())])
+    for ev in EVALUATORS:
+        for ms in MEASURES:
+            c = v[(v.evaluator == ev) & (v.measure == ms)]
+            rows.append([f"{ev}, {ms}", _share(c), _counts(c), int(c.below_random.sum())])
+    rows.append(["all cells", _share(v), _counts(v), int(v.below_random.sum())])
+    lines += ["## The default against the best rival", "",
+              md_table(["cells", "win or tie", "win/tie/loss", "below random"], rows, align="llll"), ""]
+    if (v.verdict == "loss").any():
+        lines += ["Best rival where the default loses: " + ", ".join(
+            f"{m} {c}" for m, c in v[v.verdict == "loss"].best.value_counts().items()) + ".", ""]
+    lines += ["Best rival per cell: " + ", ".join(
+        f"{m} {c}" for m, c in v.best.value_counts().items()) + ".", ""]
+    rows = []
+    for d in datasets:
+        for ev in EVALUATORS:
+            c = v[(v.dataset == d) & (v.evaluator == ev)]
+            if len(c):
+                rows.append([d, ev, _counts(c), int(c.below_random.sum()),
+                             ", ".join(sorted(set(c[c.verdict == "loss"].best))) or "–"])
+    lines += ["## Per dataset and evaluator", "",
+              md_table(["dataset", "evaluator", "win/tie/loss", "below random", "beaten by"], rows,
+                       align="llrrl"), ""]
+
+    # -- the full-feature reference ----------------------------------------------------------
+    fr = pd.concat([full_reference(df[df.dataset == d]).assign(dataset=d) for d in datasets])
+    if len(fr):
+        show = ["gds", "br-chi2", "max-chi2", "l1", "trees", "random"]
+        rows = []
+        for d in datasets:
+            for ev in EVALUATORS:
+                f = fr[(fr.dataset == d) & (fr.evaluator == ev) & (fr.measure == "example_f1")]
+                full = f[f.method == "all"]
+                if full.empty:
+                    continue
+                width = int(df[df.dataset == d].n_features.iloc[0])
+                for k in ks:
+                    if k not in set(f.k) or k >= width:  # every feature: nothing to compare
+                        continue
+                    cells = []
+                    for m in show:
+                        h = f[(f.method == m) & (f.k == k)]
+                        cells.append(f"{h.fraction.iloc[0]:.2f}" if len(h) else "–")
+                    g = f[(f.method == "gds") & (f.k == k)]
+                    rows.append([d, ev, k, f"{full['mean'].iloc[0]:.3f}", *cells,
+                                 f"{g.fit_ratio.iloc[0]:.2f}" if len(g) else "–"])
+        lines += ["## What a selection keeps of the full model", "",
+                  "Example F1 of each method at k as a fraction of the evaluator on every feature "
+                  "(`all`, same folds), and the evaluator's training time on gds's k features as "
+                  "a ratio to its time on all of them (BRkNN-b's training only stores the rows: "
+                  "its ratio is noise; the linear model's is the one to read).", "",
+                  md_table(["dataset", "evaluator", "k", "all: example F1", *show, "gds fit time / all's"],
+                           rows, align="llrr" + "r" * (len(show) + 1)), ""]
+    notes = [p for p in sorted(OUT.glob("*.notes.txt"))]
+    for p in notes:
+        lines += [p.read_text().strip(), ""]
+
+    # -- stability ---------------------------------------------------------------------------
+    st = pd.concat([pd.read_csv(p) for p in sorted(OUT.glob("*.stability.csv"))], ignore_index=True)
+    st = st[st.dataset.isin(datasets) & st.kuncheva.notna()]  # k = every feature: undefined
+    if len(st):
+        order = [m for m in ["gds", *RIVALS, "random"] if m in set(st.method)]
+        piv = st.groupby("method")[["jaccard", "kuncheva"]].mean()
+        rows = [[m, f"{piv.at[m, 'jaccard']:.2f}", f"{piv.at[m, 'kuncheva']:.2f}"] for m in order]
+        lines += ["## Stability of the selection across folds", "",
+                  "Mean over datasets and k (below the number of features) of the mean pairwise Jaccard index and Kuncheva's "
+                  "index (chance-corrected: 0 for random selections) of the folds' selections; "
+                  "per dataset and k in [rivals/](rivals/) (`*.stability.csv`).", "",
+                  md_table(["method", "Jaccard", "Kuncheva"], rows, align="lrr"), ""]
+
+    # -- time --------------------------------------------------------------------------------
+    sel = (df[df.method != "all"].drop_duplicates(["dataset", "method", "fold", "select_seconds"])
+           .groupby(["dataset", "method"])["select_seconds"].mean())
+    methods = [m for m in ["gds", *RIVALS] if (m in set(df.method))]
+    rows = [[d] + [sel.get((d, m), float("nan")) for m in methods] for d in datasets]
+    lines += ["## Selection time", "",
+              "Seconds per selection in the cross-validation (one training fold, mean over folds; "
+              "rankers fit once at the largest k). Shared 2-core machine: read ratios.", "",
+              md_table(["dataset"] + methods, rows), ""]
+    wide = [d for d in datasets if d in WIDE]
+    if wide:
+        rows = [[d, f"{sel[(d, 'l1')] / sel[(d, 'gds')]:.1f}", f"{sel[(d, 'trees')] / sel[(d, 'gds')]:.1f}"]
+                for d in wide if (d, "l1") in sel and (d, "trees") in sel and (d, "gds") in sel]
+        lines += ["On the wide sets, the embedded rivals' selection time over the default's "
+                  "(target: at least 10):", "",
+                  md_table(["dataset", "l1 / gds", "trees / gds"], rows, align="lrr"), ""]
+
+    rows = [[r.dataset, r.evaluator, r.measure, int(r.k), f"{r.gds:.4f} ± {r.gds_std:.4f}",
+             f"{r.best} {r.best_mean:.4f} ± {r.best_std:.4f}",
+             r.verdict + (", below random" if r.below_random else "")] for r in v.itertuples()]
+    lines += ["## Every cell", "",
+              md_table(["dataset", "evaluator", "measure", "k", "gds", "best rival", "verdict"], rows,
+                       align="lllrlll"), "", f"Machine: {machine()} (shared with other jobs).", ""]
+    tmp = REPORT.with_name(f".{REPORT.name}.tmp")
+    tmp.write_text("\n".join(lines))
+    tmp.replace(REPORT)
+    print("\n".join(lines))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    sub = p.add_subparsers(dest="cmd", required=True,
+                           help="linear: the linear evaluator before and after; run: cross-validate; "
+                                "report: write docs/results/rivals.md")
+    li = sub.add_parser("linear", help="the linear evaluator before and after, side by side")
+    li.add_argument("--datasets", default="emotions,yeast,medical,enron",
+                    help="comma-separated dataset names")
+    li.add_argument("--ks", default="10,50", help="comma-separated numbers of features")
+    li.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    li.add_argument("--max-rows", type=int, default=6000,
+                    help="random row subsample (seed 0) of larger datasets, for time")
+    r = sub.add_parser("run", help="cross-validate gds, every rival, random and all")
+    r.add_argument("--datasets", default=",".join(ORDER), help="comma-separated dataset names (smallest first)")
+    r.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    r.add_argument("--ks", default="10,20,50,100", help="comma-separated numbers of features")
+    r.add_argument("--methods", default=",".join(METHODS),
+                   help="comma-separated methods of coreselect evaluate; a rerun of some replaces only their rows")
+    r.add_argument("--max-rows", type=int, default=6000,
+                   help="random row subsample (seed 0) of larger datasets, for time")
+    sub.add_parser("report", help="write docs/results/rivals.md from the CSVs")
+    a = p.parse_args()
+    names = [d for d in getattr(a, "datasets", "").split(",") if d]
+    unknown = [d for d in names if d not in FILES]
+    if unknown:
+        raise SystemExit(f"unknown datasets: {', '.join(unknown)}")
+    if a.cmd == "linear":
+        linear(names, [int(k) for k in a.ks.split(",")], a.folds, a.max_rows)
+    elif a.cmd == "run":
+        run(names, a.folds, [int(k) for k in a.ks.split(",")], a.methods.split(","), a.max_rows)
+    else:
+        report()
+
+
+if __name__ == "__main__":
+    main()
