@@ -57,7 +57,7 @@ import scipy.sparse as sp
 from coreselect.errors import DatasetError
 from coreselect.io.dataset import Dataset, IndexedNames
 
-__all__ = ["Chunk", "ChunkedDataset", "open_chunks", "resolve_files", "is_many", "LIST_SUFFIX"]
+__all__ = ["Chunk", "ChunkedDataset", "open_chunks", "resolve_files", "is_many", "names_files", "LIST_SUFFIX"]
 
 LIST_SUFFIX = ".list"
 _GLOB_CHARS = "*?["
@@ -102,11 +102,20 @@ def is_many(data: Any) -> bool:
     if text.endswith(LIST_SUFFIX):
         return True
     if is_url(text):
-        return any(c in text for c in _GLOB_CHARS) or text.endswith("/")
+        # s3://bucket/prefix (no pattern) stays a column store's URL
+        return any(c in text for c in _GLOB_CHARS)
     p = Path(text)
     if p.is_dir():
         return not (p / "store.json").exists()
     return not p.exists() and any(c in text for c in _GLOB_CHARS)
+
+
+def names_files(data: Any) -> bool:
+    """Whether ``data`` is read by :func:`open_chunks` rather than as a store, a single local
+    file or a dataset name: several files (:func:`is_many`) or the URL of one data file."""
+    if is_many(data):
+        return True
+    return isinstance(data, str) and is_url(data) and _data_suffix(data)
 
 
 def resolve_files(data: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
