@@ -106,7 +106,10 @@ def is_many(data: Any) -> bool:
         return any(c in text for c in _GLOB_CHARS)
     p = Path(text)
     if p.is_dir():
-        return not (p / "store.json").exists()
+        # a folder of data files; a store, or a folder without data, is not (the store's
+        # reader, or load, says what it is)
+        return not (p / "store.json").exists() and any(
+            f.is_file() and _data_suffix(f.name) for f in p.rglob("*"))
     return not p.exists() and any(c in text for c in _GLOB_CHARS)
 
 
@@ -137,7 +140,8 @@ def resolve_files(data: str | os.PathLike | Sequence[str | os.PathLike]) -> list
     if p.is_dir():
         files = sorted(str(f) for f in p.rglob("*") if f.is_file() and _data_suffix(f.name))
         if not files:
-            raise DatasetError("the folder holds no data file (known suffixes: .svm, .xmc, .csv, .parquet, "
+            raise DatasetError("the folder holds neither a column store (store.json) nor a data file (known "
+                               "suffixes: .svm, .xmc, .csv, .parquet, "
                                ".arff, ...)", path=text)
         return files
     if p.exists():
