@@ -321,3 +321,44 @@ def test_remote_glob(tmp_path):
     finally:
         fs.rm("/readers-test", recursive=True)
     assert os.environ.get("NOTHING") is None
+
+
+# ----------------------------------------------------------------------- tables
+
+_cell = st.one_of(st.integers(-1000, 1000).map(float), st.floats(-1e9, 1e9, allow_nan=False, width=64),
+                  st.sampled_from([float("nan"), 0.1, 1e-300, 123456.789]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), fmt=st.sampled_from([".csv", ".csv.gz", ".parquet"]), rows=st.sampled_from([None, 1, 4]),
+       block=st.sampled_from([None, 64]))
+def test_table_chunks_concatenate_to_the_whole_file(tmp_path_factory, data, fmt, rows, block):
+    """CSV and Parquet streamed with pyarrow == the whole-file (pandas) reader, or the same error."""
+    import pandas as pd
+
+    n = data.draw(st.integers(1, 12))
+    d = data.draw(st.integers(1, 4))
+    cols = {f"x{j}": data.draw(st.lists(_cell, min_size=n, max_size=n)) for j in range(d)}
+    for j in range(2):
+        cols[f"y{j}"] = data.draw(st.lists(st.sampled_from([0, 1, 1, 0, 2] if j else [0, 1]), min_size=n, max_size=n))
+    p = tmp_path_factory.mktemp("t") / f"t{fmt}"
+    df = pd.DataFrame(cols)
+    if fmt == ".parquet":
+        df.to_parquet(p, index=False)
+    else:
+        df.to_csv(p, index=False)
+    want = _outcome(lambda: coreselect.load(str(p), labels=2))
+    try:
+        ds = open_chunks(str(p), labels=2)
+        chunks = list(ds.chunks(chunk_rows=rows, chunk_bytes=block))
+    except DatasetError as exc:
+        # one chunk: the same message; several: the first error of the chunk holding one
+        assert want == ("error", str(exc)) if rows is None and block is None else want[0] == "error"
+        return
+    assert want[0] == "ok", want
+    X = np.vstack([c.X for c in chunks])
+    Y = sp.vstack([c.Y for c in chunks]).toarray()
+    whole = coreselect.load(str(p), labels=2)
+    assert X.tobytes() == np.asarray(whole.X, dtype=np.float64).tobytes()
+    assert Y.tolist() == np.asarray(whole.Y).tolist()
+    assert list(ds.feature_names) == list(whole.feature_names) and list(ds.label_names) == list(whole.label_names)
