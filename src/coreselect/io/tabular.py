@@ -297,6 +297,34 @@ def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = Non
                              {"format": "csv", "source": spath, **prov})
 
 
+def _is_url(spath: str) -> bool:
+    return "://" in spath and not spath.lower().startswith("file://")
+
+
+def _parquet_source(spath: str):
+    """What pyarrow opens: the path, or for an fsspec URL (s3://, memory://) a file object."""
+    if not _is_url(spath):
+        return spath
+    import fsspec
+
+    try:
+        return fsspec.open(spath, "rb").open()
+    except FileNotFoundError:
+        raise DatasetError("no such file", path=spath) from None
+    except Exception as exc:  # noqa: BLE001 - fsspec back ends raise their own types
+        raise DatasetError(f"cannot read the file: {' '.join(str(exc).split()) or type(exc).__name__}",
+                           path=spath) from None
+
+
+def _size(spath: str) -> int:
+    if not _is_url(spath):
+        return os.path.getsize(spath)
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(spath)
+    return int(fs.size(root) or 0)
+
+
 def _scalar_type(t) -> bool:
     """Whether an Arrow type reads as one number or one text per cell."""
     import pyarrow as pa
@@ -316,7 +344,7 @@ def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None =
 
     spath = str(path)
     try:
-        pf = pq.ParquetFile(spath)
+        pf = pq.ParquetFile(_parquet_source(spath))
         width = pf.metadata.num_columns
         if width > MAX_COLUMNS:
             raise DatasetError(f"{width} columns; coreselect reads at most {MAX_COLUMNS} from a table", path=spath)
@@ -327,7 +355,7 @@ def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None =
         md0 = pf.metadata
         rows = max(md0.num_rows, sum(md0.row_group(i).num_rows for i in range(md0.num_row_groups)))
         cells = rows * max(width, 1)
-        size = os.path.getsize(spath)
+        size = _size(spath)
         if cells > _CELL_FLOOR and cells > MAX_CELLS_PER_BYTE * size:
             raise DatasetError(f"declares {rows} rows x {width} columns in {size} bytes; refusing "
                                "(a run-length or forged-footer bomb?)", path=spath)
@@ -540,7 +568,7 @@ def table_columns(path: str, fmt: str, labels: Any = None, **read_options) -> tu
         import pyarrow.parquet as pq
 
         try:
-            pf = pq.ParquetFile(spath)
+            pf = pq.ParquetFile(_parquet_source(spath))
             schema = pf.schema_arrow
         except (pa.ArrowException, OSError) as exc:
             raise DatasetError(f"cannot read Parquet: {' '.join(str(exc).split())}", path=spath) from None
@@ -592,7 +620,7 @@ def table_chunks(path: str, fmt: str, features: list[str], label_cols: list[str]
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(spath)
+            pf = pq.ParquetFile(_parquet_source(spath))
             batches = pf.iter_batches(batch_size=chunk_rows or 65536, columns=features + label_cols)
             offset = None  # Parquet has no lines
         else:
