@@ -175,10 +175,10 @@ def _from_list(path: str) -> list[str]:
 
 
 def _remote(url: str) -> list[str]:
-    import fsspec
+    from coreselect.io.text import url_fs
 
+    fs, root = url_fs(url)
     try:
-        fs, root = fsspec.core.url_to_fs(url)
         proto = url.split("://", 1)[0]
         if any(c in root for c in _GLOB_CHARS):
             found = fs.glob(root)

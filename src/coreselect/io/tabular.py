@@ -305,10 +305,11 @@ def _parquet_source(spath: str):
     """What pyarrow opens: the path, or for an fsspec URL (s3://, memory://) a file object."""
     if not _is_url(spath):
         return spath
-    import fsspec
+    from coreselect.io.text import url_fs
 
+    fs, root = url_fs(spath)
     try:
-        return fsspec.open(spath, "rb").open()
+        return fs.open(root, "rb")
     except FileNotFoundError:
         raise DatasetError("no such file", path=spath) from None
     except Exception as exc:  # noqa: BLE001 - fsspec back ends raise their own types
@@ -319,9 +320,9 @@ def _parquet_source(spath: str):
 def _size(spath: str) -> int:
     if not _is_url(spath):
         return os.path.getsize(spath)
-    import fsspec
+    from coreselect.io.text import url_fs
 
-    fs, root = fsspec.core.url_to_fs(spath)
+    fs, root = url_fs(spath)
     return int(fs.size(root) or 0)
 
 
