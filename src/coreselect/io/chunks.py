@@ -41,10 +41,12 @@ scan and a later pass is an error naming it.
 
 CSV and Parquet files of numbers are streamed with pyarrow (``pyarrow.csv.open_csv`` in
 blocks of ``chunk_bytes``, ``ParquetFile.iter_batches``); X is dense float64. A table with a
-text or boolean feature column, pandas-only read options, or a quoted header, and every ARFF
-file, is read whole per file by the whole-file reader and cut into chunks (memory bounded by
-the largest such file, not the dataset); shards with text columns must hold the same values
-(their codes). For tables, the scan pass validates and counts rows; errors name file and
+text or boolean feature column, pandas-only read options, or a quoted header is read whole
+per file by the whole-file reader and cut into chunks (memory bounded by the largest such
+file, not the dataset); shards with text columns must hold the same values (their codes).
+ARFF files stream their data section in blocks of whole lines, each parsed with the header
+(declared nominal values give the same codes in every block; files with string attributes
+are read whole); X is CSR for sparse ARFF, dense otherwise. For tables, the scan pass validates and counts rows; errors name file and
 line as the whole-file reader's do.
 """
 
@@ -366,9 +368,22 @@ class ChunkedDataset:
             if self.format in ("csv", "parquet"):
                 feats, labs, streamable = table_columns(f, self.format, self.labels, **opts)
             else:
-                feats, labs, streamable = None, None, False
+                feats, labs, streamable = None, None, True
             n = 0
-            if streamable:
+            if streamable and self.format == "arff":
+                from coreselect.io.arff import arff_chunks
+
+                try:
+                    for part in arff_chunks(f, self.labels, **opts):
+                        if feats is None:
+                            feats, labs = list(part.feature_names), list(part.label_names)
+                        n += part.X.shape[0]
+                except NotImplementedError:  # string attributes: read whole
+                    streamable = False
+                if streamable and feats is None:  # no rows: the names of the whole-file reader
+                    ds = cio.read(f, labels=self.labels, **self.options)
+                    feats, labs = list(ds.feature_names), list(ds.label_names)
+            elif streamable:
                 try:
                     for X, _Y in table_chunks(f, self.format, feats, labs, **opts):
                         n += X.shape[0]
@@ -432,6 +447,14 @@ class ChunkedDataset:
         from coreselect import io as cio
         from coreselect.io.tabular import NotStreamable, table_chunks
 
+        if self._streamable[self.files.index(path)] and self.format == "arff":
+            from coreselect.io.arff import arff_chunks
+
+            opts = dict(self.options)
+            opts.pop("name", None)
+            for part in arff_chunks(path, self.labels, chunk_bytes=chunk_bytes or (32 << 20), **opts):
+                yield part.X, sp.csr_matrix(np.asarray(part.Y), dtype=np.int8)
+            return
         if self._streamable[self.files.index(path)]:
             opts = dict(self.options)
             opts.pop("name", None)
