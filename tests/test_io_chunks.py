@@ -397,3 +397,21 @@ def test_arff_bad_line_mid_file(tmp_path):
     with pytest.raises(DatasetError) as streamed:
         list(open_chunks(p, labels=1).chunks(chunk_bytes=100))
     assert str(streamed.value) == str(whole.value) and ":301" in str(whole.value)
+
+
+def test_scan_in_parallel_and_pickled(tmp_path):
+    """The first pass per file (as parallel tasks would) combines to the same dataset, and a
+    scanned ChunkedDataset pickled to a worker reads one file without scanning again."""
+    import pickle
+
+    _shards(tmp_path / "d", n_files=3)
+    ds = open_chunks(tmp_path / "d")
+    scans = [pickle.loads(pickle.dumps(ds.file_scan(i))) for i in range(3)]
+    other = open_chunks(tmp_path / "d")
+    other.scan(file_scans=scans)
+    ds.scan()
+    assert (other.n_features, other.n_labels, other.file_rows()) == (ds.n_features, ds.n_labels, ds.file_rows())
+    worker = pickle.loads(pickle.dumps(ds))
+    assert len(pickle.dumps(ds)) < 10_000
+    got = [c.first_row for c in worker.file_chunks(1)]
+    assert got == [40]

@@ -11,6 +11,8 @@ The interface (what a store build or a selection over files uses)::
         chunk.file        # the file (path or URL) the rows came from
         chunk.first_row   # index of the chunk's first row in the whole DATASET (all files)
     ds.file_chunks(i, ...)  # file i's chunks only (first_row still dataset-wide)
+    ds.scan(); pickle.dumps(ds)  # the first pass done once, handed to workers (small)
+    ds.file_scan(i); ds.scan(file_scans=[...])  # LIBSVM/XMC: the first pass in parallel
     ds.read()               # the whole dataset as one Dataset (the chunks concatenated)
 
 ``data`` is a file, a folder (every data file under it, recursively), a glob
@@ -271,14 +273,34 @@ class ChunkedDataset:
         return list(self._rows)
 
     # ------------------------------------------------------------------ first pass
-    def scan(self) -> None:
-        """The first pass (once): bases, widths, rows per file, every whole-file check."""
+    def scan(self, file_scans: list | None = None) -> None:
+        """The first pass (once): bases, widths, rows per file, every whole-file check.
+
+        ``file_scans``: LIBSVM/XMC only, :meth:`file_scan` of every file, computed elsewhere
+        (in parallel, one task per file); they are combined without reading anything. A
+        scanned ChunkedDataset pickles small (no open files): hand it to workers, whose
+        :meth:`file_chunks` then read only their file."""
         if self._rows is not None:
             return
         if self.sparse:
-            self._scan_sparse()
+            self._scan_sparse(file_scans)
         else:
+            if file_scans is not None:
+                raise DatasetError("file_scans applies to LIBSVM and XMC files", path=self.files[0])
             self._scan_tables()
+
+    def file_scan(self, i: int):
+        """File ``i``'s first-pass numbers (:class:`coreselect.io.libsvm.FileScan`; LIBSVM/XMC)."""
+        from coreselect.io import libsvm
+
+        f = self.files[i]
+        if self.format == "xmc":
+            from coreselect.io.xmc import check_header
+
+            check_header(f)
+        scan = libsvm.scan_file(f)
+        scan.stat = _stat(f)
+        return scan
 
     def _libsvm_options(self) -> dict:
         opts = dict(self.options)
@@ -293,7 +315,7 @@ class ChunkedDataset:
                                path=self.files[0])
         return opts
 
-    def _scan_sparse(self) -> None:
+    def _scan_sparse(self, file_scans: list | None = None) -> None:
         from coreselect.io import libsvm
 
         opts = self._libsvm_options()
@@ -302,15 +324,10 @@ class ChunkedDataset:
                                path=self.files[0])
         zero_based = opts.get("zero_based", "auto")
         nf_opt, nl_opt = opts.get("n_features"), opts.get("n_labels")
-        scans = []
-        self._stats = []
-        for f in self.files:
-            self._stats.append(_stat(f))
-            if self.format == "xmc":
-                from coreselect.io.xmc import check_header
-
-                check_header(f)
-            scans.append(libsvm.scan_file(f))
+        if file_scans is not None and len(file_scans) != len(self.files):
+            raise DatasetError(f"{len(file_scans)} file scans for {len(self.files)} files")
+        scans = list(file_scans) if file_scans is not None else [self.file_scan(i) for i in range(len(self.files))]
+        self._stats = [getattr(s, "stat", None) for s in scans]
         self._scans = scans
         many = len(self.files) > 1
         with_header = [s.header is not None for s in scans]

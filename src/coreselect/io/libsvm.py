@@ -308,6 +308,7 @@ class FileScan:
     lab_min: int = 1 << 62
     lab_max: int = -1
     lab_max_line: int = 0
+    stat: tuple[int, int] | None = None  # (size, mtime) of a local file when scanned
 
     def add(self, b: RawBlock) -> None:
         self.n_rows += b.n
