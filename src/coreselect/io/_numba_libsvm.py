@@ -32,7 +32,8 @@ def _is_blank(c):  # pragma: no cover - compiled
 def _kernel(buf, first_line, row_line, row_nnz, row_nlab, row_blank, idx, val, lab,
             slow_pos, slow_start, slow_end, pow10, sizes):  # pragma: no cover - compiled
     """Fill the row/entry arrays; ``sizes`` gets (rows, entries, labels, slow values).
-    Returns 0, or 1 when a line is outside the plain grammar."""
+    Returns 0, 1 when a line is outside the plain grammar, 2 when the slow values overflow
+    ``slow_pos`` (the caller retries with room for all)."""
     n = buf.size
     pos = 0
     line = first_line
@@ -174,6 +175,8 @@ def _kernel(buf, first_line, row_line, row_nnz, row_nlab, row_blank, idx, val, l
             idx[k] = iv
             x = 0.0
             if slow or mant > 9007199254740992:
+                if s == slow_pos.size:
+                    return 2
                 slow_pos[s] = k
                 slow_start[s] = vstart
                 slow_end[s] = j
@@ -184,6 +187,8 @@ def _kernel(buf, first_line, row_line, row_nnz, row_nlab, row_blank, idx, val, l
                 elif -22 <= dexp < 0:
                     x = mant / pow10[-dexp]
                 else:
+                    if s == slow_pos.size:
+                        return 2
                     slow_pos[s] = k
                     slow_start[s] = vstart
                     slow_end[s] = j
@@ -221,12 +226,17 @@ def parse_block(block: bytes, first_line: int):
     idx = np.empty(n_colons, dtype=np.int32)
     val = np.empty(n_colons, dtype=np.float64)
     lab = np.empty(n_labels, dtype=np.int64)
-    slow_pos = np.empty(n_colons, dtype=np.int64)
-    slow_start = np.empty(n_colons, dtype=np.int64)
-    slow_end = np.empty(n_colons, dtype=np.int64)
-    sizes = np.zeros(4, dtype=np.int64)
-    if _kernel(buf, first_line, row_line, row_nnz, row_nlab, row_blank, idx, val, lab,
-               slow_pos, slow_start, slow_end, _POW10, sizes):
+    # Values for float() are rare: room for a few first, for all only when they are many.
+    for cap in (min(n_colons, 1024 + n_colons // 64), n_colons):
+        slow_pos = np.empty(cap, dtype=np.int64)
+        slow_start = np.empty(cap, dtype=np.int64)
+        slow_end = np.empty(cap, dtype=np.int64)
+        sizes = np.zeros(4, dtype=np.int64)
+        status = _kernel(buf, first_line, row_line, row_nnz, row_nlab, row_blank, idx, val, lab,
+                         slow_pos, slow_start, slow_end, _POW10, sizes)
+        if status != 2:
+            break
+    if status:
         return None
     r, k, m, s = (int(v) for v in sizes)
     for q in range(s):

@@ -33,7 +33,8 @@ line (reported by the chunk that holds it) is reported before the first chunk. H
 shards take the largest width of all shards and one base for all (0-based if any shard holds
 index 0); shards with headers must declare the same widths and decide the same base. Memory
 is bounded by the chunk (``chunk_bytes`` of text, 32 MiB by default, about 12 bytes per
-non-zero once parsed), never by the file or the declared widths (a header declaring 10^8
+non-zero once parsed: a few times ``chunk_bytes`` in all; the first pass reads 4 MiB at a
+time), never by the file or the declared widths (a header declaring 10^8
 labels costs nothing until the data hold them; such a header is refused by
 :func:`~coreselect.io.dataset.check_declared_width` anyway).
 

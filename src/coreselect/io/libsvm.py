@@ -63,6 +63,9 @@ def _is_header(line: str) -> tuple[int, int, int] | None:
 # :mod:`coreselect.io.chunks` scans first, then finishes each block as a chunk.
 
 BLOCK_BYTES = 32 << 20
+#: Text parsed at a time by the first pass (:func:`scan_file`), which keeps only numbers: its
+#: memory is a few times this, whatever the chunk size of the passes after it.
+SCAN_BYTES = 4 << 20
 
 
 @dataclass
@@ -398,7 +401,7 @@ def finish(raw: RawBlock, layout: Layout, spath: str) -> tuple[sp.csr_matrix, sp
     return X, Ys
 
 
-def scan_file(path: str, block_bytes: int = BLOCK_BYTES, fast: bool = True, opener=None) -> FileScan:
+def scan_file(path: str, block_bytes: int = SCAN_BYTES, fast: bool = True, opener=None) -> FileScan:
     """One pass over a file that keeps only :class:`FileScan`'s numbers."""
     scan = FileScan()
     for header, raw in raw_blocks(path, block_bytes, fast, opener):
