@@ -35,6 +35,7 @@ def test_every_issue_class_has_a_generator():
     finally:
         sys.path.pop(0)
     assert len(hostile.CLASSES) >= 17  # issue 17's, and the later issues' (below)
+    assert {"shards", "declared_bombs"} <= set(hostile.CLASSES)  # issues 29 and 31 (readers)
     # issue 31: checkpoints, object storage, scratch folders
     assert set(hostile.CLASSES_31) <= set(hostile.CLASSES)
     assert set(hostile.CLASSES_31) == {"ckpt_forgery", "ckpt_damage", "user_folders",

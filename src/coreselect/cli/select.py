@@ -145,7 +145,9 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
                           ("--coverage", coverage_png), ("--temp-dir", temp_dir),
                           ("--k-curve", k_curve)):
         refuse_url(value, option)  # never a local folder named "s3:"
-    if scheme(data) is not None or Path(data).is_dir():
+    from coreselect.io.chunks import names_files  # shards of a dataset, not a store
+
+    if (scheme(data) is not None or Path(data).is_dir()) and not names_files(data):
         from coreselect.store import open_store
 
         store = open_store(data)  # one line when the folder holds no store

@@ -841,8 +841,11 @@ def parse_arff_text(
     missing: str = "error",
     name: str | None = None,
     labels_as_features: bool = False,
+    data_first_line: int | None = None,
 ) -> Dataset:
-    """Parse ARFF text (see :func:`read_arff`); ``path`` is used in messages and to find the XML."""
+    """Parse ARFF text (see :func:`read_arff`); ``path`` is used in messages and to find the XML.
+    ``data_first_line``: the file's line number of the ``@data`` line, when ``text`` is the
+    header and a block of the data section (:func:`arff_chunks`)."""
     if not isinstance(labels_as_features, (bool, np.bool_)):
         raise DatasetError(f"labels_as_features must be True or False, not {labels_as_features!r}")
     if not text.strip():
@@ -861,7 +864,8 @@ def parse_arff_text(
     header = text[: m.start()]
     parsed = _parse_header_fast(header, path)
     relation, attrs = parsed if parsed is not None else _parse_header(header, path)
-    data_first_line = text.count("\n", 0, m.start()) + 1  # line of "@data"
+    if data_first_line is None:
+        data_first_line = text.count("\n", 0, m.start()) + 1  # line of "@data"
     rows = _Rows(text[m.end():], data_first_line)
     label_idx, label_meta = _label_columns(attrs, relation, labels, path)
     string_values: dict[int, list[str]] = {}
@@ -1156,3 +1160,62 @@ def _nominal_value(nominal_cols: dict, c: int, code: float) -> str:
     if k != code or not 0 <= k < len(vals):
         return "?"  # a missing-bin code
     return _quote(vals[k])
+
+
+def arff_chunks(path: str | os.PathLike, labels=None, missing: str = "error", labels_as_features: bool = False,
+                chunk_bytes: int = 32 << 20):
+    """Datasets of an ARFF file's data section in blocks of whole lines (about
+    ``chunk_bytes`` of text each), each parsed with the header as :func:`read_arff` parses
+    the file (the same checks, with the file's line numbers). Files with string attributes,
+    whose codes need every value, are refused with :class:`NotImplementedError` (the caller
+    reads them whole)."""
+    from coreselect.io.text import open_binary
+
+    if missing not in ("error", "bin"):
+        raise DatasetError(f"missing must be 'error' or 'bin', not {missing!r}")
+    spath = str(path)
+    with open_binary(spath) as fh:
+        head = bytearray()
+        line = 0
+        while True:
+            raw = fh.readline()
+            if not raw:
+                raise DatasetError("no @data line", spath)
+            line += 1
+            head += raw
+            if _DATA_RE.match(raw.decode("latin-1").rstrip("\n")):
+                break
+        header = _decode(bytes(head)).rstrip("\n")
+        m = _DATA_RE.search(header)
+        parsed = _parse_header_fast(header[: m.start()], spath)
+        _relation, attrs = parsed if parsed is not None else _parse_header(header[: m.start()], spath)
+        if (attrs.kinds == STRING).any():
+            raise NotImplementedError("string attributes")
+        rest = b""
+        at = line + 1  # file line of the next block's first line
+        done = False
+        while not done:
+            buf = fh.read(chunk_bytes)
+            if buf:
+                buf = rest + buf if rest else buf
+                cut = buf.rfind(b"\n")
+                if cut < 0:
+                    rest = buf  # a line longer than a block: read on
+                    continue
+                block, rest = buf[: cut + 1], buf[cut + 1:]
+            else:
+                block, rest, done = rest, b"", True
+                if not block.strip():
+                    return
+            ds = parse_arff_text(header + "\n" + _decode(block), spath, labels=labels, missing=missing,
+                                 labels_as_features=labels_as_features, data_first_line=at - 1)
+            at += block.count(b"\n")
+            if ds.X.shape[0]:
+                yield ds
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")

@@ -123,10 +123,67 @@ def _cap_for(path: str) -> int:
     return min(MAX_TEXT_BYTES, MAX_RATIO * os.path.getsize(path) + RATIO_FLOOR)
 
 
+#: The environment variable of storage options (a JSON object: endpoint, timeouts, ...), the
+#: one the column stores read (coreselect.store.fs), so data files and stores at one URL
+#: need one setting.
+STORAGE_OPTIONS_ENV = "CORESELECT_STORAGE_OPTIONS"
+
+
+def url_fs(url: str):
+    """``(fsspec file system, path)`` of a data file's URL, with the storage options of
+    ``$CORESELECT_STORAGE_OPTIONS``; a one-line DatasetError when it cannot be set up."""
+    import json
+
+    import fsspec
+
+    try:
+        options = json.loads(os.environ.get(STORAGE_OPTIONS_ENV) or "{}")
+    except ValueError:
+        options = None
+    if not isinstance(options, dict):
+        raise DatasetError(f"${STORAGE_OPTIONS_ENV} must hold a JSON object of storage options", path=url)
+    options.pop("retries", None)
+    try:
+        return fsspec.core.url_to_fs(url, **options)
+    except Exception as exc:  # noqa: BLE001 - a missing backend, bad options: their own types
+        raise DatasetError(f"cannot open the URL: {' '.join(str(exc).split()) or type(exc).__name__}",
+                           path=url) from None
+
+
+def _open_url(p: str) -> BinaryIO:
+    """An fsspec URL's bytes, decompressed by suffix with the same cap as a local file."""
+    low = p.lower()
+    fs, root = url_fs(p)
+    try:
+        size = fs.size(root)
+        raw = fs.open(root, "rb")
+    except FileNotFoundError:
+        raise DatasetError("no such file", path=p) from None
+    except Exception as exc:  # noqa: BLE001 - fsspec back ends raise their own types
+        raise DatasetError(f"cannot read the file: {' '.join(str(exc).split()) or type(exc).__name__}",
+                           path=p) from None
+    cap = min(MAX_TEXT_BYTES, MAX_RATIO * int(size or 0) + RATIO_FLOOR)
+    if low.endswith(".gz"):
+        inner = _gzip.GzipFile(fileobj=raw, mode="rb")
+    elif low.endswith(".bz2"):
+        inner = bz2.BZ2File(raw, "rb")
+    elif low.endswith(".xz"):
+        inner = lzma.LZMAFile(raw, "rb")
+    else:
+        if size and size > MAX_TEXT_BYTES:
+            raw.close()
+            raise DatasetError(f"larger than {MAX_TEXT_BYTES} bytes; refusing", path=p)
+        inner = raw
+    return io.BufferedReader(_Capped(inner, cap, p), buffer_size=_CHUNK)
+
+
 def open_binary(path: str | os.PathLike) -> BinaryIO:
-    """The file's bytes as a stream, decompressed by suffix with the size cap of the module docs."""
+    """The file's bytes as a stream, decompressed by suffix with the size cap of the module docs.
+    A URL (``s3://``, ``memory://``, ...) is opened with fsspec."""
     p = str(path)
     low = p.lower()
+    if "://" in p and not low.startswith("file://"):
+        return _open_url(p)
     try:
         if low.endswith(".gz"):
             inner = _gzip.open(p, "rb")
