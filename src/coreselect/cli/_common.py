@@ -352,7 +352,7 @@ def _stop_logging() -> None:
         logger.setLevel(logging.NOTSET)
 
 
-def progress_bar(total: int, desc: str, enabled: bool = True):
+def progress_bar(total: int, desc: str, enabled: bool = True, **options):
     """A tqdm bar on stderr, shown only when stderr is a terminal (log files get no ``\\r``).
 
     Returns an object with ``update(n)``, ``refresh()`` and ``close()`` (a disabled bar when
@@ -361,7 +361,8 @@ def progress_bar(total: int, desc: str, enabled: bool = True):
     from tqdm.auto import tqdm
 
     shown = enabled and _is_tty(sys.stderr)
-    return tqdm(total=total, desc=desc, disable=not shown, leave=False, file=sys.stderr)
+    return tqdm(total=total, desc=desc, disable=not shown, leave=False, file=sys.stderr,
+                **options)  # e.g. unit="B", unit_scale=True: bytes and MB/s
 
 
 def _is_tty(stream) -> bool:

@@ -86,6 +86,7 @@ class Shared:
     source: Any
     options: BuildOptions
     root: str
+    keep: tuple[int, ...] | None = None  # the candidate columns when ID columns are left out
     is_reference: bool = field(default=True, repr=False)
 
 
@@ -114,8 +115,13 @@ def row_bounds(n: int, rbs: int) -> np.ndarray:
 
 # -- tasks (run by the engines; module-level so that they pickle) -----------------------------
 def _chunks(shared: Shared, i: int):
+    """File ``i``'s chunks as ``(X, Y, file)``, ID columns left out."""
     o = shared.options
-    return shared.source.file_chunks(i, chunk_rows=o.chunk_rows, chunk_bytes=o.chunk_bytes)
+    keep = None if shared.keep is None else np.asarray(shared.keep, dtype=np.int64)
+    for chunk in shared.source.file_chunks(i, chunk_rows=o.chunk_rows,
+                                           chunk_bytes=o.chunk_bytes):
+        X = chunk.X if keep is None else chunk.X[:, keep]
+        yield X, chunk.Y, chunk.file
 
 
 def _file_size(source, i: int) -> int:
@@ -148,15 +154,14 @@ def count_task(shared: Shared, files: Sequence[int]) -> Counted:
     nnz, sparse, n_labels, nbytes = 0, None, 0, 0
     for i in files:
         rows[i] = 0
-        for chunk in _chunks(shared, i):
-            X, Y = chunk.X, chunk.Y
+        for X, Y, file in _chunks(shared, i):
             if X.shape[0] != Y.shape[0]:
-                raise InputError(f"{chunk.file}: a chunk has {X.shape[0]} rows of features "
+                raise InputError(f"{file}: a chunk has {X.shape[0]} rows of features "
                                  f"and {Y.shape[0]} of labels")
             if sparse is None:
                 sparse = sp.issparse(X)
             elif sparse != sp.issparse(X):
-                raise InputError(f"{chunk.file}: chunks mix sparse and dense rows")
+                raise InputError(f"{file}: chunks mix sparse and dense rows")
             counts.add_chunk(X, shared.options.strategy)
             got = label_ones(Y)
             if got.size > ones.size:
@@ -215,15 +220,16 @@ def encode_task(shared: Shared, files: Sequence[int]) -> int:
     nbytes = 0
     for i in files:
         row = plan.first_row[i]
-        for chunk in _chunks(shared, i):
-            m = chunk.X.shape[0]
-            if row + m > plan.first_row[i] + _rows_of(plan, i):
-                raise InputError(f"{chunk.file}: the file changed between the build's passes "
+        end = row + _rows_of(plan, i)
+        for X, Y, file in _chunks(shared, i):
+            m = X.shape[0]
+            if row + m > end:
+                raise InputError(f"{file}: the file changed between the build's passes "
                                  "(more rows than counted)")
-            codes = encode_chunk(plan.table, chunk.X, plan.d)[:, plan.order]
+            codes = encode_chunk(plan.table, X, plan.d)[:, plan.order]
             codes.data = codes.data.astype(np.int16 if plan.table.n_codes.max(initial=0) < 2**15
                                            else np.int32)
-            labels = encode_labels(chunk.Y, plan.flip)
+            labels = encode_labels(Y, plan.flip)
             r0 = int(np.searchsorted(plan.bounds, row, side="right") - 1)
             r1 = int(np.searchsorted(plan.bounds, row + m - 1, side="right") - 1) if m else r0
             rows_c = codes.tocsr() if r1 > r0 else None
@@ -242,7 +248,7 @@ def encode_task(shared: Shared, files: Sequence[int]) -> int:
                     _save_piece(_piece_path(shared.root, r, f"b{blk:06d}", first),
                                 c_part[:, lo:hi])
             row += m
-        if row != plan.first_row[i] + _rows_of(plan, i):
+        if row != end:
             raise InputError(f"{shared.source.files[i]}: the file changed between the build's "
                              "passes (fewer rows than counted)")
         nbytes += _file_size(shared.source, i)
@@ -294,6 +300,15 @@ class FileChunk:
     first_row: int
 
 
+@dataclass(frozen=True)
+class _Meta:
+    feature_names: Any
+    label_names: Any
+    n_features: int
+    id_columns: tuple
+    name: str
+
+
 @dataclass
 class WholeFileChunks:
     """A chunked source over files read whole (each file's rows then cut into chunks of
@@ -312,7 +327,15 @@ class WholeFileChunks:
 
     @property
     def _first(self):
-        return self._load(0)
+        # The first file's names and widths, read once (not pickled with the source).
+        if self.__dict__.get("_meta") is None:
+            ds = self._load(0)
+            self.__dict__["_meta"] = _Meta(ds.feature_names, ds.label_names, ds.n_features,
+                                           tuple(ds.id_columns), ds.name)
+        return self.__dict__["_meta"]
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_meta"}
 
     @property
     def feature_names(self):
@@ -324,7 +347,15 @@ class WholeFileChunks:
 
     @property
     def n_features(self):
-        return None
+        return self._first.n_features
+
+    @property
+    def id_columns(self):
+        return self._first.id_columns
+
+    @property
+    def name(self):
+        return self._first.name
 
     @property
     def n_labels(self):
@@ -386,10 +417,11 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     sizes = [_file_size(source, i) for i in range(n_files)]
     groups = plan_groups(sizes, n_workers)
     total_bytes = sum(sizes)
+    keep = _candidates(source)
     start = time.perf_counter()
     try:
         with atomic_dir(target) as tmp:
-            shared = Shared(source, options, str(tmp))
+            shared = Shared(source, options, str(tmp), keep)
             (tmp / SPILL).mkdir()
             counted = _run(engine, count_task, shared, groups, "count", total_bytes, progress,
                            lambda res: res.bytes)
@@ -405,7 +437,7 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
                 files.update(got)
             shutil.rmtree(tmp / SPILL)
             _PLANS.clear()
-            _finish(tmp, plan, files, source, options)
+            _finish(tmp, plan, files, source, options, keep)
     except OutputError:
         raise
     except OSError as exc:
@@ -417,6 +449,18 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     from coreselect.store.opening import open_store
 
     return open_store(target)
+
+
+def _candidates(source) -> tuple[int, ...] | None:
+    """The columns a selection may pick when the source names ID columns (their width must
+    then be known), else None (all)."""
+    ids = tuple(getattr(source, "id_columns", None) or ())
+    if not ids:
+        return None
+    d = getattr(source, "n_features", None)
+    if d is None:
+        raise InputError("ID columns need a known number of feature columns")
+    return tuple(int(j) for j in np.setdiff1d(np.arange(int(d)), ids))
 
 
 def _dask_workers(engine) -> int | None:
@@ -488,13 +532,16 @@ def _merge(counted: list[Counted], source, options: BuildOptions) -> Plan:
     return plan
 
 
-def _finish(tmp: Path, plan: Plan, files: dict, source, options: BuildOptions) -> None:
+def _finish(tmp: Path, plan: Plan, files: dict, source, options: BuildOptions,
+            keep: tuple[int, ...] | None) -> None:
     """The small files and ``store.json`` (with every checksum) last."""
     from coreselect.io.dataset import IndexedNames
     from coreselect.store.build import _Writer, check_meta_before_commit
 
     d = plan.d
     feature_names = getattr(source, "feature_names", None)
+    if feature_names is not None and keep is not None:
+        feature_names = [feature_names[j] for j in keep]
     if feature_names is None or len(feature_names) != d:
         feature_names = IndexedNames(d, getattr(source, "feature_prefix", "x"))
     label_names = getattr(source, "label_names", None)
@@ -502,7 +549,7 @@ def _finish(tmp: Path, plan: Plan, files: dict, source, options: BuildOptions) -
         label_names = [f"y{i}" for i in range(plan.n_labels)]
     names_pattern = feature_names.prefix if isinstance(feature_names, IndexedNames) else None
     out = _Writer(tmp)
-    out.files.update(files)
+    out.files.update(sorted(files.items()))
     out.save("labels/n_codes.npy", plan.label_n_codes)
     out.save("order.npy", plan.order)
     n_codes = plan.table.n_codes[plan.order]
@@ -518,7 +565,7 @@ def _finish(tmp: Path, plan: Plan, files: dict, source, options: BuildOptions) -
         "n_labels": int(plan.n_labels),
         "label_names": [str(s) for s in label_names],
         "feature_names_prefix": names_pattern,
-        "column_ids": None,
+        "column_ids": None if keep is None else [int(j) for j in keep],
         "block_size": int(options.block_size),
         "n_blocks": int(plan.n_blocks),
         "row_block_size": int(plan.bounds[1] - plan.bounds[0]),
