@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -50,65 +51,68 @@ def _is_header(line: str) -> tuple[int, int, int] | None:
     return None
 
 
-def read_libsvm(
-    path: str | os.PathLike,
-    zero_based: bool | str = "auto",
-    n_features: int | None = None,
-    n_labels: int | None = None,
-    name: str | None = None,
-) -> Dataset:
-    """Read a multi-label LIBSVM/SVMlight file into a Dataset with a CSR ``X``.
+# ------------------------------------------------------------------ one parser, in blocks
+#
+# A file is read as blocks of whole lines (``BLOCK_BYTES`` of text at a time, cut after the
+# last newline). Each block is parsed to *raw* arrays (indices as written, before the base is
+# known) by the compiled byte parser (:mod:`coreselect.io._numba_libsvm`), or, for any line
+# outside its plain grammar, by the Python token path below, which accepts or reports
+# exactly as the reader always did. The base and the widths need the whole file (an index 0
+# anywhere means 0-based), so they are decided from per-block statistics (:class:`FileScan`)
+# and applied afterwards: :func:`read_libsvm` concatenates the raw blocks and finishes once;
+# :mod:`coreselect.io.chunks` scans first, then finishes each block as a chunk.
 
-    Parameters
-    ----------
-    path : path-like
-        The file (``.gz``/``.bz2`` allowed).
-    zero_based : bool or "auto"
-        Index base of features and labels; ``"auto"`` follows the rules in the module docs.
-    n_features, n_labels : int, optional
-        Shape when neither the header nor the data give it (trailing all-zero columns).
-    name : str, optional
-        Dataset name; defaults to the file stem.
+BLOCK_BYTES = 32 << 20
 
-    Returns
-    -------
-    Dataset
-        Features named ``f0..``, labels ``l0..`` (in 0-based numbering).
-    """
-    spath = str(path)
-    text = open_text(spath)
+
+@dataclass
+class RawBlock:
+    """One block's rows, indices as written (features int32/int64, labels int64)."""
+
+    idx: np.ndarray
+    vals: np.ndarray
+    counts: np.ndarray  # features per row
+    labs: np.ndarray
+    lab_counts: np.ndarray  # labels per row
+    row_lines: np.ndarray  # 1-based line number of each row
+
+    @property
+    def n(self) -> int:
+        return len(self.counts)
+
+
+def _empty_block() -> RawBlock:
+    z = np.zeros(0, dtype=np.int64)
+    return RawBlock(np.zeros(0, dtype=np.int32), np.zeros(0), z, z, z, z)
+
+
+def _text_of(block: bytes) -> str:
+    try:
+        return block.decode("utf-8")
+    except UnicodeDecodeError:
+        return block.decode("latin-1")  # every byte sequence decodes
+
+
+def _classify(text: str, first_line: int) -> tuple[list[str], list[int], list[bool]]:
+    """Rows (comment and trailing text stripped), their line numbers, and which are blank."""
     lines = text.split("\n")
     if lines and lines[-1].strip() == "":
         lines.pop()  # the text after the final newline is not a line
-    header = None
     rows: list[str] = []
     row_lines: list[int] = []
     blank: list[bool] = []
-    for i, raw in enumerate(lines, start=1):
-        stripped = raw.strip()
-        if stripped.startswith("#"):
+    for i, raw in enumerate(lines, start=first_line):
+        if raw.strip().startswith("#"):
             continue
         s = raw.split("#", 1)[0].strip()
-        if header is None and not rows and s:
-            h = _is_header(s)
-            if h is not None:
-                header = h
-                continue
         rows.append(s)
         row_lines.append(i)
         blank.append(not s)
-    # A blank line is an instance with neither labels nor features only when a header
-    # announces it; otherwise (and past the announced count) blank lines are skipped.
-    if header is None:
-        keep = [k for k, b in enumerate(blank) if not b]
-        rows = [rows[k] for k in keep]
-        row_lines = [row_lines[k] for k in keep]
-    else:
-        while rows and blank[len(rows) - 1] and len(rows) > header[0]:
-            rows.pop()
-            row_lines.pop()
-    if header is None and not rows:
-        raise DatasetError("empty file", spath, 1)
+    return rows, row_lines, blank
+
+
+def _parse_rows_py(rows: list[str], row_lines: list[int], spath: str) -> RawBlock:
+    """The token path: raw arrays of non-blank or blank rows, or the error naming the line."""
     n = len(rows)
     label_parts: list[str] = []
     feat_parts: list[str] = []
@@ -155,62 +159,299 @@ def read_libsvm(
                 if not (t.isascii() and t.isdigit()) or int(t) >= 2**53:
                     raise DatasetError(f"bad label {t!r} (labels are non-negative integers)", spath, row_lines[k])
         raise DatasetError("malformed label list", spath)  # pragma: no cover
-    labs = labs.astype(np.int64)
+    return RawBlock(idx, vals, counts, labs.astype(np.int64), lab_counts, np.asarray(row_lines, dtype=np.int64))
 
-    f_zero, l_zero = _bases(zero_based, idx, labs, header, n_features)
-    if not f_zero:
-        if total and idx.min() < 1:
-            i = int(np.flatnonzero(idx < 1)[0])
-            raise DatasetError("feature index 0 in a 1-based file", spath, _line_of(counts, row_lines, i))
-        idx = idx - 1
-    if not l_zero:
-        if lab_total and labs.min() < 1:
-            raise DatasetError("label 0 in a 1-based file", spath)
-        labs = labs - 1
-    nf = n_features if n_features is not None else (header[1] if header else (int(idx.max()) + 1 if total else 0))
-    nl = n_labels if n_labels is not None else (header[2] if header else (int(labs.max()) + 1 if lab_total else 0))
+
+def _parse_block(block: bytes, first_line: int, spath: str, header_ok: bool, fast: bool = True,
+                 ) -> tuple[RawBlock, np.ndarray, tuple[int, int, int] | None]:
+    """Parse a block of whole lines: ``(raw rows, blank flag per row, header)``.
+
+    ``header_ok``: the block starts the file, so its first non-comment line may be the
+    header ``n_samples n_features n_labels``.
+    """
+    header = None
+    if header_ok:
+        # The header is the first line that is neither a comment nor (wholly) a comment:
+        # found here in Python, a few lines at most.
+        pos, line = 0, first_line
+        while pos < len(block):
+            end = block.find(b"\n", pos)
+            end = len(block) if end < 0 else end
+            raw = _text_of(block[pos:end])
+            if raw.strip().startswith("#"):
+                pos, line = end + 1, line + 1
+                continue
+            s = raw.split("#", 1)[0].strip()
+            if s:
+                header = _is_header(s)
+                if header is not None:
+                    block, first_line = block[end + 1:], line + 1
+            break
+    if fast:
+        from coreselect.io._numba_libsvm import parse_block
+
+        got = parse_block(block, first_line)
+        if got is not None:
+            return RawBlock(*got[:6]), got[6], header
+    rows, row_lines, blank = _classify(_text_of(block), first_line)
+    return _parse_rows_py(rows, row_lines, spath), np.asarray(blank, dtype=bool), header
+
+
+def _take_rows(b: RawBlock, keep: np.ndarray) -> RawBlock:
+    """The rows of ``b`` where ``keep`` (a boolean mask) is true."""
+    if keep.all():
+        return b
+    fk = np.repeat(keep, b.counts)
+    lk = np.repeat(keep, b.lab_counts)
+    return RawBlock(b.idx[fk], b.vals[fk], b.counts[keep], b.labs[lk], b.lab_counts[keep], b.row_lines[keep])
+
+
+def _concat(blocks: list[RawBlock]) -> RawBlock:
+    if not blocks:
+        return _empty_block()
+    if len(blocks) == 1:
+        return blocks[0]
+    dt = np.result_type(*[b.idx.dtype for b in blocks])
+    return RawBlock(
+        np.concatenate([b.idx for b in blocks]).astype(dt, copy=False),
+        np.concatenate([b.vals for b in blocks]),
+        np.concatenate([b.counts for b in blocks]),
+        np.concatenate([b.labs for b in blocks]),
+        np.concatenate([b.lab_counts for b in blocks]),
+        np.concatenate([b.row_lines for b in blocks]),
+    )
+
+
+def _byte_blocks(fh, block_bytes: int):
+    """``(bytes, first line number)`` of whole lines; a line is never cut (a line longer than
+    ``block_bytes`` makes one longer block)."""
+    rest = b""
+    line = 1
+    while True:
+        buf = fh.read(block_bytes)
+        if not buf:
+            if rest.strip():  # text after the last newline is a line unless blank
+                yield rest, line
+            return
+        if rest:
+            buf = rest + buf
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            rest = buf
+            continue
+        out = buf[:cut + 1]
+        rest = buf[cut + 1:]
+        yield out, line
+        line += out.count(b"\n")
+
+
+def raw_blocks(path: str, block_bytes: int = BLOCK_BYTES, fast: bool = True, opener=None):
+    """Yield ``(header, RawBlock)`` for each block of a LIBSVM file, the file's blank-line rule
+    applied: without a header a blank line is no row; with one it is an empty instance,
+    except blank lines at the end past the announced count (held back until what follows
+    them is known). The header (or None) is the same in every item; an empty file yields one
+    item with an empty block."""
+    from coreselect.io.text import open_binary
+
+    spath = str(path)
+    first = True
+    header = None
+    held = _empty_block()  # trailing blank rows of the blocks so far (header files only)
+    n_rows = 0
+    with (opener or open_binary)(spath) as fh:
+        try:
+            for block, line in _byte_blocks(fh, block_bytes):
+                raw, blank, h = _parse_block(block, line, spath, header_ok=first, fast=fast)
+                if first:
+                    header = h
+                    # the header may only be the first line that is not a comment
+                    first = h is None and raw.n == 0 and len(blank) == 0
+                if header is None:
+                    raw = _take_rows(raw, ~blank)
+                else:
+                    # blank rows at the block's end wait: kept only if rows follow them,
+                    # or as far as the header's count goes.
+                    nz = np.flatnonzero(~blank)
+                    cut = int(nz[-1]) + 1 if len(nz) else 0
+                    tail = _take_rows(raw, np.arange(raw.n) >= cut)
+                    if cut:
+                        raw = _concat([held, _take_rows(raw, np.arange(raw.n) < cut)])
+                        held = tail
+                    else:
+                        held = _concat([held, tail])
+                        continue
+                n_rows += raw.n
+                if raw.n:
+                    yield header, raw
+        except DatasetError:
+            raise
+        except (OSError, EOFError, ValueError) as exc:
+            raise DatasetError(f"cannot read the file: {exc}", path=spath) from None
+    if header is not None and held.n:
+        yield header, _take_rows(held, np.arange(held.n) < max(0, header[0] - n_rows))
+    elif n_rows == 0:
+        yield header, _empty_block()
+
+
+@dataclass
+class FileScan:
+    """What deciding the base and the widths needs of a file (mergeable over blocks)."""
+
+    header: tuple[int, int, int] | None = None
+    n_rows: int = 0
+    nnz: int = 0
+    n_lab: int = 0
+    idx_min: int = 1 << 62
+    idx_max: int = -1
+    idx_max_line: int = 0  # line of the first largest feature index
+    idx_zero_line: int = 0  # line of the first feature index 0 (0: none)
+    lab_min: int = 1 << 62
+    lab_max: int = -1
+    lab_max_line: int = 0
+
+    def add(self, b: RawBlock) -> None:
+        self.n_rows += b.n
+        if len(b.idx):
+            self.nnz += len(b.idx)
+            lo, hi = int(b.idx.min()), int(b.idx.max())
+            if lo == 0 and not self.idx_zero_line:
+                self.idx_zero_line = _line_of(b.counts, b.row_lines, int(np.flatnonzero(b.idx == 0)[0]))
+            self.idx_min = min(self.idx_min, lo)
+            if hi > self.idx_max:
+                self.idx_max = hi
+                self.idx_max_line = _line_of(b.counts, b.row_lines, int(np.argmax(b.idx)))
+        if len(b.labs):
+            self.n_lab += len(b.labs)
+            self.lab_min = min(self.lab_min, int(b.labs.min()))
+            hi = int(b.labs.max())
+            if hi > self.lab_max:
+                self.lab_max = hi
+                self.lab_max_line = _line_of(b.lab_counts, b.row_lines, int(np.argmax(b.labs)))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The decided index bases and widths of a file."""
+
+    f_zero: bool
+    l_zero: bool
+    n_features: int
+    n_labels: int
+
+
+def resolve(scan: FileScan, spath: str, zero_based: bool | str = "auto", n_features: int | None = None,
+            n_labels: int | None = None, bases: tuple[bool, bool] | None = None, check_width: bool = True,
+            allow_empty: bool = False) -> Layout:
+    """Decide bases and widths from a whole file's scan; raise what the data contradict
+    (in the order the reader always checked them). ``bases`` imposes ``(features, labels)``
+    zero-basedness decided elsewhere (over all shards of a dataset)."""
+    header = scan.header
+    if header is None and not scan.n_rows and not allow_empty:
+        raise DatasetError("empty file", spath, 1)
+    f_zero, l_zero = bases if bases is not None else _bases(zero_based, scan, header, n_features)
+    if not f_zero and scan.nnz and scan.idx_min < 1:
+        raise DatasetError("feature index 0 in a 1-based file", spath, scan.idx_zero_line)
+    if not l_zero and scan.n_lab and scan.lab_min < 1:
+        raise DatasetError("label 0 in a 1-based file", spath)
+    fs, ls = (0 if f_zero else 1), (0 if l_zero else 1)
+    nf = n_features if n_features is not None else (header[1] if header else (scan.idx_max - fs + 1 if scan.nnz else 0))
+    nl = n_labels if n_labels is not None else (header[2] if header else (scan.lab_max - ls + 1 if scan.n_lab else 0))
     # Before anything of size nf or nl exists: a declared width the data cannot fill is refused.
-    check_declared_width("features", nf, total, spath, 1 if header else None)
-    check_declared_width("labels", nl, lab_total, spath, 1 if header else None)
-    if total and idx.max() >= nf:
-        i = int(np.argmax(idx))
-        raise DatasetError(
-            f"feature index {idx[i] + (0 if f_zero else 1)} out of range ({nf} features)",
-            spath,
-            _line_of(counts, row_lines, i),
-        )
-    if lab_total and labs.max() >= nl:
-        i = int(np.argmax(labs))
-        raise DatasetError(
-            f"label {labs[i] + (0 if l_zero else 1)} out of range ({nl} labels)",
-            spath,
-            _line_of(lab_counts, row_lines, i),
-        )
-    if header is not None and header[0] != n:
-        raise DatasetError(f"the header announces {header[0]} instances but the file holds {n}", spath, 1)
+    if check_width:
+        check_declared_width("features", nf, scan.nnz, spath, 1 if header else None)
+        check_declared_width("labels", nl, scan.n_lab, spath, 1 if header else None)
+    if scan.nnz and scan.idx_max - fs >= nf:
+        raise DatasetError(f"feature index {scan.idx_max} out of range ({nf} features)", spath, scan.idx_max_line)
+    if scan.n_lab and scan.lab_max - ls >= nl:
+        raise DatasetError(f"label {scan.lab_max} out of range ({nl} labels)", spath, scan.lab_max_line)
+    if header is not None and header[0] != scan.n_rows:
+        raise DatasetError(f"the header announces {header[0]} instances but the file holds {scan.n_rows}", spath, 1)
+    return Layout(f_zero, l_zero, int(nf), int(nl))
+
+
+def finish(raw: RawBlock, layout: Layout, spath: str) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """``(X, Y)`` of raw rows under a decided layout: CSR, X float64 without explicit zeros
+    and with sorted indices (a feature twice on a line is an error naming it), Y int8 0/1."""
+    n = raw.n
+    idx = raw.idx if layout.f_zero else raw.idx - 1
+    labs = raw.labs if layout.l_zero else raw.labs - 1
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    X = sp.csr_matrix((vals, idx, indptr), shape=(n, nf))
-    _check_unique_indices(X, row_lines, spath, f_zero)
+    np.cumsum(raw.counts, out=indptr[1:])
+    X = sp.csr_matrix((raw.vals, idx, indptr), shape=(n, layout.n_features))
+    _check_unique_indices(X, raw.row_lines, spath, layout.f_zero)
     X.eliminate_zeros()
     lptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lab_counts, out=lptr[1:])
-    Ys = sp.csr_matrix((np.ones(lab_total, dtype=np.int8), labs, lptr), shape=(n, nl))
+    np.cumsum(raw.lab_counts, out=lptr[1:])
+    Ys = sp.csr_matrix((np.ones(len(labs), dtype=np.int8), labs, lptr), shape=(n, layout.n_labels))
     Ys.sum_duplicates()  # "3,3" is label 3 once
     Ys.data[:] = 1
+    return X, Ys
+
+
+def scan_file(path: str, block_bytes: int = BLOCK_BYTES, fast: bool = True, opener=None) -> FileScan:
+    """One pass over a file that keeps only :class:`FileScan`'s numbers."""
+    scan = FileScan()
+    for header, raw in raw_blocks(path, block_bytes, fast, opener):
+        scan.header = header
+        scan.add(raw)
+    return scan
+
+
+def read_libsvm(
+    path: str | os.PathLike,
+    zero_based: bool | str = "auto",
+    n_features: int | None = None,
+    n_labels: int | None = None,
+    name: str | None = None,
+    block_bytes: int = BLOCK_BYTES,
+    fast: bool = True,
+) -> Dataset:
+    """Read a multi-label LIBSVM/SVMlight file into a Dataset with a CSR ``X``.
+
+    Parameters
+    ----------
+    path : path-like
+        The file (``.gz``/``.bz2``/``.xz`` allowed).
+    zero_based : bool or "auto"
+        Index base of features and labels; ``"auto"`` follows the rules in the module docs.
+    n_features, n_labels : int, optional
+        Shape when neither the header nor the data give it (trailing all-zero columns).
+    name : str, optional
+        Dataset name; defaults to the file stem.
+    block_bytes, fast
+        Text parsed at a time; ``fast=False`` parses with the Python token path only (the
+        tests' reference for the compiled parser).
+
+    Returns
+    -------
+    Dataset
+        Features named ``f0..``, labels ``l0..`` (in 0-based numbering).
+    """
+    spath = str(path)
+    scan = FileScan()
+    blocks = []
+    for header, raw in raw_blocks(spath, block_bytes, fast):
+        scan.header = header
+        scan.add(raw)
+        blocks.append(raw)
+    layout = resolve(scan, spath, zero_based, n_features, n_labels)
+    raw = _concat(blocks)
+    del blocks
+    X, Ys = finish(raw, layout, spath)
+    n, nl = X.shape[0], layout.n_labels
     return Dataset(
         X=X,
         # Dense labels unless that would be large (extreme classification: millions of labels).
         Y=Ys.toarray() if n * nl <= _DENSE_Y_CELLS else Ys,
-        feature_names=IndexedNames(nf, "f"),
+        feature_names=IndexedNames(layout.n_features, "f"),
         label_names=IndexedNames(nl, "l"),
         name=name or _stem(Path(spath)),
-        metadata=DatasetMeta(format="libsvm", source=spath, zero_based=f_zero, labels_zero_based=l_zero,
-                             label_source="file"),
+        metadata=DatasetMeta(format="libsvm", source=spath, zero_based=layout.f_zero,
+                             labels_zero_based=layout.l_zero, label_source="file"),
     )
 
 
-def _check_unique_indices(X: sp.csr_matrix, row_lines: list[int], path: str, f_zero: bool) -> None:
+def _check_unique_indices(X: sp.csr_matrix, row_lines, path: str, f_zero: bool) -> None:
     """A feature index may appear once per line; order within a line is free."""
     if X.nnz < 2:
         return
@@ -224,7 +465,8 @@ def _check_unique_indices(X: sp.csr_matrix, row_lines: list[int], path: str, f_z
     dup = np.flatnonzero((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1]))
     if len(dup):
         r, c = int(rows[dup[0]]), int(cols[dup[0]])
-        raise DatasetError(f"feature index {c + (0 if f_zero else 1)} appears twice on the line", path, row_lines[r])
+        raise DatasetError(f"feature index {c + (0 if f_zero else 1)} appears twice on the line", path,
+                           int(row_lines[r]))
     X.sort_indices()
 
 
@@ -232,30 +474,30 @@ def _stem(p: Path) -> str:
     return stem(p)
 
 
-def _bases(zero_based, idx, labs, header, n_features) -> tuple[bool, bool]:
+def _bases(zero_based, scan: FileScan, header, n_features) -> tuple[bool, bool]:
     if zero_based is True or zero_based is False:
         return bool(zero_based), bool(zero_based)
     if zero_based != "auto":
         raise DatasetError(f"zero_based must be True, False or 'auto', not {zero_based!r}")
     nf = header[1] if header else n_features
-    if len(idx) and idx.min() == 0:
+    if scan.nnz and scan.idx_min == 0:
         f_zero = True
     elif header is not None:
-        f_zero = not (len(idx) and nf is not None and idx.max() == nf)
+        f_zero = not (scan.nnz and nf is not None and scan.idx_max == nf)
     else:
         f_zero = False
-    if len(labs) and labs.min() == 0:
+    if scan.n_lab and scan.lab_min == 0:
         l_zero = True
     elif header is not None:
-        l_zero = not (len(labs) and labs.max() == header[2])
+        l_zero = not (scan.n_lab and scan.lab_max == header[2])
     else:
         l_zero = f_zero
     return f_zero, l_zero
 
 
-def _line_of(counts: np.ndarray, row_lines: list[int], entry: int) -> int:
+def _line_of(counts: np.ndarray, row_lines, entry: int) -> int:
     ptr = np.cumsum(counts)
-    return row_lines[int(np.searchsorted(ptr, entry, side="right"))]
+    return int(row_lines[int(np.searchsorted(ptr, entry, side="right"))])
 
 
 def _diagnose_features(feat_parts: list[str], row_lines: list[int], path: str) -> None:

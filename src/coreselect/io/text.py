@@ -123,10 +123,42 @@ def _cap_for(path: str) -> int:
     return min(MAX_TEXT_BYTES, MAX_RATIO * os.path.getsize(path) + RATIO_FLOOR)
 
 
+def _open_url(p: str) -> BinaryIO:
+    """An fsspec URL's bytes, decompressed by suffix with the same cap as a local file."""
+    import fsspec
+
+    low = p.lower()
+    try:
+        fs, root = fsspec.core.url_to_fs(p)
+        size = fs.size(root)
+        raw = fs.open(root, "rb")
+    except FileNotFoundError:
+        raise DatasetError("no such file", path=p) from None
+    except Exception as exc:  # noqa: BLE001 - fsspec back ends raise their own types
+        raise DatasetError(f"cannot read the file: {' '.join(str(exc).split()) or type(exc).__name__}",
+                           path=p) from None
+    cap = min(MAX_TEXT_BYTES, MAX_RATIO * int(size or 0) + RATIO_FLOOR)
+    if low.endswith(".gz"):
+        inner = _gzip.GzipFile(fileobj=raw, mode="rb")
+    elif low.endswith(".bz2"):
+        inner = bz2.BZ2File(raw, "rb")
+    elif low.endswith(".xz"):
+        inner = lzma.LZMAFile(raw, "rb")
+    else:
+        if size and size > MAX_TEXT_BYTES:
+            raw.close()
+            raise DatasetError(f"larger than {MAX_TEXT_BYTES} bytes; refusing", path=p)
+        inner = raw
+    return io.BufferedReader(_Capped(inner, cap, p), buffer_size=_CHUNK)
+
+
 def open_binary(path: str | os.PathLike) -> BinaryIO:
-    """The file's bytes as a stream, decompressed by suffix with the size cap of the module docs."""
+    """The file's bytes as a stream, decompressed by suffix with the size cap of the module docs.
+    A URL (``s3://``, ``memory://``, ...) is opened with fsspec."""
     p = str(path)
     low = p.lower()
+    if "://" in p and not low.startswith("file://"):
+        return _open_url(p)
     try:
         if low.endswith(".gz"):
             inner = _gzip.open(p, "rb")

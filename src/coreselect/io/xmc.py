@@ -27,7 +27,9 @@ XMC_SUFFIXES = (".xmc",)
 _BLOCK_ROWS = 4096
 
 
-def _header(path: str) -> tuple[int, int, int]:
+def check_header(path: str) -> tuple[int, int, int]:
+    """The header ``(n_samples, n_features, n_labels)`` of an XMC file's first line, or a
+    DatasetError naming line 1."""
     with open_binary(path) as fh:
         line = fh.readline(256).decode("latin-1").strip()
     parts = line.split()
@@ -43,7 +45,7 @@ def read_xmc(path: str | os.PathLike, name: str | None = None) -> Dataset:
     from coreselect.io.libsvm import read_libsvm
 
     spath = str(path)
-    n, d, L = _header(spath)
+    n, d, L = check_header(spath)
     dataset = read_libsvm(spath, zero_based=True, name=name)
     if dataset.X.shape[0] != n:
         raise DatasetError(f"the header declares {n} samples but the file holds "

@@ -1,0 +1,455 @@
+"""Datasets read as row chunks with bounded memory, from one file or many.
+
+The interface (what a store build or a selection over files uses)::
+
+    ds = open_chunks(data, labels=None, **reader_options)   # -> ChunkedDataset, reads nothing yet
+    ds.files, ds.format                                    # the shard files in order, "libsvm", ...
+    ds.n_features, ds.n_labels, ds.feature_names, ds.label_names, ds.n_rows
+    for chunk in ds.chunks(chunk_rows=None, chunk_bytes=None):   # re-iterable: a new pass each call
+        chunk.X           # rows x n_features float64: CSR for LIBSVM/XMC, numpy for tables/ARFF
+        chunk.Y           # rows x n_labels CSR, int8 0/1
+        chunk.file        # the file (path or URL) the rows came from
+        chunk.first_row   # index of the chunk's first row in the whole DATASET (all files)
+    ds.file_chunks(i, ...)  # file i's chunks only (first_row still dataset-wide)
+    ds.read()               # the whole dataset as one Dataset (the chunks concatenated)
+
+``data`` is a file, a folder (every data file under it, recursively), a glob
+(``shards/*.svm.gz``), a list file (suffix ``.list``: one path or URL per line, relative paths
+from the list file's folder, ``#`` comments), a list of those, or the same as an fsspec URL
+(``s3://bucket/shards/*.svm.gz``, ``s3://bucket/dataset/``). The files are row shards of one
+dataset, in **sorted order of their full path/URL** (a list file or a Python list keeps its
+own order). All must have the same format; their feature and label spaces must agree (the
+first file that disagrees is named in a one-line :class:`~coreselect.errors.DatasetError`).
+
+Widths and the first pass (LIBSVM/XMC). A LIBSVM file's index base and width may depend on
+its whole content (an index 0 anywhere means 0-based; without a header the width is the
+largest index), so the first call of :meth:`ChunkedDataset.chunks` (or :meth:`scan`,
+:attr:`n_features`, ...) makes one cheap pass over all files that keeps only counts, minima
+and maxima (:class:`coreselect.io.libsvm.FileScan`): after it **every chunk has the dataset's
+final width**, and every error the whole-file reader reports except a feature repeated on a
+line (reported by the chunk that holds it) is reported before the first chunk. Headerless
+shards take the largest width of all shards and one base for all (0-based if any shard holds
+index 0); shards with headers must declare the same widths and decide the same base. Memory
+is bounded by the chunk (``chunk_bytes`` of text, 32 MiB by default, about 12 bytes per
+non-zero once parsed), never by the file or the declared widths (a header declaring 10^8
+labels costs nothing until the data hold them; such a header is refused by
+:func:`~coreselect.io.dataset.check_declared_width` anyway).
+
+``chunk_rows`` caps the rows of a chunk (chunks may have fewer: a chunk never spans two
+files); ``chunk_bytes`` caps the text parsed at once. A file changed or removed between the
+scan and a later pass is an error naming it.
+
+CSV, Parquet and ARFF are still read whole per file and cut into chunks (bounded by the
+largest file, not the dataset); their widths are known from the header.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from coreselect.errors import DatasetError
+from coreselect.io.dataset import Dataset, IndexedNames
+
+__all__ = ["Chunk", "ChunkedDataset", "open_chunks", "resolve_files", "is_many", "LIST_SUFFIX"]
+
+LIST_SUFFIX = ".list"
+_GLOB_CHARS = "*?["
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Consecutive rows of a dataset (see the module docs)."""
+
+    X: sp.csr_matrix | np.ndarray
+    Y: sp.csr_matrix
+    file: str
+    first_row: int
+
+    @property
+    def n_rows(self) -> int:
+        return self.X.shape[0]
+
+
+def is_url(path: str) -> bool:
+    return "://" in path and not path.startswith("file://")
+
+
+def _data_suffix(name: str) -> bool:
+    from coreselect.io import format_of
+
+    try:
+        format_of(name)
+        return True
+    except DatasetError:
+        return False
+
+
+def is_many(data: Any) -> bool:
+    """Whether ``data`` names several files (a list, glob, list file, or a folder that is not a
+    column store); a single existing data file is not."""
+    if isinstance(data, (list, tuple)):
+        return True
+    if not isinstance(data, (str, os.PathLike)):
+        return False
+    text = os.fspath(data)
+    if text.endswith(LIST_SUFFIX):
+        return True
+    if is_url(text):
+        return any(c in text for c in _GLOB_CHARS) or text.endswith("/")
+    p = Path(text)
+    if p.is_dir():
+        return not (p / "store.json").exists()
+    return not p.exists() and any(c in text for c in _GLOB_CHARS)
+
+
+def resolve_files(data: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
+    """The shard files ``data`` names, in the order of the module docs; a name matching
+    nothing is a DatasetError naming it."""
+    if isinstance(data, (list, tuple)):
+        out: list[str] = []
+        for item in data:
+            out.extend(resolve_files(item))
+        if not out:
+            raise DatasetError("an empty list of data files")
+        return out
+    text = os.fspath(data)
+    if text.endswith(LIST_SUFFIX):
+        return _from_list(text)
+    if is_url(text):
+        return _remote(text)
+    p = Path(text)
+    if p.is_dir():
+        files = sorted(str(f) for f in p.rglob("*") if f.is_file() and _data_suffix(f.name))
+        if not files:
+            raise DatasetError("the folder holds no data file (known suffixes: .svm, .xmc, .csv, .parquet, "
+                               ".arff, ...)", path=text)
+        return files
+    if p.exists():
+        return [text]
+    if any(c in text for c in _GLOB_CHARS):
+        files = sorted(f for f in _glob.glob(text, recursive=True) if os.path.isfile(f))
+        if not files:
+            raise DatasetError("the pattern matches no file", path=text)
+        return files
+    raise DatasetError("no such file", path=text)
+
+
+def _from_list(path: str) -> list[str]:
+    from coreselect.io.text import read_bytes
+
+    base = os.path.dirname(path)
+    out: list[str] = []
+    for raw in read_bytes(path).decode("utf-8", errors="replace").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        out.append(line if is_url(line) or os.path.isabs(line) else os.path.join(base, line))
+    if not out:
+        raise DatasetError("the list file names no data file", path=path)
+    return out
+
+
+def _remote(url: str) -> list[str]:
+    import fsspec
+
+    try:
+        fs, root = fsspec.core.url_to_fs(url)
+        proto = url.split("://", 1)[0]
+        if any(c in root for c in _GLOB_CHARS):
+            found = fs.glob(root)
+        elif fs.isdir(root):
+            found = [f for f in fs.find(root) if _data_suffix(f)]
+        else:
+            found = [root] if fs.exists(root) else []
+    except DatasetError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - fsspec back ends raise their own types
+        raise DatasetError(f"cannot list: {' '.join(str(exc).split()) or type(exc).__name__}", path=url) from None
+    files = sorted(f if "://" in f else f"{proto}://{f}" for f in found)
+    if not files:
+        raise DatasetError("matches no file", path=url)
+    return files
+
+
+def _check_same_format(files: list[str]) -> str:
+    from coreselect.io import format_of
+
+    fmt = format_of(files[0])
+    for f in files[1:]:
+        other = format_of(f)
+        if other != fmt:
+            raise DatasetError(f"is a {other} file but {files[0]} is {fmt}; the shards of a dataset share "
+                               "one format", path=f)
+    return fmt
+
+
+def _stat(path: str) -> tuple[int, int] | None:
+    if is_url(path):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+class ChunkedDataset:
+    """Row shards read chunk by chunk (see the module docs); made by :func:`open_chunks`."""
+
+    def __init__(self, files: list[str], format: str, labels: Any = None, **options: Any):
+        self.files = list(files)
+        self.format = format
+        self.labels = labels
+        self.options = options
+        self._scans: list | None = None
+        self._layout = None
+        self._rows: list[int] | None = None
+        self._stats: list = []
+        self._meta: Dataset | None = None  # tables/ARFF: the first file's Dataset (names, kinds)
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def sparse(self) -> bool:
+        return self.format in ("libsvm", "xmc")
+
+    @property
+    def n_features(self) -> int:
+        self.scan()
+        return self._layout.n_features if self.sparse else len(self._meta.feature_names)
+
+    @property
+    def n_labels(self) -> int:
+        self.scan()
+        return self._layout.n_labels if self.sparse else len(self._meta.label_names)
+
+    @property
+    def feature_names(self) -> Sequence[str]:
+        self.scan()
+        return IndexedNames(self._layout.n_features, "f") if self.sparse else self._meta.feature_names
+
+    @property
+    def label_names(self) -> Sequence[str]:
+        self.scan()
+        return IndexedNames(self._layout.n_labels, "l") if self.sparse else self._meta.label_names
+
+    @property
+    def n_rows(self) -> int:
+        self.scan()
+        return sum(self._rows)
+
+    def file_rows(self) -> list[int]:
+        """Rows per file, in file order."""
+        self.scan()
+        return list(self._rows)
+
+    # ------------------------------------------------------------------ first pass
+    def scan(self) -> None:
+        """The first pass (once): bases, widths, rows per file, every whole-file check."""
+        if self._rows is not None:
+            return
+        if self.sparse:
+            self._scan_sparse()
+        else:
+            self._scan_tables()
+
+    def _libsvm_options(self) -> dict:
+        opts = dict(self.options)
+        opts.pop("name", None)
+        if self.format == "xmc":
+            if "zero_based" in opts:
+                raise DatasetError("XMC files are 0-based; zero_based does not apply", path=self.files[0])
+            opts["zero_based"] = True
+        unknown = set(opts) - {"zero_based", "n_features", "n_labels"}
+        if unknown:
+            raise DatasetError(f"unknown option(s) for {self.format} files: {', '.join(sorted(unknown))}",
+                               path=self.files[0])
+        return opts
+
+    def _scan_sparse(self) -> None:
+        from coreselect.io import libsvm
+
+        opts = self._libsvm_options()
+        if self.labels is not None:
+            raise DatasetError(f"{self.format.upper()} files carry their labels; do not pass labels",
+                               path=self.files[0])
+        zero_based = opts.get("zero_based", "auto")
+        nf_opt, nl_opt = opts.get("n_features"), opts.get("n_labels")
+        scans = []
+        self._stats = []
+        for f in self.files:
+            self._stats.append(_stat(f))
+            if self.format == "xmc":
+                from coreselect.io.xmc import check_header
+
+                check_header(f)
+            scans.append(libsvm.scan_file(f))
+        self._scans = scans
+        many = len(self.files) > 1
+        with_header = [s.header is not None for s in scans]
+        for f, h in zip(self.files, with_header):
+            if h != with_header[0]:
+                raise DatasetError(f"{'has' if h else 'has no'} header line but {self.files[0]} "
+                                   f"{'has' if with_header[0] else 'has none'}; the shards of a dataset agree",
+                                   path=f)
+        if with_header[0] or not many:
+            layouts = [libsvm.resolve(s, f, zero_based, nf_opt, nl_opt) for s, f in zip(scans, self.files)]
+            for f, lay in zip(self.files, layouts):
+                if lay != layouts[0]:
+                    raise DatasetError(
+                        f"declares {lay.n_features} features and {lay.n_labels} labels "
+                        f"({_base(lay)}) but {self.files[0]} declares {layouts[0].n_features} and "
+                        f"{layouts[0].n_labels} ({_base(layouts[0])}); the shards of a dataset agree", path=f)
+            self._layout = layouts[0]
+        else:
+            # Headerless shards: one base for all (0-based if any holds index 0, as within a
+            # file), the widest width of all; each file checked against it by name.
+            if all(s.n_rows == 0 for s in scans):
+                raise DatasetError("every file is empty", path=self.files[0], line=1)
+            nnz = sum(s.nnz for s in scans)
+            n_lab = sum(s.n_lab for s in scans)
+            merged = libsvm.FileScan(nnz=nnz, n_lab=n_lab,
+                                     idx_min=min(s.idx_min for s in scans), idx_max=max(s.idx_max for s in scans),
+                                     lab_min=min(s.lab_min for s in scans), lab_max=max(s.lab_max for s in scans),
+                                     n_rows=sum(s.n_rows for s in scans))
+            bases = libsvm._bases(zero_based, merged, None, nf_opt)
+            fs, ls = (0 if bases[0] else 1), (0 if bases[1] else 1)
+            nf = nf_opt if nf_opt is not None else (merged.idx_max - fs + 1 if nnz else 0)
+            nl = nl_opt if nl_opt is not None else (merged.lab_max - ls + 1 if n_lab else 0)
+            for s, f in zip(scans, self.files):
+                libsvm.resolve(s, f, n_features=nf, n_labels=nl, bases=bases, check_width=False, allow_empty=True)
+            from coreselect.io.dataset import check_declared_width
+
+            check_declared_width("features", nf, nnz, self.files[0])
+            check_declared_width("labels", nl, n_lab, self.files[0])
+            self._layout = libsvm.Layout(bases[0], bases[1], int(nf), int(nl))
+        self._rows = [s.n_rows for s in scans]
+
+    def _scan_tables(self) -> None:
+        from coreselect import io as cio
+
+        self._meta = None
+        rows = []
+        for f in self.files:
+            self._stats.append(_stat(f))
+            ds = cio.read(f, labels=self.labels, **self.options)
+            if self._meta is None:
+                self._meta = ds
+            elif (list(ds.feature_names) != list(self._meta.feature_names)
+                  or list(ds.label_names) != list(self._meta.label_names)):
+                raise DatasetError(f"its columns differ from those of {self.files[0]}; the shards of a dataset "
+                                   "have the same features and labels", path=f)
+            rows.append(ds.X.shape[0])
+        self._rows = rows
+
+    # ------------------------------------------------------------------ passes
+    def chunks(self, chunk_rows: int | None = None, chunk_bytes: int | None = None) -> Iterator[Chunk]:
+        """All rows, file after file, in chunks (a new pass each call)."""
+        for i in range(len(self.files)):
+            yield from self.file_chunks(i, chunk_rows=chunk_rows, chunk_bytes=chunk_bytes)
+
+    def file_chunks(self, i: int, chunk_rows: int | None = None, chunk_bytes: int | None = None) -> Iterator[Chunk]:
+        """File ``i``'s rows in chunks; ``first_row`` counts from the dataset's first row."""
+        self.scan()
+        if chunk_rows is not None and chunk_rows < 1:
+            raise DatasetError(f"chunk_rows must be at least 1, not {chunk_rows}")
+        path = self.files[i]
+        start = sum(self._rows[:i])
+        if self._stats and self._stats[i] is not None and _stat(path) != self._stats[i]:
+            raise DatasetError("changed or vanished since it was first read; read it again", path=path)
+        seen = 0
+        for X, Y in (self._sparse_parts(path, chunk_bytes) if self.sparse else self._table_parts(path)):
+            n = X.shape[0]
+            step = chunk_rows or max(n, 1)
+            for a in range(0, n, step):
+                b = min(n, a + step)
+                yield Chunk(X=X[a:b], Y=Y[a:b], file=path, first_row=start + seen + a)
+            seen += n
+        if seen != self._rows[i]:
+            raise DatasetError(f"holds {seen} rows now but held {self._rows[i]} when first read; it changed "
+                               "while being read", path=path)
+
+    def _sparse_parts(self, path: str, chunk_bytes: int | None):
+        from coreselect.io import libsvm
+
+        block = chunk_bytes or libsvm.BLOCK_BYTES
+        for _header, raw in libsvm.raw_blocks(path, block):
+            if raw.n:
+                yield libsvm.finish(raw, self._layout, path)
+
+    def _table_parts(self, path: str):
+        from coreselect import io as cio
+
+        ds = cio.read(path, labels=self.labels, **self.options)
+        Y = sp.csr_matrix(np.asarray(ds.Y) if not sp.issparse(ds.Y) else ds.Y, dtype=np.int8)
+        yield ds.X, Y
+
+    # ------------------------------------------------------------------ whole
+    def read(self, name: str | None = None) -> Dataset:
+        """The whole dataset as one :class:`Dataset` (a single file reads as
+        :func:`coreselect.io.read` reads it)."""
+        from coreselect import io as cio
+        from coreselect.datasets.load import stack
+
+        if len(self.files) == 1:
+            return cio.read(self.files[0], labels=self.labels, **self.options)
+        if not self.sparse:
+            parts = [cio.read(f, labels=self.labels, **self.options) for f in self.files]
+            self._check_tables(parts)
+            return stack(parts, name or _common_name(self.files))
+        import dataclasses
+
+        from coreselect.io.dataset import DatasetMeta
+
+        Xs, Ys = [], []
+        for c in self.chunks():
+            Xs.append(c.X)
+            Ys.append(c.Y)
+        X = sp.vstack(Xs, format="csr") if Xs else sp.csr_matrix((0, self.n_features))
+        Y = sp.vstack(Ys, format="csr") if Ys else sp.csr_matrix((0, self.n_labels), dtype=np.int8)
+        from coreselect.io.libsvm import _DENSE_Y_CELLS
+
+        if X.shape[0] * self.n_labels <= _DENSE_Y_CELLS:
+            Y = Y.toarray()
+        meta = DatasetMeta(format=self.format, source=str(self.files[0]), zero_based=self._layout.f_zero,
+                           labels_zero_based=self._layout.l_zero, label_source="file")
+        meta = dataclasses.replace(meta, parts=tuple(self.files), files_read=tuple(self.files))
+        return Dataset(X=X, Y=Y, feature_names=self.feature_names, label_names=self.label_names,
+                       name=name or _common_name(self.files), metadata=meta)
+
+    def _check_tables(self, parts: list[Dataset]) -> None:
+        first = parts[0]
+        for f, p in zip(self.files[1:], parts[1:]):
+            if list(p.feature_names) != list(first.feature_names) or list(p.label_names) != list(first.label_names):
+                raise DatasetError(f"its columns differ from those of {self.files[0]}; the shards of a dataset "
+                                   "have the same features and labels", path=f)
+
+
+def _base(layout) -> str:
+    return f"{'0' if layout.f_zero else '1'}-based"
+
+
+def _common_name(files: list[str]) -> str:
+    from coreselect.io.text import stem
+
+    parent = os.path.basename(os.path.dirname(files[0].rstrip("/"))) or stem(files[0])
+    return parent
+
+
+def open_chunks(data: str | os.PathLike | Sequence[str | os.PathLike], labels: Any = None,
+                **reader_options: Any) -> ChunkedDataset:
+    """A :class:`ChunkedDataset` over the files ``data`` names (see the module docs); lists the
+    files and checks their formats now, reads them on first use."""
+    files = resolve_files(data)
+    fmt = _check_same_format(files)
+    if fmt != "arff" and "missing" in reader_options:
+        if reader_options.pop("missing") not in (None, "error"):
+            raise DatasetError(f"missing='bin' (--missing bin) applies to ARFF files only; this is a {fmt} "
+                               "file, whose missing values are always an error", path=files[0])
+    return ChunkedDataset(files, fmt, labels, **reader_options)
