@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -70,6 +71,7 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
     """
     from coreselect.datasets.inputs import check_run_outputs
     from coreselect.engines import make_engine
+    from coreselect.io.chunks import is_url
     from coreselect.spec import max_workers
     from coreselect.store import check_build_target
     from coreselect.store.build import _check_params
@@ -78,17 +80,18 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
 
     if verbose:
         log_to_stderr()
-    refuse_url(data, "DATA")  # data files are read from local paths only
     refuse_url(labels, "--labels")
     _check_params(block_size, row_block_size, seed)  # before any file is written
     if n_workers is not None and n_workers > max_workers():
         fail(f"--workers {n_workers}: at most {max_workers()} here")
     check_build_target(store_dir)  # before the (possibly long) read (a URL: its bucket too)
-    check_run_outputs(data, labels, {"STORE_DIR": store_dir})  # never over (or into) an input
+    if not is_url(data):
+        check_run_outputs(data, labels, {"STORE_DIR": store_dir})  # never over an input
     source = open_source(data, labels, labels_as_features)
     options = BuildOptions(block_size=block_size, row_block_size=row_block_size, seed=seed,
                            n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
-                           cap=cap, chunk_rows=chunk_rows, name=source_name(source, data))
+                           cap=cap, chunk_rows=chunk_rows,
+                           name=getattr(source, "name", None) or "dataset")
     bars: dict = {}
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -128,25 +131,32 @@ BYTES = {"unit": "B", "unit_scale": True, "unit_divisor": 1 << 20}
 
 
 def open_source(data: str, labels: str | None, labels_as_features: bool):
-    """DATA as a chunked source: the streaming readers' (:mod:`coreselect.io.chunks`) when
-    this coreselect has them, else each file read whole and cut into chunks."""
-    options = load_options(labels, labels_as_features)
-    try:
-        from coreselect.io.chunks import open_chunks
-    except ImportError:
-        from coreselect.store.ingest import WholeFileChunks
-
-        return WholeFileChunks([data], options)
-    return open_chunks(data, **options)
-
-
-def source_name(source, data: str) -> str:
+    """DATA as a chunked source (see :mod:`coreselect.store.ingest`): LIBSVM/XMC files, one
+    or many (a folder, a glob, a list file, a URL), through the streaming readers; tables and
+    ARFF (which the readers read whole per file anyway, and whose ID columns only a whole
+    file tells) and registry names file by file, each read whole and cut into chunks."""
     from pathlib import Path
 
-    name = getattr(source, "name", None)
-    if name:
-        return str(name)
-    return Path(str(data).rstrip("/")).name.split(".")[0] or "dataset"
+    from coreselect.io.chunks import _common_name, is_many, is_url, open_chunks
+    from coreselect.io.text import stem
+    from coreselect.store.ingest import WholeFileChunks
+
+    options = load_options(labels, labels_as_features)
+    if not (is_many(data) or is_url(data) or Path(data).is_file()):
+        return WholeFileChunks([data], options)  # a registry name, 'synthesized', $COREDATA
+    source = open_chunks(data, **options)
+    if not source.sparse:
+        return WholeFileChunks(source.files, options)
+    source.name = (_common_name(source.files) if len(source.files) > 1
+                   else load_name(source.files[0]))
+    return source
+
+
+def load_name(path: str) -> str:
+    """The name the whole-file reader gives a LIBSVM/XMC file."""
+    from coreselect.io.libsvm import _stem
+
+    return _stem(Path(path))
 
 
 @store_cmd.command("info")

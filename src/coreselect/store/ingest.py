@@ -425,7 +425,7 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
             (tmp / SPILL).mkdir()
             counted = _run(engine, count_task, shared, groups, "count", total_bytes, progress,
                            lambda res: res.bytes)
-            plan = _merge(counted, source, options)
+            plan = _merge(counted, source, options, keep)
             with open(tmp / SPILL / "plan.pkl", "wb") as fh:
                 pickle.dump(plan, fh, protocol=pickle.HIGHEST_PROTOCOL)
             _run(engine, encode_task, shared, groups, "encode", total_bytes, progress,
@@ -484,7 +484,8 @@ def _run(engine, func, shared, tasks, stage, total, progress, amount) -> list:
     return engine.map(func, shared, tasks, on_result=on_result)
 
 
-def _merge(counted: list[Counted], source, options: BuildOptions) -> Plan:
+def _merge(counted: list[Counted], source, options: BuildOptions,
+           keep: tuple[int, ...] | None) -> Plan:
     counts = ColumnCounts(cap=options.cap)
     ones = np.zeros(0, np.int64)
     rows: dict[int, int] = {}
@@ -504,7 +505,8 @@ def _merge(counted: list[Counted], source, options: BuildOptions) -> Plan:
     n = counts.n_rows
     if n == 0 or sparse is None:
         raise InputError("the data have no samples")
-    d = max(counts.d, int(getattr(source, "n_features", None) or 0))
+    d = max(counts.d, len(keep) if keep is not None
+            else int(getattr(source, "n_features", None) or 0))
     counts._widen(d)
     if d == 0:
         raise InputError("there are no feature columns")
