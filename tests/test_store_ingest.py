@@ -285,3 +285,35 @@ def test_store_fs_and_reader_do_not_import_each_other():
     assert "coreselect.store.fs" not in imports("reader.py")
     assert not any(m == "coreselect.store" for m in imports("reader.py"))
     assert "coreselect.store.reader" in imports("fs.py")  # one direction only
+
+
+# -- select straight from a file: a transient store, the in-memory selection ------------------
+@pytest.mark.parametrize("mode", ["rows", "streaming"])
+def test_select_file_in_chunks_is_the_in_memory_selection(shards, tmp_path, mode):
+    from paths import run_cli
+
+    from coreselect.datasets.load import load
+    from coreselect.selection import select
+
+    _, X, Y, _, _ = shards
+    one = _files(tmp_path, X, Y, [])[0]
+    scratch = tmp_path / "scratch"
+    run = run_cli(["select", one, "-k", "6", "--mode", mode, "--json", "--temp-dir", scratch,
+                   "--quiet"], expect=0)
+    got = json.loads(run.stdout)["selected"]
+    want = select(load(one), k=6, mode=mode, random_state=0 if mode == "streaming" else None)
+    assert got == [int(i) for i in want.selected]
+    assert list(scratch.iterdir()) == []  # the transient store is gone
+
+
+def test_default_mode_says_when_a_file_cannot_fit(shards, tmp_path, monkeypatch):
+    from paths import run_cli
+
+    import coreselect.cli.select as cli_select
+
+    _, X, Y, _, _ = shards
+    one = _files(tmp_path, X, Y, [])[0]
+    monkeypatch.setattr(cli_select, "_available_memory", lambda: 1000)
+    run = run_cli(["select", one, "-k", "3"], expect=2)
+    assert len(run.stderr.strip().splitlines()) == 1 and "--mode rows" in run.stderr
+    run_cli(["select", one, "-k", "3", "--mode", "rows", "--quiet"], expect=0)  # chunks: fine
