@@ -30,6 +30,8 @@ import scipy.sparse as sp
 from coreselect.core.discretize import _segment_argmax, _split_bins
 from coreselect.errors import InputError
 
+#: Largest direct lookup array (columns x value range) of a table of integer values.
+LOOKUP_CELLS = 1 << 25
 #: Exact distinct values kept per column before it is sketched.
 DEFAULT_CAP = 1 << 14
 #: Significant mantissa bits a sketched column keeps (relative precision 2^-10 ~ 0.1 %).
@@ -44,26 +46,67 @@ def truncate(values: np.ndarray) -> np.ndarray:
     return (v.view(np.int64) & _MASK).view(np.float64)
 
 
+#: Integer values spanning at most this many steps are keyed by their offset (no float sort).
+_INT_SPAN = 1 << 20
+
+
+def _int_span(vals: np.ndarray) -> tuple[float, int] | None:
+    """``(lo, span)`` when every value is an integer within ``_INT_SPAN`` steps of ``lo``."""
+    if vals.size == 0:
+        return 0.0, 1
+    lo, hi = float(vals.min()), float(vals.max())
+    if not (np.isfinite(lo) and np.isfinite(hi)) or hi - lo >= _INT_SPAN:
+        return None
+    if not np.array_equal(vals, np.floor(vals)):
+        return None
+    return lo, int(hi - lo) + 1
+
+
 def _group(cols: np.ndarray, vals: np.ndarray, counts: np.ndarray):
-    """Distinct ``(col, val)`` pairs sorted by column then value, counts summed."""
+    """Distinct ``(col, val)`` pairs sorted by column then value, counts summed.
+
+    One integer key per cell, ``col * G + rank of the value`` (the rank is the value's offset
+    for small-range integers such as counts, else its rank among the distinct values), then
+    a counting pass when the keys are dense or one integer sort: the same result as a
+    lexicographic sort of (col, val), several times faster."""
     if cols.size == 0:
         return cols.astype(np.int64), vals.astype(np.float64), counts.astype(np.int64)
-    order = np.lexsort((vals, cols))
-    c, v = cols[order], vals[order]
-    new = np.ones(c.size, dtype=bool)
-    new[1:] = (c[1:] != c[:-1]) | (v[1:] != v[:-1])
-    starts = np.flatnonzero(new)
-    return c[starts], v[starts], np.add.reduceat(counts[order], starts).astype(np.int64)
+    span = _int_span(vals)
+    if span is not None:
+        lo, G = span
+        rank = (vals - lo).astype(np.int64)
+        value_of = None
+    else:
+        value_of, rank = np.unique(vals, return_inverse=True)
+        G = value_of.size
+        rank = rank.astype(np.int64).ravel()
+    key = cols.astype(np.int64) * G + rank
+    n_keys = (int(cols.max()) + 1) * G
+    if n_keys <= 4 * key.size + (1 << 20):
+        w = np.bincount(key, weights=counts, minlength=n_keys)
+        u_key = np.flatnonzero(np.bincount(key, minlength=n_keys))
+        u_counts = np.rint(w[u_key]).astype(np.int64)
+    else:
+        order = np.argsort(key, kind="stable")
+        k = key[order]
+        new = np.ones(k.size, dtype=bool)
+        new[1:] = k[1:] != k[:-1]
+        starts = np.flatnonzero(new)
+        u_key = k[starts]
+        u_counts = np.add.reduceat(counts[order], starts).astype(np.int64)
+    u_cols, u_rank = np.divmod(u_key, G)
+    u_vals = u_rank + lo if value_of is None else value_of[u_rank]
+    return u_cols, u_vals.astype(np.float64), u_counts
 
 
 def _cells(X) -> tuple[np.ndarray, np.ndarray]:
     """(column, value) of every non-zero cell of a chunk (sparse or dense)."""
     if sp.issparse(X):
-        X = sp.csc_matrix(X)
+        X = sp.csr_matrix(X)  # no copy for CSR: the column of a cell is its index
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
-        cols = np.repeat(np.arange(X.shape[1], dtype=np.int64), np.diff(X.indptr))
+        cols = X.indices.astype(np.int64)
         vals = np.asarray(X.data, dtype=np.float64)
     else:
         X = np.asarray(X, dtype=np.float64)
@@ -180,10 +223,25 @@ class BinTable:
     sketched: np.ndarray
 
     def __post_init__(self) -> None:
-        # Each value's rank among all distinct values, then one integer key per entry:
-        # (column, value) pairs looked up with one searchsorted, no per-column loop.
-        self._uniq = np.unique(self.vals)
-        self._keys = self.cols * max(self._uniq.size, 1) + np.searchsorted(self._uniq, self.vals)
+        # One integer key per (column, value): the value's offset for small-range integers
+        # (counts), with a direct lookup array when columns x values are few; else its rank
+        # among all distinct values, looked up with one searchsorted. No per-column loop.
+        d = self.n_codes.size
+        self._span = _int_span(self.vals)
+        if self._span is not None:
+            lo, G = self._span
+            rank = (self.vals - lo).astype(np.int64)
+            self._uniq = None
+        else:
+            self._uniq = np.unique(self.vals)
+            G = max(self._uniq.size, 1)
+            rank = np.searchsorted(self._uniq, self.vals)
+        self._G = G
+        self._keys = self.cols * G + rank
+        self._lookup = None
+        if d * G <= LOOKUP_CELLS:
+            self._lookup = np.full(d * G, -1, dtype=np.int32)
+            self._lookup[self._keys] = self.codes
 
     def encode(self, cols: np.ndarray, vals: np.ndarray) -> np.ndarray:
         """The codes of non-zero cells ``(cols, vals)``; :class:`InputError` for a value the
@@ -193,18 +251,33 @@ class BinTable:
         if sk.any():
             vals = vals.copy()
             vals[sk] = truncate(vals[sk])
-        g = np.searchsorted(self._uniq, vals)
-        ok = g < self._uniq.size
-        keys = cols * max(self._uniq.size, 1) + np.minimum(g, max(self._uniq.size - 1, 0))
-        at = np.searchsorted(self._keys, keys)
-        ok &= at < self._keys.size
-        at = np.minimum(at, max(self._keys.size - 1, 0))
-        if self._keys.size:
-            ok &= self._keys[at] == keys
+        G = self._G
+        if self._uniq is None:
+            lo = self._span[0]
+            off = vals - lo
+            rank = off.astype(np.int64)
+            ok = (off >= 0) & (off < G) & (rank == off)
+        else:
+            rank = np.searchsorted(self._uniq, vals)
+            ok = rank < self._uniq.size
+            rank = np.minimum(rank, max(self._uniq.size - 1, 0))
+            if self._uniq.size:
+                ok &= self._uniq[rank] == vals
+        keys = cols * G + np.where(ok, rank, 0)
+        if self._lookup is not None:
+            out = self._lookup[keys]
+            ok &= out >= 0
+        else:
+            at = np.minimum(np.searchsorted(self._keys, keys), max(self._keys.size - 1, 0))
+            if self._keys.size:
+                ok &= self._keys[at] == keys
+            else:
+                ok[:] = False
+            out = self.codes[at] if self.codes.size else np.zeros(keys.size, np.int64)
         if not ok.all():
             raise InputError("the data changed between the build's two passes (a value the "
                              "first pass did not count)")
-        return self.codes[at]
+        return out
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
@@ -253,42 +326,49 @@ def bin_table(counts: ColumnCounts, n_bins: int, strategy: str, min_bin_count: i
                     counts.sketched.copy())
 
 
-def encode_chunk(table: BinTable, X, d: int) -> sp.csc_matrix:
+def encode_chunk(table: BinTable, X, d: int, position: np.ndarray | None = None
+                 ) -> sp.csc_matrix:
     """The codes (CSC, sorted, code 0 implicit) of a row chunk ``X`` with ``d`` columns (a
-    narrower chunk is padded with zero columns)."""
+    narrower chunk is padded with zero columns), column ``j`` put at ``position[j]`` (the
+    store's column order; default: in place)."""
     m = X.shape[0]
+    position = np.arange(d, dtype=np.int64) if position is None else position
+    special = np.flatnonzero(table.zero_code != 0)  # their zeros are coded: written out
     if sp.issparse(X):
-        X = sp.csc_matrix(X, dtype=np.float64)
-        X.sum_duplicates()
-        X.eliminate_zeros()
-        if X.shape[1] < d:
-            X = sp.csc_matrix((X.data, X.indices, np.concatenate(
-                [X.indptr, np.full(d - X.shape[1], X.indptr[-1])])), shape=(m, d))
-        cols = np.repeat(np.arange(d, dtype=np.int64), np.diff(X.indptr))
-        codes = table.encode(cols, X.data)
-        out = sp.csc_matrix((codes, X.indices, X.indptr), shape=(m, d))
-        special = np.flatnonzero(table.zero_code != 0)  # their zeros are coded: write them
+        X = sp.csr_matrix(X, dtype=np.float64)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        cols = X.indices.astype(np.int64)
+        rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(X.indptr))
+        vals = X.data
+        nz = vals != 0
+        if not nz.all():
+            cols, rows, vals = cols[nz], rows[nz], vals[nz]
+        codes = table.encode(cols, vals)
         if special.size:
             dense = np.broadcast_to(table.zero_code[special], (m, special.size)).copy()
-            sub = out[:, special].tocoo()
-            dense[sub.row, sub.col] = sub.data
-            drop = np.zeros(d, dtype=bool)
-            drop[special] = True
-            out.data[drop[cols]] = 0  # those columns' stored cells now come from ``dense``
-            fill = sp.csc_matrix(dense)
-            out = out + sp.csc_matrix((fill.data, fill.indices, _spread(fill.indptr, special, d)),
-                                      shape=(m, d))
+            slot = np.full(d, -1, dtype=np.int64)
+            slot[special] = np.arange(special.size)
+            inside = slot[cols] >= 0
+            dense[rows[inside], slot[cols[inside]]] = codes[inside]
+            r, c = np.nonzero(dense)
+            keep = ~inside
+            rows = np.concatenate([rows[keep], r])
+            cols = np.concatenate([cols[keep], special[c]])
+            codes = np.concatenate([codes[keep], dense[r, c]])
     else:
         X = np.asarray(X, dtype=np.float64)
         if X.shape[1] < d:
             X = np.hstack([X, np.zeros((m, d - X.shape[1]))])
         full = np.broadcast_to(table.zero_code, (m, d)).copy()
         mask = X != 0
-        cols = np.broadcast_to(np.arange(d, dtype=np.int64), (m, d))[mask]
-        full[mask] = table.encode(cols, X[mask])
-        out = sp.csc_matrix(full)
-    out = sp.csc_matrix(out)
-    out.eliminate_zeros()
+        full[mask] = table.encode(np.broadcast_to(np.arange(d, dtype=np.int64), (m, d))[mask],
+                                  X[mask])
+        rows, cols = np.nonzero(full)
+        codes = full[rows, cols]
+    keep = codes != 0
+    out = sp.csc_matrix((codes[keep], (rows[keep], position[cols[keep]])), shape=(m, d))
     out.sort_indices()
     return out
 

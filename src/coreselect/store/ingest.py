@@ -226,7 +226,7 @@ def encode_task(shared: Shared, files: Sequence[int]) -> int:
             if row + m > end:
                 raise InputError(f"{file}: the file changed between the build's passes "
                                  "(more rows than counted)")
-            codes = encode_chunk(plan.table, X, plan.d)[:, plan.order]
+            codes = encode_chunk(plan.table, X, plan.d, plan.position)
             codes.data = codes.data.astype(np.int16 if plan.table.n_codes.max(initial=0) < 2**15
                                            else np.int32)
             labels = encode_labels(Y, plan.flip)
@@ -529,6 +529,7 @@ def _merge(counted: list[Counted], source, options: BuildOptions,
                 bounds=row_bounds(n, rbs), order=shuffled_order(d, options.seed), table=table,
                 flip=ones * 2 > n, n_blocks=-(-d // options.block_size),
                 block_size=int(options.block_size))
+    plan.position = np.argsort(plan.order)  # type: ignore[attr-defined]  # column -> place
     plan.label_n_codes = np.where((ones == 0) | (ones == n), 1, 2)  # type: ignore[attr-defined]
     plan.nnz = nnz  # type: ignore[attr-defined]
     return plan
