@@ -114,14 +114,25 @@ def row_bounds(n: int, rbs: int) -> np.ndarray:
 
 
 # -- tasks (run by the engines; module-level so that they pickle) -----------------------------
+#: While the driver runs tasks in its own process: called with the bytes of each chunk read
+#: (estimated from the file's size and rows), for a progress bar that moves within a file.
+_LIVE: Callable[[float], None] | None = None
+
+
 def _chunks(shared: Shared, i: int):
     """File ``i``'s chunks as ``(X, Y, file)``, ID columns left out."""
     o = shared.options
     keep = None if shared.keep is None else np.asarray(shared.keep, dtype=np.int64)
+    per_row = 0.0
+    if _LIVE is not None and hasattr(shared.source, "file_rows"):
+        rows = shared.source.file_rows()[i]
+        per_row = _file_size(shared.source, i) / max(rows, 1)
     for chunk in shared.source.file_chunks(i, chunk_rows=o.chunk_rows,
                                            chunk_bytes=o.chunk_bytes):
         X = chunk.X if keep is None else chunk.X[:, keep]
         yield X, chunk.Y, chunk.file
+        if per_row and _LIVE is not None:
+            _LIVE(per_row * X.shape[0])
 
 
 def _file_size(source, i: int) -> int:
@@ -472,16 +483,27 @@ def _dask_workers(engine) -> int | None:
 
 
 def _run(engine, func, shared, tasks, stage, total, progress, amount) -> list:
-    done = [0]
+    global _LIVE
+    done, live = [0], [0.0]
 
     def on_result(_i: int, result: Any) -> None:
         done[0] += amount(result)
+        live[0] = float(done[0])
         if progress is not None:
             progress(stage, done[0], total)
 
+    def on_chunk(nbytes: float) -> None:
+        live[0] += nbytes
+        progress(stage, int(min(live[0], total)), total)
+
     if progress is not None:
         progress(stage, 0, total)
-    return engine.map(func, shared, tasks, on_result=on_result)
+    in_process = getattr(engine, "name", "") == "local" and not getattr(engine, "n_workers", None)
+    _LIVE = on_chunk if progress is not None and in_process else None
+    try:
+        return engine.map(func, shared, tasks, on_result=on_result)
+    finally:
+        _LIVE = None
 
 
 def _merge(counted: list[Counted], source, options: BuildOptions,
