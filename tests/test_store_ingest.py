@@ -197,8 +197,15 @@ def _same_store(a, b):
 def test_streamed_build_equals_in_memory_build(shards, tmp_path):
     _, X, Y, files, ref = shards
     src = WholeFileChunks(files, chunk_rows=37)
-    st_ = build_store_from_source(src, tmp_path / "s", options=BuildOptions(**OPTS))
+    seen = []
+    st_ = build_store_from_source(src, tmp_path / "s", options=BuildOptions(**OPTS),
+                                  progress=lambda *a: seen.append(a))
     _same_store(st_, ref)
+    size = sum(Path(f).stat().st_size for f in files)  # both passes count the bytes read
+    for stage in ("count", "encode"):
+        done = [d for s, d, t in seen if s == stage and t == size]
+        assert done[0] == 0 and done[-1] == size and done == sorted(done)
+    assert seen[-1] == ("tiles", st_.n_row_blocks, st_.n_row_blocks)
     assert st_.n_row_blocks > 1 and st_.n_blocks > 1
     mem = build_store_from_source(MemorySource([(X[:200], Y[:200]), (X[200:], Y[200:])], 13,
                                                feature_names=IndexedNames(X.shape[1], "f")),
@@ -267,6 +274,9 @@ def test_cli_build_from_file_and_seams(shards, tmp_path):
     run = run_cli(["store", "build", one, tmp_path / "big" / "st", "--block-size", 10**18],
                   expect=2)
     assert "block size" in run.stderr
+    run = run_cli(["store", "build", one, tmp_path / "w", "--workers", 2, "--scheduler",
+                   "tcp://127.0.0.1:1"], expect=2)
+    assert "--workers" in run.stderr and not (tmp_path / "w").exists()
     assert not (tmp_path / "big").exists() or list((tmp_path / "big").iterdir()) == []
 
 

@@ -38,7 +38,7 @@ def store_cmd() -> None:
               help="Smallest bin of a split column.")
 @click.option("--workers", "n_workers", default=None, type=click.IntRange(min=1),
               help="Worker processes reading the files side by side (default: this process "
-                   "alone). With --scheduler: ignored (the cluster has its own workers).")
+                   "alone); refused with --scheduler (the cluster has its own workers).")
 @click.option("--scheduler", default=None,
               help="Address of a Dask scheduler whose workers read the files and write the "
                    "tiles; they must see STORE_DIR's folder (this machine, or a shared "
@@ -82,6 +82,8 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
         log_to_stderr()
     refuse_url(labels, "--labels")
     _check_params(block_size, row_block_size, seed)  # before any file is written
+    if n_workers is not None and scheduler:
+        fail("--workers does not apply with --scheduler (the cluster has its own workers)")
     if n_workers is not None and n_workers > max_workers():
         fail(f"--workers {n_workers}: at most {max_workers()} here")
     check_build_target(store_dir)  # before the (possibly long) read (a URL: its bucket too)
