@@ -130,9 +130,30 @@ def _chunks(shared: Shared, i: int):
     for chunk in shared.source.file_chunks(i, chunk_rows=o.chunk_rows,
                                            chunk_bytes=o.chunk_bytes):
         X = chunk.X if keep is None else chunk.X[:, keep]
-        yield X, chunk.Y, chunk.file
+        for a, b in _slices(X):
+            yield X[a:b], chunk.Y[a:b], chunk.file
         if per_row and _LIVE is not None:
             _LIVE(per_row * X.shape[0])
+
+
+#: Cells coded at a time: a reader's chunk (32 MiB of text, ~4 M non-zeros) is cut into row
+#: slices of about this many, so the coding temporaries (~10 arrays of 8 bytes per cell)
+#: follow this, not the reader's block.
+SLICE_CELLS = 1 << 20
+
+
+def _slices(X) -> list[tuple[int, int]]:
+    """Row ranges of ``X`` holding about :data:`SLICE_CELLS` cells each (at least a row)."""
+    n = X.shape[0]
+    if sp.issparse(X):
+        ends = np.asarray(sp.csr_matrix(X).indptr if X.format != "csr" else X.indptr)
+    else:
+        ends = np.arange(n + 1, dtype=np.int64) * max(X.shape[1], 1)
+    if ends[-1] <= SLICE_CELLS:
+        return [(0, n)]
+    cuts = np.searchsorted(ends, np.arange(SLICE_CELLS, int(ends[-1]), SLICE_CELLS))
+    bounds = np.unique(np.concatenate([[0], np.clip(cuts, 1, n), [n]]))
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
 
 def _file_size(source, i: int) -> int:
