@@ -624,6 +624,108 @@ def gen_ignored_options(n, tmp, rng):
             for v in (variants[i % len(variants)] for i in range(n))]
 
 
+
+# ------------------------------------------------------------------ readers (issues 29, 31)
+# Row shards read as one dataset, and declared-size bombs in LIBSVM/XMC headers. Kept in a
+# block of their own (helper "readers"); registered in CLASSES by READER_CLASSES below.
+def _svm_shards(folder: Path, n_files: int = 3, rows: int = 200, header: bool = False, seed: int = 0) -> list[Path]:
+    import numpy as np
+
+    r = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for k in range(n_files):
+        lines = [",".join(map(str, sorted(set(r.integers(0, 4, 2).tolist())))) + " "
+                 + " ".join(f"{j}:{r.integers(1, 4)}" for j in sorted(set(r.integers(0, 20, 4).tolist())))
+                 for _ in range(rows)]
+        p = folder / f"part-{k:02d}.svm"
+        p.write_text((f"{rows} 20 4\n" if header else "") + "\n".join(lines) + "\n")
+        out.append(p)
+    return out
+
+
+def gen_shards(n, tmp, rng):
+    """Many files as one dataset (a folder, a glob): each bad case is one line naming the file."""
+    kinds = ["glob matches nothing", "spaces disagree", "bad line mid-file", "truncated gz shard",
+             "shard vanishes after listing", "mixed formats", "header in one shard only"]
+    out = []
+    for i in range(n):
+        kind = kinds[i % len(kinds)]
+        w = tmp / f"s{i}"
+        files = _svm_shards(w / "d", header=kind == "spaces disagree", seed=i)
+        data = "d"
+        culprit = None
+        code = None
+        if kind == "glob matches nothing":
+            data = "d/*.xmc"
+        elif kind == "spaces disagree":
+            culprit = files[1]
+            culprit.write_text(culprit.read_text().replace("200 20 4", "200 21 4", 1))
+        elif kind == "bad line mid-file":
+            culprit = files[2]
+            lines = culprit.read_text().splitlines()
+            lines[150] = "1 3:1 4:oops"
+            culprit.write_text("\n".join(lines) + "\n")
+        elif kind == "truncated gz shard":
+            culprit = files[0].with_name("part-00.svm.gz")
+            culprit.write_bytes(gzip.compress(files[0].read_bytes() * 20)[:-300])
+            files[0].unlink()
+        elif kind == "shard vanishes after listing":
+            culprit = files[1]
+            code = _api(f"from coreselect.io.chunks import open_chunks\nds = open_chunks('d')\nds.scan()\n"
+                        f"import os; os.remove({str(culprit)!r})\nfor c in ds.chunks(): pass")
+        elif kind == "mixed formats":
+            culprit = w / "d" / "zz.csv"
+            culprit.write_text("a,b\n1,0\n")
+        else:
+            culprit = files[1]
+            culprit.write_text("200 20 4\n" + culprit.read_text())
+
+        def check_named(r, culprit=culprit):
+            return None if culprit is None or culprit.name in r.stderr + r.stdout else "the message does not name the file"
+
+        if code is not None:
+            out.append(Attempt("shards", kind, code=code, cwd=w, ok_allowed=False, check=check_named))
+        else:
+            out.append(Attempt("shards", kind, argv=["select", data, "-k", "2", "-q", "--out", "o.json"], cwd=w,
+                               ok_allowed=False, inputs=[f for f in (w / "d").iterdir()] if (w / "d").exists() else [],
+                               must_not_exist=[w / "o.json"], check=check_named))
+    return out
+
+
+def gen_declared_bombs(n, tmp, rng):
+    """LIBSVM/XMC headers declaring far more labels or features than the file holds (issue 31:
+    an XMC header declaring 64x the labels present reached 3.6 GiB): memory must follow the
+    data present, so the run either refuses in one line or finishes within the limits."""
+    out = []
+    for i in range(n):
+        w = tmp / f"b{i}"
+        w.mkdir()
+        kind = i % 4
+        import numpy as np
+
+        r = np.random.default_rng(i)
+        rows = 20_000
+        labs = [",".join(map(str, sorted(set(r.integers(0, 1000, 5).tolist())))) for _ in range(rows)]
+        present = sum(len(x.split(",")) for x in labs)
+        feats = [" ".join(f"{j}:1" for j in sorted(set(r.integers(0, 100, 5).tolist()))) for _ in range(rows)]
+        body = "\n".join(f"{a} {b}" for a, b in zip(labs, feats)) + "\n"
+        if kind == 0:
+            name, head, what = "b.xmc", f"{rows} 100 {64 * present}\n", "XMC labels 64x present"
+        elif kind == 1:
+            name, head, what = "b.xmc", f"{rows} {64 * rows * 5} 1000\n", "XMC features 64x present"
+        elif kind == 2:
+            name, head, what = "b.svm", f"{rows} 100 {2**20}\n", "LIBSVM labels at the floor"
+        else:
+            name, head, what = "b.xmc", f"{rows} 100 {10**12}\n", "XMC labels 10^12"
+        (w / name).write_text(head + body)
+        out.append(Attempt("declared_bombs", what, argv=["select", name, "-k", "2", "-q"], cwd=w,
+                           inputs=[w / name], deadline=90, forbid_text=("out of memory",)))
+    return out
+
+
+READER_CLASSES: dict[str, Callable] = {"shards": gen_shards, "declared_bombs": gen_declared_bombs}
+
 CLASSES: dict[str, Callable] = {
     "overwrite_found": gen_overwrite_found,
     "name_resolution": gen_name_resolution,
@@ -643,12 +745,13 @@ CLASSES: dict[str, Callable] = {
     "typed_errors": gen_typed_errors,
     "ignored_options": gen_ignored_options,
 }
+CLASSES.update(READER_CLASSES)
 #: Owner of each class's fix (issue 17 was split between helpers).
 OWNER = {"overwrite_found": "outputs", "name_resolution": "outputs", "evaluate_self_overwrite": "outputs",
          "evaluate_partial": "outputs", "signals": "outputs", "case_xml": "outputs", "api_complex": "api",
          "malformed_sparse": "api", "workers_huge": "options", "p_huge": "options", "ignored_options": "options",
-         "typed_errors": "api/options/hostile"}
-EXPENSIVE = {"scheduler_killed": 2, "bombs": 5, "signals": 6}  # attempt caps by default
+         "typed_errors": "api/options/hostile", "shards": "readers", "declared_bombs": "readers"}
+EXPENSIVE = {"scheduler_killed": 2, "bombs": 5, "signals": 6, "declared_bombs": 4}  # attempt caps by default
 
 
 # ----------------------------------------------------------------------------------- runner

@@ -36,6 +36,7 @@ SCRIPTS = {
     "fixed_rate": (["mulan/scene/scene-train.arff", "mulan/scene/scene-test.arff"], []),
     "cluster": ([], ["s3fs", "moto"]),  # --quick: about 50 s on 2 busy cores (S3 server, scheduler, 2 workers)
     "resume": ([], []),  # --quick: about 30 s on 2 busy cores (8 short runs, a small store)
+    "ingest": ([], []),  # --quick: a few seconds (a 1 MB LIBSVM file parsed three ways)
 }
 
 

@@ -83,7 +83,9 @@ def as_source(data: Any, Y: Any = None, *, n_bins: int | None = None,
         # coreselect.load (a file, a path under $COREDATA, "synthesized", a registry name).
         from coreselect.store.fs import scheme
 
-        if scheme(data) is not None or Path(data).is_dir():  # a URL is never a path
+        from coreselect.io.chunks import names_files  # shards of a dataset, not a store
+
+        if (scheme(data) is not None or Path(data).is_dir()) and not names_files(data):  # a URL is never a path
             data = open_store(data)  # says so when the folder holds no store
         else:
             if Y is not None:

@@ -380,7 +380,11 @@ class InMemorySource(Source):
             label_names = [str(c) for c in classes]
         if label_names is not None and len(label_names) != self.Y.shape[1]:
             raise InputError(f"{len(label_names)} label names for {self.Y.shape[1]} labels")
-        self.label_names = None if label_names is None else [str(c) for c in label_names]
+        from coreselect.io.dataset import IndexedNames
+
+        # IndexedNames stay lazy: a declared label space of millions costs no strings
+        self.label_names = (None if label_names is None else label_names
+                            if isinstance(label_names, IndexedNames) else [str(c) for c in label_names])
         self.n_samples, self.n_features = int(X.shape[0]), int(X.shape[1])
         ids = None
         if columns is not None:

@@ -124,7 +124,9 @@ def select_cmd(data, k, lam, p, relevance, calibration, n_bins, min_bin_count, s
     for option, value in (("--labels", labels), ("--out", out), ("--export", export),
                           ("--coverage", coverage_png), ("--temp-dir", temp_dir)):
         refuse_url(value, option)  # never a local folder named "s3:"
-    if scheme(data) is not None or Path(data).is_dir():
+    from coreselect.io.chunks import names_files  # shards of a dataset, not a store
+
+    if (scheme(data) is not None or Path(data).is_dir()) and not names_files(data):
         from coreselect.store import open_store
 
         store = open_store(data)  # one line when the folder holds no store

@@ -33,6 +33,16 @@ def input_files(data: str | os.PathLike, labels: Any = None) -> tuple[list[Path]
     later: list[Path] = []
     if isinstance(labels, (str, os.PathLike)) and Path(labels).is_file():
         files.append(Path(labels))
+    from coreselect.io.chunks import is_url, names_files, resolve_files
+
+    if names_files(data):
+        # Row shards (a folder, a glob, a .list file): each local shard and the list file.
+        try:
+            shards = resolve_files(data)
+        except DatasetError:
+            return files, later  # the read reports it
+        own = [Path(data)] if str(data).endswith(".list") and not is_url(str(data)) else []
+        return files + own + [Path(f) for f in shards if not is_url(f)], later
     path = Path(data)
     if path.is_dir():
         # A column store: the folder (outputs inside it are refused) and each of its files

@@ -52,7 +52,9 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
     data : str or path-like
         Looked up in this order:
 
-        1. an existing file (any format :func:`coreselect.io.read` knows);
+        1. an existing file (any format :func:`coreselect.io.read` knows), or several read as
+           row shards of one dataset (a folder that is not a column store, a glob, a ``.list``
+           file, an fsspec URL of a file or a glob: :func:`coreselect.io.chunks.open_chunks`);
         2. a path relative to ``$COREDATA`` (``"rcv1v2/rcv1subset1.arff.gz"``);
         3. ``"synthesized"`` (:func:`~coreselect.datasets.make_synthesized`);
         4. a registry name such as ``"emotions"`` or ``"rcv1subset1"`` (``coreselect
@@ -91,6 +93,10 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
     from coreselect.datasets import registry
     from coreselect.datasets.fetch import coredata_dir, fetch_files
 
+    from coreselect.io.chunks import names_files, open_chunks
+
+    if names_files(data):  # a folder of shards, a glob, a .list file, a data file's URL
+        return open_chunks(data, labels=labels, **options).read()
     path = Path(data)
     if path.is_dir():
         raise DatasetError("is a folder, not a data file (a column store made by `coreselect store build` "

@@ -10,6 +10,10 @@
 ``.parquet``, ``.pq``                   Parquet (:mod:`coreselect.io.tabular`)
 =====================================  ==========================================
 
+Reading in row chunks with bounded memory, and many files (a folder, a glob, a ``.list``
+file, an fsspec URL) as one dataset: :mod:`coreselect.io.chunks` (``open_chunks``); the
+whole-file LIBSVM/XMC reader is its block parser's blocks concatenated.
+
 Labels are chosen the same way for every format (:mod:`coreselect.io.labels`: ``N`` is the
 last N columns/attributes). Readers record what they learnt in the typed
 :class:`~coreselect.io.dataset.DatasetMeta` (``Dataset.metadata``); ID-like columns follow
@@ -83,7 +87,8 @@ def read(path: str | os.PathLike, labels: Any = None, **options: Any) -> Dataset
 
 def _read(path: str | os.PathLike, labels: Any = None, **options: Any) -> Dataset:
     fmt = format_of(path)
-    if not Path(path).exists():
+    url = "://" in str(path) and not str(path).lower().startswith("file://")
+    if not url and not Path(path).exists():  # a URL's absence is found by opening it
         raise DatasetError("no such file", path=str(path))
     if fmt != "arff" and "missing" in options:
         # ARFF's '?' is the only missing-value marker with a choice; elsewhere a missing

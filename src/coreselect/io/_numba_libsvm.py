@@ -238,3 +238,30 @@ def parse_block(block: bytes, first_line: int):
     return (idx[:k].copy() if k < n_colons else idx, val[:k].copy() if k < n_colons else val,
             row_nnz[:r].copy(), lab[:m].copy(), row_nlab[:r].copy(), row_line[:r].copy(),
             row_blank[:r].copy())
+
+
+@njit(cache=True, nogil=True)
+def sort_rows(indptr, idx, val):  # pragma: no cover - compiled
+    """Sort each row's entries by index in place (rows are short and almost always sorted:
+    insertion sort); return the first row holding an index twice, or -1, and that index."""
+    for r in range(indptr.size - 1):
+        a = indptr[r]
+        b = indptr[r + 1]
+        for j in range(a + 1, b):
+            if idx[j] <= idx[j - 1]:
+                # insertion sort of the rest of the row
+                for q in range(j, b):
+                    ki = idx[q]
+                    kv = val[q]
+                    p = q - 1
+                    while p >= a and idx[p] > ki:
+                        idx[p + 1] = idx[p]
+                        val[p + 1] = val[p]
+                        p -= 1
+                    idx[p + 1] = ki
+                    val[p + 1] = kv
+                for q in range(a + 1, b):
+                    if idx[q] == idx[q - 1]:
+                        return r, idx[q]
+                break
+    return -1, 0

@@ -39,8 +39,13 @@ labels costs nothing until the data hold them; such a header is refused by
 files); ``chunk_bytes`` caps the text parsed at once. A file changed or removed between the
 scan and a later pass is an error naming it.
 
-CSV, Parquet and ARFF are still read whole per file and cut into chunks (bounded by the
-largest file, not the dataset); their widths are known from the header.
+CSV and Parquet files of numbers are streamed with pyarrow (``pyarrow.csv.open_csv`` in
+blocks of ``chunk_bytes``, ``ParquetFile.iter_batches``); X is dense float64. A table with a
+text or boolean feature column, pandas-only read options, or a quoted header, and every ARFF
+file, is read whole per file by the whole-file reader and cut into chunks (memory bounded by
+the largest such file, not the dataset); shards with text columns must hold the same values
+(their codes). For tables, the scan pass validates and counts rows; errors name file and
+line as the whole-file reader's do.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ import scipy.sparse as sp
 from coreselect.errors import DatasetError
 from coreselect.io.dataset import Dataset, IndexedNames
 
-__all__ = ["Chunk", "ChunkedDataset", "open_chunks", "resolve_files", "is_many", "LIST_SUFFIX"]
+__all__ = ["Chunk", "ChunkedDataset", "open_chunks", "resolve_files", "is_many", "names_files", "LIST_SUFFIX"]
 
 LIST_SUFFIX = ".list"
 _GLOB_CHARS = "*?["
@@ -102,11 +107,23 @@ def is_many(data: Any) -> bool:
     if text.endswith(LIST_SUFFIX):
         return True
     if is_url(text):
-        return any(c in text for c in _GLOB_CHARS) or text.endswith("/")
+        # s3://bucket/prefix (no pattern) stays a column store's URL
+        return any(c in text for c in _GLOB_CHARS)
     p = Path(text)
     if p.is_dir():
-        return not (p / "store.json").exists()
+        # a folder of data files; a store, or a folder without data, is not (the store's
+        # reader, or load, says what it is)
+        return not (p / "store.json").exists() and any(
+            f.is_file() and _data_suffix(f.name) for f in p.rglob("*"))
     return not p.exists() and any(c in text for c in _GLOB_CHARS)
+
+
+def names_files(data: Any) -> bool:
+    """Whether ``data`` is read by :func:`open_chunks` rather than as a store, a single local
+    file or a dataset name: several files (:func:`is_many`) or the URL of one data file."""
+    if is_many(data):
+        return True
+    return isinstance(data, str) and is_url(data) and _data_suffix(data)
 
 
 def resolve_files(data: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
@@ -128,7 +145,8 @@ def resolve_files(data: str | os.PathLike | Sequence[str | os.PathLike]) -> list
     if p.is_dir():
         files = sorted(str(f) for f in p.rglob("*") if f.is_file() and _data_suffix(f.name))
         if not files:
-            raise DatasetError("the folder holds no data file (known suffixes: .svm, .xmc, .csv, .parquet, "
+            raise DatasetError("the folder holds neither a column store (store.json) nor a data file (known "
+                               "suffixes: .svm, .xmc, .csv, .parquet, "
                                ".arff, ...)", path=text)
         return files
     if p.exists():
@@ -157,10 +175,10 @@ def _from_list(path: str) -> list[str]:
 
 
 def _remote(url: str) -> list[str]:
-    import fsspec
+    from coreselect.io.text import url_fs
 
+    fs, root = url_fs(url)
     try:
-        fs, root = fsspec.core.url_to_fs(url)
         proto = url.split("://", 1)[0]
         if any(c in root for c in _GLOB_CHARS):
             found = fs.glob(root)
@@ -212,7 +230,8 @@ class ChunkedDataset:
         self._layout = None
         self._rows: list[int] | None = None
         self._stats: list = []
-        self._meta: Dataset | None = None  # tables/ARFF: the first file's Dataset (names, kinds)
+        self._columns: tuple[list[str], list[str]] | None = None  # tables/ARFF: feature and label names
+        self._streamable: list[bool] = []
 
     # ------------------------------------------------------------------ shape
     @property
@@ -222,22 +241,22 @@ class ChunkedDataset:
     @property
     def n_features(self) -> int:
         self.scan()
-        return self._layout.n_features if self.sparse else len(self._meta.feature_names)
+        return self._layout.n_features if self.sparse else len(self._columns[0])
 
     @property
     def n_labels(self) -> int:
         self.scan()
-        return self._layout.n_labels if self.sparse else len(self._meta.label_names)
+        return self._layout.n_labels if self.sparse else len(self._columns[1])
 
     @property
     def feature_names(self) -> Sequence[str]:
         self.scan()
-        return IndexedNames(self._layout.n_features, "f") if self.sparse else self._meta.feature_names
+        return IndexedNames(self._layout.n_features, "f") if self.sparse else list(self._columns[0])
 
     @property
     def label_names(self) -> Sequence[str]:
         self.scan()
-        return IndexedNames(self._layout.n_labels, "l") if self.sparse else self._meta.label_names
+        return IndexedNames(self._layout.n_labels, "l") if self.sparse else list(self._columns[1])
 
     @property
     def n_rows(self) -> int:
@@ -332,20 +351,44 @@ class ChunkedDataset:
         self._rows = [s.n_rows for s in scans]
 
     def _scan_tables(self) -> None:
+        """Names from each file's header or footer (checked to agree), then one pass that
+        validates and counts the rows: streamed (numeric tables) or the whole-file reader
+        (tables with text columns, whose codes need all values)."""
         from coreselect import io as cio
+        from coreselect.io.tabular import NotStreamable, table_chunks, table_columns
 
-        self._meta = None
-        rows = []
+        opts = dict(self.options)
+        opts.pop("name", None)
+        rows, self._streamable, self._columns = [], [], None
+        nominal = None
         for f in self.files:
             self._stats.append(_stat(f))
-            ds = cio.read(f, labels=self.labels, **self.options)
-            if self._meta is None:
-                self._meta = ds
-            elif (list(ds.feature_names) != list(self._meta.feature_names)
-                  or list(ds.label_names) != list(self._meta.label_names)):
+            if self.format in ("csv", "parquet"):
+                feats, labs, streamable = table_columns(f, self.format, self.labels, **opts)
+            else:
+                feats, labs, streamable = None, None, False
+            n = 0
+            if streamable:
+                try:
+                    for X, _Y in table_chunks(f, self.format, feats, labs, **opts):
+                        n += X.shape[0]
+                except NotStreamable:
+                    streamable = False
+            if not streamable:
+                ds = cio.read(f, labels=self.labels, **self.options)
+                feats, labs, n = list(ds.feature_names), list(ds.label_names), ds.X.shape[0]
+                if nominal is None:
+                    nominal = ds.metadata.nominal_values
+                elif ds.metadata.nominal_values != nominal:
+                    raise DatasetError(f"the values of its text columns differ from those of {self.files[0]} (their "
+                                       "codes would disagree); convert the columns to numbers", path=f)
+            if self._columns is None:
+                self._columns = (list(feats), list(labs))
+            elif (list(feats), list(labs)) != self._columns:
                 raise DatasetError(f"its columns differ from those of {self.files[0]}; the shards of a dataset "
                                    "have the same features and labels", path=f)
-            rows.append(ds.X.shape[0])
+            self._streamable.append(streamable)
+            rows.append(n)
         self._rows = rows
 
     # ------------------------------------------------------------------ passes
@@ -364,7 +407,9 @@ class ChunkedDataset:
         if self._stats and self._stats[i] is not None and _stat(path) != self._stats[i]:
             raise DatasetError("changed or vanished since it was first read; read it again", path=path)
         seen = 0
-        for X, Y in (self._sparse_parts(path, chunk_bytes) if self.sparse else self._table_parts(path)):
+        parts = (self._sparse_parts(path, chunk_bytes) if self.sparse
+                 else self._table_parts(path, chunk_rows, chunk_bytes))
+        for X, Y in parts:
             n = X.shape[0]
             step = chunk_rows or max(n, 1)
             for a in range(0, n, step):
@@ -383,9 +428,19 @@ class ChunkedDataset:
             if raw.n:
                 yield libsvm.finish(raw, self._layout, path)
 
-    def _table_parts(self, path: str):
+    def _table_parts(self, path: str, chunk_rows: int | None = None, chunk_bytes: int | None = None):
         from coreselect import io as cio
+        from coreselect.io.tabular import NotStreamable, table_chunks
 
+        if self._streamable[self.files.index(path)]:
+            opts = dict(self.options)
+            opts.pop("name", None)
+            try:
+                yield from table_chunks(path, self.format, *self._columns, chunk_rows=chunk_rows,
+                                        chunk_bytes=chunk_bytes, **opts)
+                return
+            except NotStreamable:
+                raise DatasetError("changed since it was first read; read it again", path=path) from None
         ds = cio.read(path, labels=self.labels, **self.options)
         Y = sp.csr_matrix(np.asarray(ds.Y) if not sp.issparse(ds.Y) else ds.Y, dtype=np.int8)
         yield ds.X, Y

@@ -371,14 +371,23 @@ def resolve(scan: FileScan, spath: str, zero_based: bool | str = "auto", n_featu
 
 def finish(raw: RawBlock, layout: Layout, spath: str) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """``(X, Y)`` of raw rows under a decided layout: CSR, X float64 without explicit zeros
-    and with sorted indices (a feature twice on a line is an error naming it), Y int8 0/1."""
+    and with sorted indices (a feature twice on a line is an error naming it), Y int8 0/1.
+    Consumes ``raw`` (its arrays are shifted and sorted in place: no copy of the entries)."""
+    from coreselect.io._numba_libsvm import sort_rows
+
     n = raw.n
-    idx = raw.idx if layout.f_zero else raw.idx - 1
-    labs = raw.labs if layout.l_zero else raw.labs - 1
+    idx, labs = raw.idx, raw.labs
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(raw.counts, out=indptr[1:])
+    r, col = sort_rows(indptr, idx, raw.vals)
+    if r >= 0:
+        raise DatasetError(f"feature index {col} appears twice on the line", spath, int(raw.row_lines[r]))
+    if not layout.f_zero:
+        idx -= 1
+    if not layout.l_zero:
+        labs = labs - 1
     X = sp.csr_matrix((raw.vals, idx, indptr), shape=(n, layout.n_features))
-    _check_unique_indices(X, raw.row_lines, spath, layout.f_zero)
+    X.has_sorted_indices = True
     X.eliminate_zeros()
     lptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(raw.lab_counts, out=lptr[1:])
@@ -449,25 +458,6 @@ def read_libsvm(
         metadata=DatasetMeta(format="libsvm", source=spath, zero_based=layout.f_zero,
                              labels_zero_based=layout.l_zero, label_source="file"),
     )
-
-
-def _check_unique_indices(X: sp.csr_matrix, row_lines, path: str, f_zero: bool) -> None:
-    """A feature index may appear once per line; order within a line is free."""
-    if X.nnz < 2:
-        return
-    same_row = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-    step = np.diff(X.indices)
-    if (step[same_row[1:] == same_row[:-1]] > 0).all():
-        X.has_sorted_indices = True
-        return
-    order = np.lexsort((X.indices, same_row))
-    rows, cols = same_row[order], X.indices[order]
-    dup = np.flatnonzero((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1]))
-    if len(dup):
-        r, c = int(rows[dup[0]]), int(cols[dup[0]])
-        raise DatasetError(f"feature index {c + (0 if f_zero else 1)} appears twice on the line", path,
-                           int(row_lines[r]))
-    X.sort_indices()
 
 
 def _stem(p: Path) -> str:
@@ -553,6 +543,9 @@ def write_libsvm(dataset: Dataset, path: str | os.PathLike) -> None:
     data = X.data if sp.issparse(X) else np.asarray(X)
     if np.isnan(data).any() or np.isinf(data).any():
         raise DatasetError("LIBSVM cannot hold NaN or infinite values", path=str(path))
+    from coreselect.io.xmc import _compressed
+
     text = libsvm_text(dataset)
-    with atomic_output(path) as fh:
+    # compressed by the suffix (.svm.gz was written as plain text before)
+    with atomic_output(path, mode="wb") as raw, _compressed(raw, str(path)) as fh:
         fh.write(text)

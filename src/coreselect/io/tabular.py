@@ -297,6 +297,35 @@ def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = Non
                              {"format": "csv", "source": spath, **prov})
 
 
+def _is_url(spath: str) -> bool:
+    return "://" in spath and not spath.lower().startswith("file://")
+
+
+def _parquet_source(spath: str):
+    """What pyarrow opens: the path, or for an fsspec URL (s3://, memory://) a file object."""
+    if not _is_url(spath):
+        return spath
+    from coreselect.io.text import url_fs
+
+    fs, root = url_fs(spath)
+    try:
+        return fs.open(root, "rb")
+    except FileNotFoundError:
+        raise DatasetError("no such file", path=spath) from None
+    except Exception as exc:  # noqa: BLE001 - fsspec back ends raise their own types
+        raise DatasetError(f"cannot read the file: {' '.join(str(exc).split()) or type(exc).__name__}",
+                           path=spath) from None
+
+
+def _size(spath: str) -> int:
+    if not _is_url(spath):
+        return os.path.getsize(spath)
+    from coreselect.io.text import url_fs
+
+    fs, root = url_fs(spath)
+    return int(fs.size(root) or 0)
+
+
 def _scalar_type(t) -> bool:
     """Whether an Arrow type reads as one number or one text per cell."""
     import pyarrow as pa
@@ -316,7 +345,7 @@ def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None =
 
     spath = str(path)
     try:
-        pf = pq.ParquetFile(spath)
+        pf = pq.ParquetFile(_parquet_source(spath))
         width = pf.metadata.num_columns
         if width > MAX_COLUMNS:
             raise DatasetError(f"{width} columns; coreselect reads at most {MAX_COLUMNS} from a table", path=spath)
@@ -327,7 +356,7 @@ def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None =
         md0 = pf.metadata
         rows = max(md0.num_rows, sum(md0.row_group(i).num_rows for i in range(md0.num_row_groups)))
         cells = rows * max(width, 1)
-        size = os.path.getsize(spath)
+        size = _size(spath)
         if cells > _CELL_FLOOR and cells > MAX_CELLS_PER_BYTE * size:
             raise DatasetError(f"declares {rows} rows x {width} columns in {size} bytes; refusing "
                                "(a run-length or forged-footer bomb?)", path=spath)
@@ -515,3 +544,127 @@ def from_arrays(
         name=name,
         meta=meta,
     )
+
+
+# ------------------------------------------------------------------ streamed tables
+
+class NotStreamable(Exception):
+    """A table that :func:`table_chunks` cannot stream (a text or boolean feature column, a
+    cell that is not a number, pandas-only read options): the caller reads it whole."""
+
+
+def _is_numeric_type(t) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t) or pa.types.is_decimal(t)
+
+
+def table_columns(path: str, fmt: str, labels: Any = None, **read_options) -> tuple[list[str], list[str], bool]:
+    """``(feature names, label names, streamable)`` of a CSV or Parquet file, from its header
+    or footer (and the checks the whole-file reader makes there)."""
+    import pyarrow as pa
+
+    spath = str(path)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            pf = pq.ParquetFile(_parquet_source(spath))
+            schema = pf.schema_arrow
+        except (pa.ArrowException, OSError) as exc:
+            raise DatasetError(f"cannot read Parquet: {' '.join(str(exc).split())}", path=spath) from None
+        if len(schema) > MAX_COLUMNS:
+            raise DatasetError(f"{len(schema)} columns; coreselect reads at most {MAX_COLUMNS} from a table", path=spath)
+        cols = [str(n) for n in schema.names]
+        md = schema.metadata or {}
+        if labels is None and _META_KEY in md:
+            try:
+                labels = json.loads(md[_META_KEY])
+            except ValueError:
+                labels = None
+        idx, _ = resolve_label_spec(cols, labels, spath)
+        label_cols = [cols[i] for i in idx]
+        types = {str(f.name): f.type for f in schema}
+        streamable = not read_options and all(_is_numeric_type(types[c]) for c in cols if c not in set(label_cols))
+        streamable = streamable and all(_is_numeric_type(types[c]) or pa.types.is_boolean(types[c])
+                                        for c in label_cols)
+        return [c for c in cols if c not in set(label_cols)], label_cols, streamable
+    sep = read_options.get("sep", read_options.get("delimiter", ","))
+    if isinstance(sep, str) and len(sep) == 1:
+        _scan_header(spath, sep)
+    with open_binary(spath) as fh:
+        head = fh.readline(1 << 24).decode("utf-8", errors="replace").rstrip("\r\n")
+    try:
+        cols = next(csv.reader([head], delimiter=sep)) if isinstance(sep, str) and len(sep) == 1 else []
+    except csv.Error as exc:
+        raise DatasetError(f"malformed header: {exc}", path=spath, line=1) from None
+    idx, _ = resolve_label_spec(cols, labels, spath)
+    label_cols = [cols[i] for i in idx]
+    streamable = set(read_options) <= {"sep", "delimiter"} and '"' not in head
+    return [c for c in cols if c not in set(label_cols)], label_cols, streamable
+
+
+def table_chunks(path: str, fmt: str, features: list[str], label_cols: list[str], chunk_rows: int | None = None,
+                 chunk_bytes: int | None = None, **read_options):
+    """``(X, Y)`` of a numeric CSV or Parquet file in batches of at most ``chunk_rows`` rows (or
+    ``chunk_bytes`` of CSV text), with pyarrow's streaming readers; the checks of the
+    whole-file reader (missing and infinite values, binary labels) with file and line.
+    Raises :class:`NotStreamable` for what only the whole-file reader reads."""
+    import pyarrow as pa
+
+    import contextlib
+
+    spath = str(path)
+    row = 0
+    stack = contextlib.ExitStack()
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            pf = pq.ParquetFile(_parquet_source(spath))
+            batches = pf.iter_batches(batch_size=chunk_rows or 65536, columns=features + label_cols)
+            offset = None  # Parquet has no lines
+        else:
+            import pyarrow.csv as pcsv
+
+            sep = read_options.get("sep", read_options.get("delimiter", ","))
+            names = features + label_cols
+            fh = stack.enter_context(open_binary(spath))
+            batches = pcsv.open_csv(
+                fh, read_options=pcsv.ReadOptions(block_size=chunk_bytes or (16 << 20)),
+                parse_options=pcsv.ParseOptions(delimiter=sep),
+                convert_options=pcsv.ConvertOptions(column_types={c: pa.float64() for c in features},
+                                                    include_columns=names))
+            offset = 2  # data row r is on line r + 2
+        for batch in batches:
+            n = batch.num_rows
+            step = chunk_rows or max(n, 1)
+            for a in range(0, n, step):
+                part = batch.slice(a, min(step, n - a))
+                yield _batch_arrays(part, features, label_cols, spath,
+                                    None if offset is None else offset + row)
+                row += part.num_rows
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        if "conversion" in str(exc).lower() or "CSV" in str(exc) or "parse" in str(exc).lower():
+            raise NotStreamable(str(exc)) from None
+        raise DatasetError(f"cannot read {fmt}: {' '.join(str(exc).split())}", path=spath) from None
+    except (pa.ArrowException, OSError) as exc:
+        raise DatasetError(f"cannot read {fmt}: {' '.join(str(exc).split())}", path=spath) from None
+    finally:
+        stack.close()
+
+
+def _batch_arrays(batch, features: list[str], label_cols: list[str], path: str, row_offset: int | None):
+    n = batch.num_rows
+    # the whole-file reader's order of checks: labels, then feature values
+    Ycols = [batch.column(c).to_numpy(zero_copy_only=False) for c in label_cols]
+    Y = _binary_labels(np.column_stack(Ycols) if Ycols else np.zeros((n, 0)), label_cols, path, row_offset)
+    X = np.empty((n, len(features)), dtype=np.float64)
+    for j, c in enumerate(features):
+        X[:, j] = batch.column(c).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    finite = np.isfinite(X)
+    if not finite.all():
+        r, cidx = np.argwhere(~finite)[0]
+        what = "missing value" if np.isnan(X[r, cidx]) else "infinite value"
+        raise DatasetError(f"{what} in column {features[cidx]!r}", path=path, line=_line(row_offset, r))
+    return X, sp.csr_matrix(Y)

@@ -123,13 +123,38 @@ def _cap_for(path: str) -> int:
     return min(MAX_TEXT_BYTES, MAX_RATIO * os.path.getsize(path) + RATIO_FLOOR)
 
 
-def _open_url(p: str) -> BinaryIO:
-    """An fsspec URL's bytes, decompressed by suffix with the same cap as a local file."""
+#: The environment variable of storage options (a JSON object: endpoint, timeouts, ...), the
+#: one the column stores read (coreselect.store.fs), so data files and stores at one URL
+#: need one setting.
+STORAGE_OPTIONS_ENV = "CORESELECT_STORAGE_OPTIONS"
+
+
+def url_fs(url: str):
+    """``(fsspec file system, path)`` of a data file's URL, with the storage options of
+    ``$CORESELECT_STORAGE_OPTIONS``; a one-line DatasetError when it cannot be set up."""
+    import json
+
     import fsspec
 
-    low = p.lower()
     try:
-        fs, root = fsspec.core.url_to_fs(p)
+        options = json.loads(os.environ.get(STORAGE_OPTIONS_ENV) or "{}")
+    except ValueError:
+        options = None
+    if not isinstance(options, dict):
+        raise DatasetError(f"${STORAGE_OPTIONS_ENV} must hold a JSON object of storage options", path=url)
+    options.pop("retries", None)
+    try:
+        return fsspec.core.url_to_fs(url, **options)
+    except Exception as exc:  # noqa: BLE001 - a missing backend, bad options: their own types
+        raise DatasetError(f"cannot open the URL: {' '.join(str(exc).split()) or type(exc).__name__}",
+                           path=url) from None
+
+
+def _open_url(p: str) -> BinaryIO:
+    """An fsspec URL's bytes, decompressed by suffix with the same cap as a local file."""
+    low = p.lower()
+    fs, root = url_fs(p)
+    try:
         size = fs.size(root)
         raw = fs.open(root, "rb")
     except FileNotFoundError:
