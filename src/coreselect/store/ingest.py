@@ -222,6 +222,8 @@ class Plan:
     flip: np.ndarray
     n_blocks: int
     block_size: int
+    position: np.ndarray  # the store position of each column (inverse of ``order``)
+    label_n_codes: np.ndarray
 
 
 _PLANS: dict[str, Plan] = {}
@@ -568,14 +570,12 @@ def _merge(counted: list[Counted], source, options: BuildOptions,
     if counts.sketched.any():
         log.warning("%d columns have more than %d distinct values: binned on values kept to "
                     "%d significant bits", int(counts.sketched.sum()), options.cap, 10)
-    plan = Plan(n=n, d=d, n_labels=n_labels, sparse=sparse, first_row=first,
-                bounds=row_bounds(n, rbs), order=shuffled_order(d, options.seed), table=table,
-                flip=ones * 2 > n, n_blocks=-(-d // options.block_size),
-                block_size=int(options.block_size))
-    plan.position = np.argsort(plan.order)  # type: ignore[attr-defined]  # column -> place
-    plan.label_n_codes = np.where((ones == 0) | (ones == n), 1, 2)  # type: ignore[attr-defined]
-    plan.nnz = nnz  # type: ignore[attr-defined]
-    return plan
+    order = shuffled_order(d, options.seed)
+    return Plan(n=n, d=d, n_labels=n_labels, sparse=sparse, first_row=first,
+                bounds=row_bounds(n, rbs), order=order, table=table, flip=ones * 2 > n,
+                n_blocks=-(-d // options.block_size), block_size=int(options.block_size),
+                position=np.argsort(order),
+                label_n_codes=np.where((ones == 0) | (ones == n), 1, 2))
 
 
 def _finish(tmp: Path, plan: Plan, files: dict, source, options: BuildOptions,
