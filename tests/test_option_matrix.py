@@ -416,7 +416,12 @@ BUILD_VALUES = {"block_size": ["--block-size", "4"], "row_block_size": ["--row-b
                 "labels_as_features": ["--labels", "y0,y1", "--labels-as-features"],
                 "n_bins": ["--bins", "3"], "strategy": ["--strategy", "uniform"],
                 "min_bin_count": ["--min-bin-count", "40"], "quiet": ["--quiet"],
-                "verbose": ["--verbose"]}
+                "verbose": ["--verbose"], "cap": ["--exact-values", "2"],
+                # how the build runs, not what it writes: the same store (tests/test_store_ingest.py)
+                "n_workers": ["--workers", "2"], "chunk_rows": ["--chunk-rows", "7"],
+                "scheduler": ["--scheduler", "tcp://127.0.0.1:1"]}
+#: Build options that change how the store is built, never the store.
+SAME_STORE = ("n_workers", "chunk_rows")
 
 
 def test_store_build_matrix(capsys, monkeypatch, tmp_path, data):
@@ -435,8 +440,15 @@ def test_store_build_matrix(capsys, monkeypatch, tmp_path, data):
 
     reference, ref_out, ref_err = build("ref")
     for option, extra in BUILD_VALUES.items():
+        if option == "scheduler":  # used: it is connected to (nothing listens there)
+            code, _, err = run(capsys, "store", "build", data["file"], tmp_path / option, *extra)
+            assert code == 2 and len(err.strip().splitlines()) == 1 and "127.0.0.1:1" in err
+            assert not (tmp_path / option).exists()
+            continue
         meta, out, err = build(option, *extra)
-        if option == "quiet":
+        if option in SAME_STORE:
+            assert meta == reference, option
+        elif option == "quiet":
             assert err == "" != ref_err
         elif option == "verbose":
             assert "coreselect." in err and "coreselect." not in ref_err

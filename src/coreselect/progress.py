@@ -55,8 +55,9 @@ def format_seconds(seconds: float) -> str:
 
 
 class _Stage:
-    def __init__(self, label: str, total: int | None, now: float):
+    def __init__(self, label: str, total: int | None, now: float, unit: str = ""):
         self.label = label
+        self.unit = unit  # "B": done and total are bytes (shown in MiB, with MiB/s)
         self.done = 0
         self.total = total
         self.started = now
@@ -64,17 +65,24 @@ class _Stage:
         self.lines = 0
         self.bar = None
 
+    def _count(self, n: int) -> str:
+        return f"{n / 2**20:.1f} MiB" if self.unit == "B" else str(n)
+
     def text(self, now: float, final: bool = False) -> str:
         elapsed = now - self.started
         if final:
-            count = f" {self.done}/{self.total}" if self.total else ""
+            count = f" {self._count(self.done)}/{self._count(self.total)}" if self.total else ""
             return f"{self.label}{count} done in {format_seconds(elapsed)}"
         if not self.total:
             return f"{self.label}: {format_seconds(elapsed)} elapsed"
-        parts = [f"{self.label} {self.done}/{self.total} ({100 * self.done / self.total:.0f}%)"]
+        parts = [f"{self.label} {self._count(self.done)}/{self._count(self.total)} "
+                 f"({100 * self.done / self.total:.0f}%)"]
         if self.done > 0 and elapsed > 0:
             rate = self.done / elapsed
-            parts.append(f"{rate:.3g}/s" if rate >= 1 else f"{1 / rate:.3g} s each")
+            if self.unit == "B":
+                parts.append(f"{rate / 2**20:.3g} MiB/s")
+            else:
+                parts.append(f"{rate:.3g}/s" if rate >= 1 else f"{1 / rate:.3g} s each")
         parts.append(f"{format_seconds(elapsed)} elapsed")
         if 0 < self.done < self.total:
             parts.append(f"~{format_seconds(elapsed * (self.total - self.done) / self.done)} left")
@@ -97,6 +105,8 @@ class Reporter:
         ``$CORESELECT_PROGRESS_INTERVAL`` (:func:`interval_from_env`).
     labels : mapping, optional
         Stage name -> what to call it (e.g. ``{"select": "greedy steps"}``).
+    units : mapping, optional
+        Stage name -> ``"B"`` for stages that count bytes (drawn in MiB with MiB/s).
     prefix : str
         Starts every line (``"coreselect: "``).
 
@@ -106,8 +116,9 @@ class Reporter:
 
     def __init__(self, enabled: bool = True, stream: IO[str] | None = None, tty: bool | None = None,
                  interval: float | None = None, labels: Mapping[str, str] | None = None,
-                 prefix: str = "coreselect: "):
+                 prefix: str = "coreselect: ", units: Mapping[str, str] | None = None):
         self.enabled = enabled
+        self.units = dict(units or {})
         self._stream = stream
         self.tty = _is_tty(self.stream) if tty is None else bool(tty)
         self.interval = interval_from_env() if interval is None else float(interval)
@@ -178,7 +189,8 @@ class Reporter:
     def __reduce__(self):
         # A copy (scikit-learn's clone of an estimator holding it, a pickle to a worker) is a
         # new reporter with the same settings, on the copy's stderr (no lock, thread or bar).
-        return (Reporter, (self.enabled, None, self.tty, self.interval, self.labels, self.prefix))
+        return (Reporter, (self.enabled, None, self.tty, self.interval, self.labels, self.prefix,
+                           self.units))
 
     def __enter__(self) -> "Reporter":
         return self
@@ -190,7 +202,8 @@ class Reporter:
     def _open(self, name: str, total: int | None, now: float) -> _Stage:
         s = self._stages.get(name)
         if s is None:
-            s = self._stages[name] = _Stage(self.labels.get(name, name), total, now)
+            s = self._stages[name] = _Stage(self.labels.get(name, name), total, now,
+                                            self.units.get(name, ""))
             if self.tty:
                 s.bar = self._bar(s)
             self._start_ticker()
@@ -199,8 +212,10 @@ class Reporter:
     def _bar(self, s: _Stage):
         from tqdm.auto import tqdm
 
+        units = ({"unit": "B", "unit_scale": True, "unit_divisor": 1 << 20}
+                 if s.unit == "B" else {})
         return tqdm(total=s.total, desc=s.label, leave=False, file=self.stream, dynamic_ncols=True,
-                    bar_format=None if s.total else "{desc}: {elapsed}", mininterval=0.1)
+                    bar_format=None if s.total else "{desc}: {elapsed}", mininterval=0.1, **units)
 
     def _line(self, s: _Stage, now: float, final: bool = False) -> None:
         s.last_line = now

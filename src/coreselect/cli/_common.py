@@ -354,16 +354,16 @@ def _stop_logging() -> None:
         logger.setLevel(logging.NOTSET)
 
 
-def reporter(quiet: bool, labels: dict | None = None):
+def reporter(quiet: bool, labels: dict | None = None, units: dict | None = None):
     """The progress of a command's stages (:class:`coreselect.progress.Reporter`): a bar per
     stage on a terminal, a line per stage every few seconds in a log, nothing with ``-q``.
     Close it (or use it as a context manager) when the command ends."""
     from coreselect.progress import Reporter
 
-    return Reporter(enabled=not quiet, tty=_is_tty(sys.stderr), labels=labels)
+    return Reporter(enabled=not quiet, tty=_is_tty(sys.stderr), labels=labels, units=units)
 
 
-def progress_bar(total: int, desc: str, enabled: bool = True):
+def progress_bar(total: int, desc: str, enabled: bool = True, **options):
     """A tqdm bar on stderr, shown only when stderr is a terminal (log files get no ``\\r``).
 
     Returns an object with ``update(n)``, ``refresh()`` and ``close()`` (a disabled bar when
@@ -372,7 +372,8 @@ def progress_bar(total: int, desc: str, enabled: bool = True):
     from tqdm.auto import tqdm
 
     shown = enabled and _is_tty(sys.stderr)
-    return tqdm(total=total, desc=desc, disable=not shown, leave=False, file=sys.stderr)
+    return tqdm(total=total, desc=desc, disable=not shown, leave=False, file=sys.stderr,
+                **options)  # e.g. unit="B", unit_scale=True: bytes and MB/s
 
 
 def _is_tty(stream) -> bool:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -38,7 +40,8 @@ EXPORT_SUFFIXES = (".arff", ".svm", ".libsvm", ".svmlight", ".csv", ".parquet", 
 #: What the progress of each stage of a selection is called (bars and log lines).
 STAGES = {"loading": "loading the data", "engine": "starting the engine",
           "relevance": "relevance (labels)", "select": "greedy steps", "parts": "parts",
-          "union": "greedy steps on the union", "counts": "count passes over the row shards"}
+          "union": "greedy steps on the union", "counts": "count passes over the row shards",
+          "count": "read 1/2 (counts)", "encode": "read 2/2 (codes)", "tiles": "tiles"}
 
 
 def _calibration_help() -> str:
@@ -151,7 +154,14 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
         from coreselect.store import open_store
 
         store = open_store(data)  # one line when the folder holds no store
-    _refuse_ignored(given, "store" if store is not None else "file", mode, engine)
+    # rows/streaming on LIBSVM/XMC files: a transient store built from their chunks (never the
+    # file whole), in --temp-dir; --export needs the data themselves, so it reads the file.
+    stream = (_streamed_source(data, labels, labels_as_features)
+              if store is None and mode in ("rows", "streaming") and export is None else None)
+    _refuse_ignored(given - {"temp_dir"} if stream is not None else given,
+                    "store" if store is not None else "file", mode, engine)
+    if store is None and stream is None:
+        _check_fits(data, mode)  # before anything is allocated
     # Outputs are checked before any work: never over an input (the files DATA resolves to,
     # a name through $COREDATA or the cache, and the label XML found beside it) or over each
     # other, and an unknown --export format is refused now rather than after the selection.
@@ -175,7 +185,8 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
         if format_of(export) == "arff":
             _refuse_case_variant_xml(export)
 
-    shown = _common.reporter(quiet, {**STAGES, "loading": f"loading {Path(data).name}"})
+    shown = _common.reporter(quiet, {**STAGES, "loading": f"loading {Path(data).name}"},
+                             units={"count": "B", "encode": "B"})  # a transient store's passes
 
     def progress(stage: str, done: int, total: int) -> None:
         test_hold("progress")
@@ -195,8 +206,16 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
     started = time.perf_counter()
     dataset = None
     xml = None
+    scratch = None
     try:
-        if store is not None:
+        if stream is not None:
+            scratch, store = _transient_store(stream, temp_dir, n_bins, strategy, min_bin_count,
+                                              random_state, row_shards, progress)
+            params["row_shards"] = "auto"  # the store's row blocks are the shards
+            if mode != "rows":
+                params.pop("temp_dir", None)  # it held the store only (no row copies)
+            result = select(store, **params)
+        elif store is not None:
             # A store's partition is its build seed: --seed only when given (and then checked).
             result = select(store, random_state=random_state if "random_state" in given
                             else None, **params)
@@ -213,6 +232,10 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
                             else None, **params)
     finally:
         shown.close()
+        if scratch is not None:
+            import shutil
+
+            shutil.rmtree(scratch, ignore_errors=True)  # the transient store: nothing left
     report = {"k": int(result.spec["k"]), "lam": lam, "p": result.spec.get("p", p), "relevance_kind": relevance,
               "calibration": result.spec.get("calibration"), "mode": mode, "backend": backend,
               **result.to_dict()}
@@ -264,6 +287,101 @@ def _json_report(report: dict) -> dict:
 
 def _p_json(p: int) -> int | str:
     return "all" if p >= MAX_P else p
+
+
+def _streamed_source(data: str, labels: str | None, labels_as_features: bool):
+    """The chunked source of LIBSVM/XMC ``data`` (a file or many), else None (read whole)."""
+    from coreselect.io.chunks import is_many, open_chunks
+
+    if labels is not None or labels_as_features:
+        return None  # LIBSVM/XMC carry their labels; other formats are read whole
+    try:
+        from coreselect.io import format_of
+
+        single = Path(data).is_file() and format_of(str(data)) in ("libsvm", "xmc")
+    except Exception:  # noqa: BLE001 - an unknown suffix: the reader says so later
+        single = False
+    if not (single or is_many(data)):
+        return None
+    source = open_chunks(data)
+    return source if source.sparse else None
+
+
+def _transient_store(source, temp_dir, n_bins, strategy, min_bin_count, seed, row_shards,
+                     progress):
+    """Build a column store of ``source`` in a scratch folder of ``temp_dir`` (marked with
+    this process's pid: a killed run's is removed by the next one), for rows/streaming.
+    Returns (scratch folder, opened store)."""
+    import tempfile
+
+    from coreselect.files import scratch_dir
+    from coreselect.store.ingest import BuildOptions, build_store_from_source
+
+    root = Path(temp_dir) if temp_dir is not None else Path(tempfile.gettempdir())
+    root.mkdir(parents=True, exist_ok=True)
+    scratch = scratch_dir(root, "coreselect-select-store")
+    try:
+        rbs = None
+        if isinstance(row_shards, int) or str(row_shards).isdigit():
+            rbs = max(1, -(-source.n_rows // max(1, int(row_shards))))
+        defaults = {"n_bins": default("n_bins"), "strategy": default("strategy"),
+                    "min_bin_count": default("min_bin_count")}
+        options = BuildOptions(
+            n_bins=n_bins if n_bins is not None else defaults["n_bins"],
+            strategy=strategy if strategy is not None else defaults["strategy"],
+            min_bin_count=min_bin_count if min_bin_count is not None
+            else defaults["min_bin_count"],
+            seed=int(seed or 0), row_block_size=rbs,
+            name=getattr(source, "name", None) or "dataset")
+        store = build_store_from_source(source, scratch / "store", options=options,
+                                        progress=progress)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return scratch, store
+
+
+#: Bytes of memory per byte of data text that loading and discretizing take at the least
+#: (a CSR non-zero is 12 bytes for ~8 bytes of 'index:value ' text, its code 6 more).
+MEMORY_PER_TEXT_BYTE = 2.0
+#: Text bytes per compressed byte assumed for .gz/.bz2/.xz/.zst files.
+COMPRESSION_RATIO = 4.0
+
+
+def _available_memory() -> int:
+    """Bytes this process may still allocate: the free memory, or the address-space limit
+    (RLIMIT_AS) left, whichever is smaller."""
+    import resource
+
+    import psutil
+
+    free = int(psutil.virtual_memory().available)
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        free = min(free, max(0, soft - psutil.Process().memory_info().vms))
+    return free
+
+
+def _check_fits(data: str, mode: str) -> None:
+    """One line (exit 2) when DATA, read whole, clearly cannot fit in memory: the estimate is
+    a lower bound from the files' sizes, so only hopeless runs are stopped."""
+    from coreselect.io.chunks import is_many, resolve_files
+    from coreselect.io.text import COMPRESSED_SUFFIXES
+
+    try:
+        files = resolve_files(data) if is_many(data) or Path(data).is_file() else []
+        sizes = [(os.path.getsize(f), f.lower().endswith(COMPRESSED_SUFFIXES)) for f in files]
+    except Exception:  # noqa: BLE001 - the reader reports unreadable data in its own words
+        return
+    text = sum(size * (COMPRESSION_RATIO if packed else 1) for size, packed in sizes)
+    need = text * MEMORY_PER_TEXT_BYTE
+    free = _available_memory()
+    if need > free:
+        fail(f"{data}: about {text / 2**30:.1f} GiB of data need at least {need / 2**30:.1f} GiB "
+             f"of memory read whole (--mode {mode}), {free / 2**30:.1f} GiB are free; "
+             "--mode rows reads the file in chunks (or build a store: coreselect store build)")
 
 
 def _export_xml(dataset, export: str | None) -> Path | None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
 from coreselect.cli._common import (
-    LABELS_HELP, handle_errors, labels_as_features_option, load_options, log_to_stderr,
+    LABELS_HELP, fail, handle_errors, labels_as_features_option, load_options, log_to_stderr,
     quiet_option, reporter, verbose_option,
 )
 
@@ -35,65 +36,118 @@ def store_cmd() -> None:
               default="auto", show_default=True, help="How many-valued columns are binned.")
 @click.option("--min-bin-count", default=10, show_default=True, type=click.IntRange(min=1),
               help="Smallest bin of a split column.")
+@click.option("--workers", "n_workers", default=None, type=click.IntRange(min=1),
+              help="Worker processes reading the files side by side (default: this process "
+                   "alone); refused with --scheduler (the cluster has its own workers).")
+@click.option("--scheduler", default=None,
+              help="Address of a Dask scheduler whose workers read the files and write the "
+                   "tiles; they must see STORE_DIR's folder (this machine, or a shared "
+                   "file system).")
+@click.option("--chunk-rows", default=None, type=click.IntRange(min=1),
+              help="Rows per chunk read at a time (default: the reader's).")
+@click.option("--exact-values", "cap", default=16384, show_default=True,
+              type=click.IntRange(min=1),
+              help="Distinct values per column counted exactly; a column with more is binned "
+                   "on its values kept to 10 significant bits (0.1 %).")
 @quiet_option
 @verbose_option
 @handle_errors
 def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_as_features,
-              n_bins, strategy, min_bin_count, quiet, verbose):
+              n_bins, strategy, min_bin_count, n_workers, scheduler, chunk_rows, cap, quiet,
+              verbose):
     """Discretize DATA and write it as a tiled column store in STORE_DIR (a new folder, or
     a URL fsspec writes: s3://bucket/prefix, gs://, az://, memory://, file://).
 
-    The columns are shuffled once with --seed, so contiguous blocks are random partitions;
-    the store holds discretized codes (cut points over all rows; binning is per column, so
-    it equals binning all at once), in tiles of row block x column block, each with a
-    checksum. STORE_DIR appears only when complete (on object storage: store.json is
-    written last). Storage options (endpoint, timeouts) come from the JSON object in
-    $CORESELECT_STORAGE_OPTIONS, credentials from the storage library's usual chain. It holds the columns 'select DATA'
-    chooses from (ID columns left out) and selections from it report the file's column
-    numbers.
+    DATA is read in chunks, twice (first the value counts the binning needs, then the
+    codes), never whole: memory follows the chunk and the tile, not the file. The columns
+    are shuffled once with --seed, so contiguous blocks are random partitions; the store
+    holds discretized codes (cut points over all rows; binning is per column, so it equals
+    binning all at once), in tiles of row block x column block, each with a checksum.
+    STORE_DIR appears only when complete (on object storage: store.json is written last).
+    Storage options (endpoint, timeouts) come from the JSON object in
+    $CORESELECT_STORAGE_OPTIONS, credentials from the storage library's usual chain. It
+    holds the columns 'select DATA' chooses from (ID columns left out) and selections from
+    it report the file's column numbers.
 
     Remote operations fail after 10 s without a connection, 30 s without an answer (2 tries),
     300 s in all; storage options change them (config_kwargs, deadline).
     """
-    from coreselect.datasets.load import load
-    from coreselect.store import build_store, check_build_target
+    from coreselect.datasets.inputs import check_run_outputs
+    from coreselect.engines import make_engine
+    from coreselect.io.chunks import is_url
+    from coreselect.spec import max_workers
+    from coreselect.store import check_build_target
+    from coreselect.store.build import _check_params
     from coreselect.store.fs import refuse_url
-
-    from coreselect.datasets.inputs import check_read_outputs, check_run_outputs
+    from coreselect.store.ingest import BuildOptions, build_store_from_source
 
     if verbose:
         log_to_stderr()
-    refuse_url(data, "DATA")  # data files are read from local paths only
     refuse_url(labels, "--labels")
+    _check_params(block_size, row_block_size, seed)  # before any file is written
+    if n_workers is not None and scheduler:
+        fail("--workers does not apply with --scheduler (the cluster has its own workers)")
+    if n_workers is not None and n_workers > max_workers():
+        fail(f"--workers {n_workers}: at most {max_workers()} here")
     check_build_target(store_dir)  # before the (possibly long) read (a URL: its bucket too)
-    check_run_outputs(data, labels, {"STORE_DIR": store_dir})  # never over (or into) an input
-    from pathlib import Path
+    if not is_url(data):
+        check_run_outputs(data, labels, {"STORE_DIR": store_dir})  # never over an input
+    source = open_source(data, labels, labels_as_features)
+    options = BuildOptions(block_size=block_size, row_block_size=row_block_size, seed=seed,
+                           n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
+                           cap=cap, chunk_rows=chunk_rows,
+                           name=getattr(source, "name", None) or "dataset")
+    # A bar per pass on a terminal (bytes read and MiB/s), a line every few seconds in a log.
+    progress = reporter(quiet, STAGES, units={"count": "B", "encode": "B"})
 
-    shown = reporter(quiet, {"loading": f"loading {Path(data).name}",
-                             "store": "column blocks written"})
-    with shown.stage("loading"):
-        ds = load(data, **load_options(labels, labels_as_features))
-    check_read_outputs(ds, {"STORE_DIR": store_dir})
-    progress = shown  # build_store's progress(stage, done, total)
-
-    # The candidates of 'select DATA' (ID columns left out), numbered as in the file.
-    keep = ds.candidate_columns()
-    every = keep.size == ds.X.shape[1]
-    X = ds.X if every else ds.X[:, keep]
-    names = ds.feature_names if every else [ds.feature_names[int(i)] for i in keep]
+    engine = make_engine("dask" if scheduler else "local", scheduler=scheduler,
+                         n_workers=None if scheduler else n_workers)
     try:
-        st = build_store(X, ds.Y, store_dir, block_size=block_size,
-                         row_block_size=row_block_size, seed=seed, n_bins=n_bins,
-                         strategy=strategy, min_bin_count=min_bin_count,
-                         feature_names=names, label_names=ds.label_names,
-                         name=ds.name, column_ids=keep, progress=progress)
+        with engine:
+            st = build_store_from_source(source, store_dir, options=options, engine=engine,
+                                         progress=progress)
     finally:
-        shown.close()
+        progress.close()
+    ids = st.meta.get("column_ids")
+    left_out = ([] if ids is None else
+                sorted(set(range(int(ids[-1]) + 1 if ids else 0)) - set(ids)))
     click.echo(f"{st.path}: {st.n_features} features x {st.n_samples} samples, "
                f"{st.n_labels} labels, {st.n_blocks} column blocks of {st.block_size} x "
                f"{st.n_row_blocks} row blocks of {st.row_block_size}, seed {st.seed}"
-               + ("" if every else f" (ID columns left out: "
-                  f"{', '.join(str(ds.feature_names[int(i)]) for i in ds.id_columns)})"))
+               + (f" (ID columns left out: {', '.join(map(str, left_out))})" if left_out
+                  else ""))
+
+
+STAGES = {"count": "read 1/2 (counts)", "encode": "read 2/2 (codes)", "tiles": "tiles"}
+
+
+def open_source(data: str, labels: str | None, labels_as_features: bool):
+    """DATA as a chunked source (see :mod:`coreselect.store.ingest`): LIBSVM/XMC files, one
+    or many (a folder, a glob, a list file, a URL), through the streaming readers; tables and
+    ARFF (which the readers read whole per file anyway, and whose ID columns only a whole
+    file tells) and registry names file by file, each read whole and cut into chunks."""
+    from pathlib import Path
+
+    from coreselect.io.chunks import _common_name, is_many, is_url, open_chunks
+    from coreselect.io.text import stem
+    from coreselect.store.ingest import WholeFileChunks
+
+    options = load_options(labels, labels_as_features)
+    if not (is_many(data) or is_url(data) or Path(data).is_file()):
+        return WholeFileChunks([data], options)  # a registry name, 'synthesized', $COREDATA
+    source = open_chunks(data, **options)
+    if not source.sparse:
+        return WholeFileChunks(source.files, options)
+    source.name = (_common_name(source.files) if len(source.files) > 1
+                   else load_name(source.files[0]))
+    return source
+
+
+def load_name(path: str) -> str:
+    """The name the whole-file reader gives a LIBSVM/XMC file."""
+    from coreselect.io.libsvm import _stem
+
+    return _stem(Path(path))
 
 
 @store_cmd.command("info")

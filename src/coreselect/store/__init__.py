@@ -54,7 +54,8 @@ from coreselect.store._format import (
 )
 from coreselect.errors import StoreError
 from coreselect.store.build import build_store, build_store_from_chunks, check_build_target
-from coreselect.store.reader import ColumnStore, open_store
+from coreselect.store.opening import open_store
+from coreselect.store.reader import ColumnStore
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE", "FORMAT", "FORMAT_VERSION", "META_FILE", "TARGET_TILE_NNZ",

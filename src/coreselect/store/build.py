@@ -22,6 +22,7 @@ from coreselect.store._format import (
     DEFAULT_BLOCK_SIZE,
     FORMAT,
     FORMAT_VERSION,
+    MAX_FIELD,
     META_FILE,
     ROW_BLOCK_MULTIPLE,
     TARGET_TILE_NNZ,
@@ -31,7 +32,8 @@ from coreselect.store._format import (
     shuffled_order,
     tile_dir,
 )
-from coreselect.store.reader import ColumnStore, open_store
+from coreselect.store.opening import open_store
+from coreselect.store.reader import ColumnStore
 
 log = logging.getLogger(__name__)
 
@@ -203,10 +205,11 @@ def build_store_from_chunks(
 
 # ------------------------------------------------------------------------------------------
 def _check_params(block_size, row_block_size, seed) -> tuple[int, int]:
-    if isinstance(block_size, bool) or int(block_size) < 1:
-        raise InputError(f"block size must be at least 1, got {block_size}")
-    if row_block_size is not None and int(row_block_size) < 1:
-        raise InputError(f"row block size must be at least 1, got {row_block_size}")
+    # store.json holds integers up to MAX_FIELD (readers refuse more): refused before writing.
+    if isinstance(block_size, bool) or not 1 <= int(block_size) <= MAX_FIELD:
+        raise InputError(f"block size must be in 1..{MAX_FIELD}, got {block_size}")
+    if row_block_size is not None and not 1 <= int(row_block_size) <= MAX_FIELD:
+        raise InputError(f"row block size must be in 1..{MAX_FIELD}, got {row_block_size}")
     if seed is None or isinstance(seed, bool) or int(seed) < 0:
         raise InputError("the store needs a non-negative integer seed")
     return int(block_size), int(seed)
@@ -395,7 +398,16 @@ def _write_all(tmp: Path, columns, labels, order, block_size, bounds, n_bins, st
         out.save_text("feature_names.json", json.dumps(feature_names))
     meta = {**meta, "n_constant": int((n_codes <= 1).sum()), "files": out.files}
     meta["checksum"] = meta_checksum(meta)
+    check_meta_before_commit(tmp, meta)
     (tmp / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+
+
+def check_meta_before_commit(tmp: Path, meta: dict) -> None:
+    """The reader's checks of ``store.json`` on the metadata about to be written: a store that
+    would not open is refused here, before it is renamed into place (nothing is left)."""
+    from coreselect.store.reader import _check_meta
+
+    _check_meta(meta, tmp, tmp / META_FILE)
 
 
 __all__ = ["auto_row_block_size", "check_build_target", "build_store", "build_store_from_chunks",

@@ -677,39 +677,3 @@ def _check_meta(meta, folder: Path, meta_path: Path) -> None:
     if 3 * n_tiles > len(meta["files"]):
         raise store_error(f"column store {folder}: store.json lists {len(meta['files'])} files "
                          f"for {n_tiles} tiles", block=META_FILE)
-
-
-def open_store(path: str | os.PathLike | StoreRef, check: bool = True,
-               storage_options: dict | None = None) -> ColumnStore:
-    """Open the column store at ``path``: a folder, or a URL that fsspec reads (``s3://``,
-    ``gs://``, ``az://``, ``memory://``, ``file://``; see :mod:`coreselect.store.fs`) with
-    ``storage_options``.
-
-    Raises
-    ------
-    StoreError
-        When ``path`` holds no store, a store of another format version, a damaged
-        ``store.json``, or (``check=True``) a missing or resized file. Blocks are checksummed
-        and checked when they are read.
-    """
-    from coreselect.store import fs
-
-    if isinstance(path, StoreRef):
-        path, storage_options = path.path, path.options
-    path = fs.local_path(path)
-    if fs.scheme(path) is not None:  # never a folder named "s3:"
-        return fs.open_remote(path, storage_options, check)
-    folder = Path(path)
-    meta_path = folder / META_FILE
-    if not meta_path.is_file():
-        raise store_error(f"{folder} is not a coreselect column store (no {META_FILE})",
-                         block=META_FILE)
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise store_error(f"cannot read {meta_path}: {exc}", block=META_FILE) from None
-    _check_meta(meta, folder, meta_path)
-    store = ColumnStore(folder, meta)
-    if check:
-        store.check()
-    return store

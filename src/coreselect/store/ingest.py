@@ -1,0 +1,630 @@
+"""Building a column store from files, out of core and in parallel.
+
+The data come as a *chunked source* (the :class:`coreselect.io.chunks.ChunkedDataset`
+interface: ``files``, ``file_chunks(i)`` yielding row chunks with ``.X`` and ``.Y``,
+``feature_names``/``label_names``/``n_features``/``n_labels``; picklable, so that a worker
+opens the files itself). Three passes, each a map of small tasks over an engine:
+
+1. **count** (a task per group of files): exact value counts per column
+   (:class:`~coreselect.store._binning.ColumnCounts`; the cap's sketch for columns with more
+   distinct values than ``cap``), label ones, rows per file. The driver merges them (counts
+   add, so the merge is independent of the split) and turns them into each value's code
+   (:func:`~coreselect.store._binning.bin_table`), the column order and the row blocks.
+2. **encode** (a task per group of files): every chunk's codes, cut at column blocks and
+   row blocks, written as pieces into a spill folder inside the store being built.
+3. **tile** (a task per row block): the pieces of a row block stacked into its tiles
+   (column block x row block) and its label tile, each written with its checksum.
+
+The driver writes the small files and ``store.json`` last; the whole store appears at its path
+only when complete (:func:`coreselect.files.atomic_dir`). Tiles depend only on the rows and
+the codes, so the store is the same bytes whatever the grouping, the number of workers or
+the engine. Where no column is sketched, it equals
+:func:`~coreselect.store.build_store` on the whole data.
+
+Memory (per process): one chunk and its codes (a few times the chunk), the value counts
+(at most ``min(nnz, d * (cap + 1))`` entries of 24 bytes, plus one chunk's cells pending), and
+in pass 3 one tile with its pieces (about ``TARGET_TILE_NNZ`` codes: ~100 MB at 6 bytes a
+code, plus scipy's stacking copy). Never the file. Disk: the spill holds the codes once
+(about the store's size) beside the store being written.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pickle
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from coreselect.core.discretize import STRATEGIES
+from coreselect.errors import InputError, OutputError
+from coreselect.files import atomic_dir
+from coreselect.store._binning import (
+    DEFAULT_CAP, ColumnCounts, bin_table, encode_chunk, encode_labels, label_ones,
+)
+from coreselect.store._format import (
+    DEFAULT_BLOCK_SIZE, FORMAT, FORMAT_VERSION, META_FILE, label_dir, meta_checksum,
+    shuffled_order, tile_dir,
+)
+
+log = logging.getLogger(__name__)
+
+#: ``progress(stage, done, total)``: stages ``"count"``, ``"encode"`` (bytes read of the
+#: data files) and ``"tiles"`` (row blocks written).
+Progress = Callable[[str, int, int], None]
+SPILL = ".spill"
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """The store's layout and binning (as :func:`coreselect.store.build_store`)."""
+
+    block_size: int = DEFAULT_BLOCK_SIZE
+    row_block_size: int | None = None
+    seed: int = 0
+    n_bins: int = 5
+    strategy: str = "auto"
+    min_bin_count: int = 10
+    cap: int = DEFAULT_CAP
+    chunk_rows: int | None = None
+    chunk_bytes: int | None = None
+    name: str = "dataset"
+
+
+@dataclass(frozen=True)
+class Shared:
+    """What every task receives: the source (files and reader options, never data), the
+    options, and the folder of the store being built. Small: travels inside each task."""
+
+    source: Any
+    options: BuildOptions
+    root: str
+    keep: tuple[int, ...] | None = None  # the candidate columns when ID columns are left out
+    is_reference: bool = field(default=True, repr=False)
+
+
+# -- planning (pure) -----------------------------------------------------------------------
+def plan_groups(sizes: Sequence[int], n_workers: int, per_worker: int = 4) -> list[list[int]]:
+    """Consecutive files grouped into tasks of about equal bytes: one task with one worker,
+    else about ``per_worker`` tasks per worker (uneven files still spread), never more tasks
+    than files. Deterministic; every file in exactly one group, in order."""
+    n = len(sizes)
+    if n == 0:
+        return []
+    if n_workers <= 1:
+        return [list(range(n))]
+    n_tasks = min(n, n_workers * per_worker)
+    total = float(sum(max(int(s), 1) for s in sizes))
+    cum = np.cumsum([max(int(s), 1) for s in sizes]) - 0.5 * np.array(
+        [max(int(s), 1) for s in sizes])  # each file's middle byte
+    group = np.minimum((cum / total * n_tasks).astype(np.int64), n_tasks - 1)
+    return [list(np.flatnonzero(group == g)) for g in range(n_tasks) if (group == g).any()]
+
+
+def row_bounds(n: int, rbs: int) -> np.ndarray:
+    n_rb = -(-n // rbs)
+    return np.minimum(np.arange(n_rb + 1, dtype=np.int64) * rbs, n)
+
+
+# -- tasks (run by the engines; module-level so that they pickle) -----------------------------
+#: While the driver runs tasks in its own process: called with the bytes of each chunk read
+#: (estimated from the file's size and rows), for a progress bar that moves within a file.
+_LIVE: Callable[[float], None] | None = None
+
+
+def _chunks(shared: Shared, i: int):
+    """File ``i``'s chunks as ``(X, Y, file)``, ID columns left out."""
+    o = shared.options
+    keep = None if shared.keep is None else np.asarray(shared.keep, dtype=np.int64)
+    per_row = 0.0
+    if _LIVE is not None and hasattr(shared.source, "file_rows"):
+        rows = shared.source.file_rows()[i]
+        per_row = _file_size(shared.source, i) / max(rows, 1)
+    for chunk in shared.source.file_chunks(i, chunk_rows=o.chunk_rows,
+                                           chunk_bytes=o.chunk_bytes):
+        X = chunk.X if keep is None else chunk.X[:, keep]
+        for a, b in _slices(X):
+            yield X[a:b], chunk.Y[a:b], chunk.file
+        if per_row and _LIVE is not None:
+            _LIVE(per_row * X.shape[0])
+
+
+#: Cells coded at a time: a reader's chunk (32 MiB of text, ~4 M non-zeros) is cut into row
+#: slices of about this many, so the coding temporaries (~10 arrays of 8 bytes per cell)
+#: follow this, not the reader's block.
+SLICE_CELLS = 1 << 20
+
+
+def _slices(X) -> list[tuple[int, int]]:
+    """Row ranges of ``X`` holding about :data:`SLICE_CELLS` cells each (at least a row)."""
+    n = X.shape[0]
+    if sp.issparse(X):
+        ends = np.asarray(sp.csr_matrix(X).indptr if X.format != "csr" else X.indptr)
+    else:
+        ends = np.arange(n + 1, dtype=np.int64) * max(X.shape[1], 1)
+    if ends[-1] <= SLICE_CELLS:
+        return [(0, n)]
+    cuts = np.searchsorted(ends, np.arange(SLICE_CELLS, int(ends[-1]), SLICE_CELLS))
+    bounds = np.unique(np.concatenate([[0], np.clip(cuts, 1, n), [n]]))
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+def _file_size(source, i: int) -> int:
+    sizes = getattr(source, "sizes", None)
+    if sizes is not None:
+        return int(sizes[i])
+    try:
+        return os.path.getsize(source.files[i])
+    except (OSError, TypeError):
+        return 0
+
+
+@dataclass
+class Counted:
+    """Pass 1's result for a group of files."""
+
+    counts: ColumnCounts
+    ones: np.ndarray
+    rows: dict[int, int]
+    nnz: int
+    sparse: bool | None
+    n_labels: int
+    bytes: int
+
+
+def count_task(shared: Shared, files: Sequence[int]) -> Counted:
+    counts = ColumnCounts(cap=shared.options.cap)
+    ones = np.zeros(0, np.int64)
+    rows: dict[int, int] = {}
+    nnz, sparse, n_labels, nbytes = 0, None, 0, 0
+    for i in files:
+        rows[i] = 0
+        for X, Y, file in _chunks(shared, i):
+            if X.shape[0] != Y.shape[0]:
+                raise InputError(f"{file}: a chunk has {X.shape[0]} rows of features "
+                                 f"and {Y.shape[0]} of labels")
+            if sparse is None:
+                sparse = sp.issparse(X)
+            elif sparse != sp.issparse(X):
+                raise InputError(f"{file}: chunks mix sparse and dense rows")
+            counts.add_chunk(X, shared.options.strategy)
+            got = label_ones(Y)
+            if got.size > ones.size:
+                ones = np.concatenate([ones, np.zeros(got.size - ones.size, np.int64)])
+            ones[:got.size] += got
+            n_labels = max(n_labels, Y.shape[1])
+            nnz += int(X.nnz) if sp.issparse(X) else int(np.count_nonzero(X))
+            rows[i] += X.shape[0]
+        nbytes += _file_size(shared.source, i)
+    counts.flush()
+    return Counted(counts, ones, rows, nnz, sparse, n_labels, nbytes)
+
+
+@dataclass
+class Plan:
+    """What pass 1 decided, written once into the spill folder for the workers."""
+
+    n: int
+    d: int
+    n_labels: int
+    sparse: bool
+    first_row: dict[int, int]
+    bounds: np.ndarray
+    order: np.ndarray
+    table: Any
+    flip: np.ndarray
+    n_blocks: int
+    block_size: int
+    position: np.ndarray  # the store position of each column (inverse of ``order``)
+    label_n_codes: np.ndarray
+
+
+_PLANS: dict[str, Plan] = {}
+
+
+def _plan(shared: Shared) -> Plan:
+    path = str(Path(shared.root) / SPILL / "plan.pkl")
+    plan = _PLANS.get(path)
+    if plan is None:
+        with open(path, "rb") as fh:
+            plan = pickle.load(fh)
+        _PLANS.clear()  # one build at a time per process
+        _PLANS[path] = plan
+    return plan
+
+
+def _piece_path(root: str, r: int, what: str, first: int) -> Path:
+    return Path(root) / SPILL / f"r{r:06d}" / what / f"{first:015d}.npz"
+
+
+def _save_piece(path: Path, m: sp.spmatrix) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sp.save_npz(path, sp.csc_matrix(m), compressed=False)
+
+
+def encode_task(shared: Shared, files: Sequence[int]) -> int:
+    plan = _plan(shared)
+    nbytes = 0
+    for i in files:
+        row = plan.first_row[i]
+        end = row + _rows_of(plan, i)
+        for X, Y, file in _chunks(shared, i):
+            m = X.shape[0]
+            if row + m > end:
+                raise InputError(f"{file}: the file changed between the build's passes "
+                                 "(more rows than counted)")
+            codes = encode_chunk(plan.table, X, plan.d, plan.position)
+            codes.data = codes.data.astype(np.int16 if plan.table.n_codes.max(initial=0) < 2**15
+                                           else np.int32)
+            labels = encode_labels(Y, plan.flip)
+            r0 = int(np.searchsorted(plan.bounds, row, side="right") - 1)
+            r1 = int(np.searchsorted(plan.bounds, row + m - 1, side="right") - 1) if m else r0
+            rows_c = codes.tocsr() if r1 > r0 else None
+            rows_l = labels.tocsr() if r1 > r0 else None
+            for r in range(r0, r1 + 1):
+                a = max(int(plan.bounds[r]), row) - row
+                b = min(int(plan.bounds[r + 1]), row + m) - row
+                if b <= a:
+                    continue
+                c_part = codes if rows_c is None else rows_c[a:b].tocsc()
+                l_part = labels if rows_l is None else rows_l[a:b].tocsc()
+                first = row + a
+                _save_piece(_piece_path(shared.root, r, "labels", first), l_part)
+                for blk in range(plan.n_blocks):
+                    lo, hi = blk * plan.block_size, min(plan.d, (blk + 1) * plan.block_size)
+                    _save_piece(_piece_path(shared.root, r, f"b{blk:06d}", first),
+                                c_part[:, lo:hi])
+            row += m
+        if row != end:
+            raise InputError(f"{shared.source.files[i]}: the file changed between the build's "
+                             "passes (fewer rows than counted)")
+        nbytes += _file_size(shared.source, i)
+    return nbytes
+
+
+def _rows_of(plan: Plan, i: int) -> int:
+    later = [r for j, r in plan.first_row.items() if j > i]
+    return (min(later) if later else plan.n) - plan.first_row[i]
+
+
+def tile_task(shared: Shared, r: int) -> dict[str, list[int]]:
+    """Row block ``r``'s tiles and label tile from its pieces; the files' sizes and crc32."""
+    from coreselect.store.build import _Writer
+
+    plan = _plan(shared)
+    height = int(plan.bounds[r + 1] - plan.bounds[r])
+    out = _Writer(Path(shared.root))
+    folder = Path(shared.root) / SPILL / f"r{r:06d}"
+
+    def stacked(what: str, width: int) -> sp.csc_matrix:
+        names = sorted((folder / what).glob("*.npz"))
+        parts = [sp.load_npz(p) for p in names]
+        block = (sp.vstack(parts, format="csc") if parts
+                 else sp.csc_matrix((0, width), dtype=np.int8))
+        if block.shape != (height, width):
+            raise InputError(f"row block {r} holds {block.shape[0]} rows, expected {height}: "
+                             "the data changed during the build")
+        block.sort_indices()
+        return block
+
+    for blk in range(plan.n_blocks):
+        width = min(plan.d, (blk + 1) * plan.block_size) - blk * plan.block_size
+        t = stacked(f"b{blk:06d}", width)
+        out.save_csc(tile_dir(blk, r), t.indptr, t.indices, t.data)
+        del t
+    t = stacked("labels", plan.n_labels)
+    out.save_csc(label_dir(r), t.indptr, t.indices, t.data)
+    shutil.rmtree(folder, ignore_errors=True)
+    return out.files
+
+
+# -- a stand-in source ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class FileChunk:
+    X: Any
+    Y: Any
+    file: str
+    first_row: int
+
+
+@dataclass(frozen=True)
+class _Meta:
+    feature_names: Any
+    label_names: Any
+    n_features: int
+    id_columns: tuple
+    name: str
+
+
+@dataclass
+class WholeFileChunks:
+    """A chunked source over files read whole (each file's rows then cut into chunks of
+    ``chunk_rows``): the chunk interface for readers that cannot stream, and for tests. Holds
+    paths and reader options only (picklable); a file is read when its chunks are asked for."""
+
+    files: list[str]
+    options: dict = field(default_factory=dict)
+    chunk_rows: int = 1 << 16
+    format: str = "whole-file"
+
+    def _load(self, i: int):
+        from coreselect.datasets.load import load
+
+        return load(self.files[i], **self.options)
+
+    @property
+    def _first(self):
+        # The first file's names and widths, read once (not pickled with the source).
+        if self.__dict__.get("_meta") is None:
+            ds = self._load(0)
+            self.__dict__["_meta"] = _Meta(ds.feature_names, ds.label_names, ds.n_features,
+                                           tuple(ds.id_columns), ds.name)
+        return self.__dict__["_meta"]
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_meta"}
+
+    @property
+    def feature_names(self):
+        return self._first.feature_names
+
+    @property
+    def label_names(self):
+        return self._first.label_names
+
+    @property
+    def n_features(self):
+        return self._first.n_features
+
+    @property
+    def id_columns(self):
+        return self._first.id_columns
+
+    @property
+    def name(self):
+        return self._first.name
+
+    @property
+    def n_labels(self):
+        return None
+
+    def file_chunks(self, i: int, chunk_rows: int | None = None, chunk_bytes: int | None = None):
+        ds = self._load(i)
+        step = int(chunk_rows or self.chunk_rows)
+        X = ds.X.tocsr() if sp.issparse(ds.X) else ds.X
+        Y = sp.csr_matrix(ds.Y)
+        for a in range(0, X.shape[0], step):
+            yield FileChunk(X[a:a + step], Y[a:a + step], self.files[i], a)
+
+    def chunks(self, chunk_rows: int | None = None, chunk_bytes: int | None = None):
+        for i in range(len(self.files)):
+            yield from self.file_chunks(i, chunk_rows, chunk_bytes)
+
+
+# -- the driver ------------------------------------------------------------------------------
+def build_store_from_source(source: Any, path: str | os.PathLike, *,
+                            options: BuildOptions = BuildOptions(), engine: Any = None,
+                            progress: Progress | None = None,
+                            storage_options: dict | None = None):
+    """Build a column store at ``path`` from the chunked ``source`` (module docstring), the
+    tasks run by ``engine`` (a :class:`coreselect.engines.base.Engine`; None: in this
+    process). ``path`` may be a URL (built locally, then published by
+    :func:`coreselect.store.fs.build_at_url`).
+
+    Raises
+    ------
+    InputError
+        Bad options, a target that is not free, data that break the binning rules, or files
+        that change between the passes; nothing is left at ``path``.
+    """
+    from coreselect.store import fs
+    from coreselect.store.build import _check_params, check_build_target
+
+    path = fs.local_path(path)
+    if fs.scheme(path) is not None:
+        return fs.build_at_url(path, lambda local: build_store_from_source(
+            source, local, options=options, engine=engine, progress=progress),
+            storage_options)
+    _check_params(options.block_size, options.row_block_size, options.seed)
+    if options.strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy {options.strategy!r}; choose one of "
+                         f"{', '.join(STRATEGIES)}")
+    if int(options.n_bins) < 2 or int(options.min_bin_count) < 1 or int(options.cap) < 1:
+        raise InputError("n_bins must be at least 2, min_bin_count and cap at least 1")
+    target = Path(path)
+    check_build_target(target)
+    n_files = len(source.files)
+    if n_files == 0:
+        raise InputError("no data files to build the store from")
+    if engine is None:
+        from coreselect.engines.local import LocalEngine
+
+        engine = LocalEngine()
+    n_workers = int(getattr(engine, "n_workers", None) or _dask_workers(engine) or 1)
+    sizes = [_file_size(source, i) for i in range(n_files)]
+    groups = plan_groups(sizes, n_workers)
+    total_bytes = sum(sizes)
+    keep = _candidates(source)
+    start = time.perf_counter()
+    try:
+        with atomic_dir(target) as tmp:
+            shared = Shared(source, options, str(tmp), keep)
+            (tmp / SPILL).mkdir()
+            counted = _run(engine, count_task, shared, groups, "count", total_bytes, progress,
+                           lambda res: res.bytes)
+            plan = _merge(counted, source, options, keep)
+            with open(tmp / SPILL / "plan.pkl", "wb") as fh:
+                pickle.dump(plan, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            _run(engine, encode_task, shared, groups, "encode", total_bytes, progress,
+                 lambda res: res)
+            n_rb = plan.bounds.size - 1
+            files: dict[str, list[int]] = {}
+            for got in _run(engine, tile_task, shared, list(range(n_rb)), "tiles", n_rb,
+                            progress, lambda res: 1):
+                files.update(got)
+            shutil.rmtree(tmp / SPILL)
+            _PLANS.clear()
+            _finish(tmp, plan, files, source, options, keep)
+    except OutputError:
+        raise
+    except OSError as exc:
+        raise OutputError(str(target), exc.strerror or str(exc), exc.errno) from exc
+    finally:
+        _PLANS.clear()
+    log.info("built store %s from %d files (%d bytes) in %.1fs", target, n_files, total_bytes,
+             time.perf_counter() - start)
+    from coreselect.store.opening import open_store
+
+    return open_store(target)
+
+
+def _candidates(source) -> tuple[int, ...] | None:
+    """The columns a selection may pick when the source names ID columns (their width must
+    then be known), else None (all)."""
+    ids = tuple(getattr(source, "id_columns", None) or ())
+    if not ids:
+        return None
+    d = getattr(source, "n_features", None)
+    if d is None:
+        raise InputError("ID columns need a known number of feature columns")
+    return tuple(int(j) for j in np.setdiff1d(np.arange(int(d)), ids))
+
+
+def _dask_workers(engine) -> int | None:
+    client = getattr(engine, "client", None) or getattr(engine, "_client", None)
+    try:
+        return len(client.scheduler_info()["workers"]) if client is not None else None
+    except Exception:  # noqa: BLE001 - only sizes the plan
+        return None
+
+
+def _run(engine, func, shared, tasks, stage, total, progress, amount) -> list:
+    global _LIVE
+    done, live = [0], [0.0]
+
+    def on_result(_i: int, result: Any) -> None:
+        done[0] += amount(result)
+        live[0] = float(done[0])
+        if progress is not None:
+            progress(stage, done[0], total)
+
+    def on_chunk(nbytes: float) -> None:
+        live[0] += nbytes
+        progress(stage, int(min(live[0], total)), total)
+
+    if progress is not None:
+        progress(stage, 0, total)
+    in_process = getattr(engine, "name", "") == "local" and not getattr(engine, "n_workers", None)
+    _LIVE = on_chunk if progress is not None and in_process else None
+    try:
+        return engine.map(func, shared, tasks, on_result=on_result)
+    finally:
+        _LIVE = None
+
+
+def _merge(counted: list[Counted], source, options: BuildOptions,
+           keep: tuple[int, ...] | None) -> Plan:
+    counts = ColumnCounts(cap=options.cap)
+    ones = np.zeros(0, np.int64)
+    rows: dict[int, int] = {}
+    nnz, sparse, n_labels = 0, None, int(getattr(source, "n_labels", None) or 0)
+    for c in counted:  # in task order: the same result for any grouping (counts add)
+        counts.merge(c.counts)
+        if c.ones.size > ones.size:
+            ones = np.concatenate([ones, np.zeros(c.ones.size - ones.size, np.int64)])
+        ones[:c.ones.size] += c.ones
+        rows.update(c.rows)
+        nnz += c.nnz
+        n_labels = max(n_labels, c.n_labels)
+        if c.sparse is not None:
+            if sparse is not None and sparse != c.sparse:
+                raise InputError("some files hold sparse rows and others dense ones")
+            sparse = c.sparse
+    n = counts.n_rows
+    if n == 0 or sparse is None:
+        raise InputError("the data have no samples")
+    d = max(counts.d, len(keep) if keep is not None
+            else int(getattr(source, "n_features", None) or 0))
+    counts._widen(d)
+    if d == 0:
+        raise InputError("there are no feature columns")
+    if n_labels == 0:
+        raise InputError("there are no label columns")
+    ones = np.concatenate([ones, np.zeros(n_labels - ones.size, np.int64)])
+    from coreselect.store.build import auto_row_block_size
+
+    rbs = (auto_row_block_size(n, d, nnz, options.block_size) if options.row_block_size is None
+           else min(int(options.row_block_size), n))
+    first, at = {}, 0
+    for i in sorted(rows):
+        first[i] = at
+        at += rows[i]
+    table = bin_table(counts, options.n_bins, options.strategy, options.min_bin_count, sparse)
+    if counts.sketched.any():
+        log.warning("%d columns have more than %d distinct values: binned on values kept to "
+                    "%d significant bits", int(counts.sketched.sum()), options.cap, 10)
+    order = shuffled_order(d, options.seed)
+    return Plan(n=n, d=d, n_labels=n_labels, sparse=sparse, first_row=first,
+                bounds=row_bounds(n, rbs), order=order, table=table, flip=ones * 2 > n,
+                n_blocks=-(-d // options.block_size), block_size=int(options.block_size),
+                position=np.argsort(order),
+                label_n_codes=np.where((ones == 0) | (ones == n), 1, 2))
+
+
+def _finish(tmp: Path, plan: Plan, files: dict, source, options: BuildOptions,
+            keep: tuple[int, ...] | None) -> None:
+    """The small files and ``store.json`` (with every checksum) last."""
+    from coreselect.io.dataset import IndexedNames
+    from coreselect.store.build import _Writer, check_meta_before_commit
+
+    d = plan.d
+    feature_names = getattr(source, "feature_names", None)
+    if feature_names is not None and keep is not None:
+        feature_names = [feature_names[j] for j in keep]
+    if feature_names is None or len(feature_names) != d:
+        feature_names = IndexedNames(d, getattr(source, "feature_prefix", "x"))
+    label_names = getattr(source, "label_names", None)
+    if label_names is None or len(label_names) != plan.n_labels:
+        label_names = [f"y{i}" for i in range(plan.n_labels)]
+    names_pattern = feature_names.prefix if isinstance(feature_names, IndexedNames) else None
+    out = _Writer(tmp)
+    out.files.update(sorted(files.items()))
+    out.save("labels/n_codes.npy", plan.label_n_codes)
+    out.save("order.npy", plan.order)
+    n_codes = plan.table.n_codes[plan.order]
+    out.save("n_codes.npy", n_codes)
+    if names_pattern is None:
+        out.save_text("feature_names.json", json.dumps([str(s) for s in feature_names]))
+    meta = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "name": str(options.name),
+        "n_samples": int(plan.n),
+        "n_features": int(d),
+        "n_labels": int(plan.n_labels),
+        "label_names": [str(s) for s in label_names],
+        "feature_names_prefix": names_pattern,
+        "column_ids": None if keep is None else [int(j) for j in keep],
+        "block_size": int(options.block_size),
+        "n_blocks": int(plan.n_blocks),
+        "row_block_size": int(plan.bounds[1] - plan.bounds[0]),
+        "n_row_blocks": int(plan.bounds.size - 1),
+        "seed": int(options.seed),
+        "discretization": {"n_bins": int(options.n_bins), "strategy": options.strategy,
+                           "min_bin_count": int(options.min_bin_count)},
+        "content": "discretized codes (per-column binning over all rows at build time)",
+    }
+    meta = {**meta, "n_constant": int((n_codes <= 1).sum()), "files": out.files}
+    meta["checksum"] = meta_checksum(meta)
+    check_meta_before_commit(tmp, meta)
+    (tmp / META_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+
+
+__all__ = ["BuildOptions", "build_store_from_source", "plan_groups"]
