@@ -120,3 +120,18 @@ def test_full_reference_memory_rule():
     assert len(cut.attrs["notes"]) == 1 and "all: left out" in cut.attrs["notes"][0]
     with pytest.raises(InputError, match="left out"):
         run_protocol(d.X, d.Y, method_factories(["all"]), [2], n_folds=2, memory_budget=1)
+
+
+def test_stability_of_auto_k_takes_kuncheva_over_equal_sizes_only():
+    """k = "auto": folds choose different sizes; Jaccard over all pairs, Kuncheva over the
+    pairs of equal size (the index is not defined across sizes)."""
+    from coreselect.evaluation.protocol import selection_stability
+
+    sets = [[0, 1], [0, 1, 2], [0, 2]]
+    row = selection_stability({("gds", "auto"): sets}, 10).iloc[0]
+    assert row["k"] == "auto" and row["folds"] == 3
+    jac = np.mean([2 / 3, 1 / 3, 2 / 3])
+    assert row["jaccard"] == pytest.approx(jac)
+    assert row["kuncheva"] == pytest.approx((1 * 10 - 4) / (2 * 8))  # [0,1] vs [0,2] only
+    alone = selection_stability({("gds", "auto"): [[0], [0, 1]]}, 10).iloc[0]
+    assert np.isnan(alone["kuncheva"])

@@ -81,7 +81,7 @@ def _codes_of(counts_parts, X_parts, n_bins, strategy, mbc, sparse, cap):
         part = ColumnCounts(cap=cap)
         part.add_chunk(Xp, strategy)
         counts.merge(part)
-    table = bin_table(counts, n_bins, strategy, mbc, sparse)
+    table = bin_table(counts, n_bins, strategy, mbc)
     d = counts.d
     codes = sp.vstack([encode_chunk(table, Xp, d) for Xp in X_parts], format="csc")
     codes.sort_indices()

@@ -388,14 +388,18 @@ def kuncheva_index(a: Iterable[int], b: Iterable[int], n_features: int) -> float
 def selection_stability(selections: dict, n_features: int) -> pd.DataFrame:
     """Per ``(method, k)``, the mean over pairs of folds of the Jaccard and Kuncheva indices of
     the selected sets. ``selections``: ``(method, k) -> [selected indices of each fold]``.
-    Columns ``method, k, jaccard, kuncheva, folds``; one fold gives NaN."""
+    Columns ``method, k, jaccard, kuncheva, folds``; one fold gives NaN. With ``k = "auto"``
+    the folds may choose different sizes: Kuncheva's index is defined for equal sizes only, so
+    it is the mean over the pairs of equal size (NaN when there is none); Jaccard takes all."""
     rows = []
     for (method, k), sets in selections.items():
         pairs = [(a, b) for i, a in enumerate(sets) for b in sets[i + 1:]]
         jac = float(np.mean([jaccard_index(a, b) for a, b in pairs])) if pairs else float("nan")
-        kun = (float(np.mean([kuncheva_index(a, b, n_features) for a, b in pairs]))
-               if pairs else float("nan"))
-        rows.append(dict(method=method, k=int(k), jaccard=jac, kuncheva=kun, folds=len(sets)))
+        same = [(a, b) for a, b in pairs if len(set(a)) == len(set(b))]
+        kun = (float(np.mean([kuncheva_index(a, b, n_features) for a, b in same]))
+               if same else float("nan"))
+        rows.append(dict(method=method, k=k if k == "auto" else int(k), jaccard=jac,
+                         kuncheva=kun, folds=len(sets)))
     return pd.DataFrame(rows, columns=["method", "k", "jaccard", "kuncheva", "folds"])
 
 

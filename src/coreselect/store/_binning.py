@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from coreselect.core.discretize import _segment_argmax, _split_bins
+from coreselect.core.discretize import _segment_argmax, _split_bins, effective_min_bin_count
 from coreselect.errors import InputError
 
 #: Largest direct lookup array (columns x value range) of a table of integer values.
@@ -287,8 +287,8 @@ class BinTable:
         self.__post_init__()
 
 
-def bin_table(counts: ColumnCounts, n_bins: int, strategy: str, min_bin_count: int,
-              is_sparse: bool) -> BinTable:
+def bin_table(counts: ColumnCounts, n_bins: int, strategy: str, min_bin_count: int
+              ) -> BinTable:
     """Codes of every distinct value by the rules of :mod:`coreselect.core.discretize`, from
     the value counts alone (the same steps as its numpy path after grouping)."""
     counts.flush()
@@ -305,7 +305,7 @@ def bin_table(counts: ColumnCounts, n_bins: int, strategy: str, min_bin_count: i
     split = n_distinct > n_bins if strategy != "none" else np.zeros(d, dtype=bool)
     if split.any():
         bins = _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy,
-                           min_bin_count, is_sparse, bins)
+                           effective_min_bin_count(min_bin_count, n, n_bins), bins)
     # Relabel so that code 0 is the most frequent bin (lowest bin on a tie) of each column.
     n_codes = np.zeros(d, dtype=np.int64)
     np.maximum.at(n_codes, u_col, bins + 1)

@@ -566,7 +566,7 @@ def _merge(counted: list[Counted], source, options: BuildOptions,
     for i in sorted(rows):
         first[i] = at
         at += rows[i]
-    table = bin_table(counts, options.n_bins, options.strategy, options.min_bin_count, sparse)
+    table = bin_table(counts, options.n_bins, options.strategy, options.min_bin_count)
     if counts.sketched.any():
         log.warning("%d columns have more than %d distinct values: binned on values kept to "
                     "%d significant bits", int(counts.sketched.sum()), options.cap, 10)
