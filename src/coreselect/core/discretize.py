@@ -382,19 +382,7 @@ def _discretize_block(X, n_bins, strategy, min_bin_count, is_sparse) -> _Block:
         bins = _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy,
                            min_bin_count, bins)
 
-    # Relabel so that code 0 is the most frequent bin (lowest bin on a tie) of each column.
-    n_codes = np.zeros(d, dtype=np.int64)
-    np.maximum.at(n_codes, u_col, bins + 1)
-    base = np.zeros(d + 1, dtype=np.int64)
-    np.cumsum(n_codes, out=base[1:])
-    slot = base[u_col] + bins
-    slot_count = np.bincount(slot, weights=u_w, minlength=int(base[-1]))
-    mode = _segment_argmax(slot_count, base)
-    u_code = bins.copy()
-    is_mode = bins == mode[u_col]
-    was_zero = bins == 0
-    u_code[is_mode] = 0
-    u_code[was_zero & ~is_mode] = mode[u_col[was_zero & ~is_mode]]
+    u_code, n_codes = _relabel_to_mode(u_col, bins, u_w, d)
 
     # Map back to the cells. Virtual "implicit zero" entries have rows == -1.
     cell_code = u_code[group]
@@ -506,6 +494,24 @@ def _value_ranks(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 return np.flatnonzero(present) + lo, (np.cumsum(present) - 1)[ints]
     uniq, inverse = np.unique(vals, return_inverse=True)
     return uniq, inverse.astype(np.int64).ravel()
+
+
+def _relabel_to_mode(u_col: np.ndarray, bins: np.ndarray, u_w: np.ndarray, d: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of the distinct values, relabelled so that code 0 is the most frequent bin of each
+    column (the lowest bin on a tie; bins 0 and the mode swap), and each column's code count."""
+    n_codes = np.zeros(d, dtype=np.int64)
+    np.maximum.at(n_codes, u_col, bins + 1)
+    base = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(n_codes, out=base[1:])
+    slot_count = np.bincount(base[u_col] + bins, weights=u_w, minlength=int(base[-1]))
+    mode = _segment_argmax(slot_count, base)
+    u_code = bins.copy()
+    is_mode = bins == mode[u_col]
+    was_zero = bins == 0
+    u_code[is_mode] = 0
+    u_code[was_zero & ~is_mode] = mode[u_col[was_zero & ~is_mode]]
+    return u_code, n_codes
 
 
 def _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy, min_bin_count, bins):

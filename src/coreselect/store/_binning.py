@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from coreselect.core.discretize import _segment_argmax, _split_bins, effective_min_bin_count
+from coreselect.core.discretize import _relabel_to_mode, _split_bins, effective_min_bin_count
 from coreselect.errors import InputError
 
 #: Largest direct lookup array (columns x value range) of a table of integer values.
@@ -307,17 +307,7 @@ def bin_table(counts: ColumnCounts, n_bins: int, strategy: str, min_bin_count: i
         bins = _split_bins(u_col, u_val, u_w, u_start, split, n, n_bins, strategy,
                            effective_min_bin_count(min_bin_count, n, n_bins), bins)
     # Relabel so that code 0 is the most frequent bin (lowest bin on a tie) of each column.
-    n_codes = np.zeros(d, dtype=np.int64)
-    np.maximum.at(n_codes, u_col, bins + 1)
-    base = np.zeros(d + 1, dtype=np.int64)
-    np.cumsum(n_codes, out=base[1:])
-    slot_count = np.bincount(base[u_col] + bins, weights=u_w, minlength=int(base[-1]))
-    mode = _segment_argmax(slot_count, base)
-    u_code = bins.copy()
-    is_mode = bins == mode[u_col]
-    was_zero = bins == 0
-    u_code[is_mode] = 0
-    u_code[was_zero & ~is_mode] = mode[u_col[was_zero & ~is_mode]]
+    u_code, n_codes = _relabel_to_mode(u_col, bins, u_w, d)
     is_zero_value = u_val == 0
     zero_code = np.zeros(d, dtype=np.int64)
     zero_code[u_col[is_zero_value]] = u_code[is_zero_value]
