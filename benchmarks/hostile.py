@@ -762,7 +762,7 @@ def _env(extra: dict) -> dict:
     env.setdefault("COREDATA", str(SHARED))
     env["COREDATA_HOME"] = env.get("COREDATA_HOME") or tempfile.mkdtemp(prefix="hostile-cache-")
     for k, v in extra.items():
-        if v == "":
+        if v == "" and k != "COREDATA":  # COREDATA= (empty): no local copy; unset: ../shared/data
             env.pop(k, None)
         else:
             env[k] = v
