@@ -125,10 +125,10 @@ def part_parse(args) -> str:
 def main() -> int:
     p = _common.parser(__doc__)
     p.add_argument("--part", choices=["parse"], default="parse", help="which measurement")
-    p.add_argument("--rows", type=int, default=200_000)
-    p.add_argument("--features", type=int, default=100_000)
-    p.add_argument("--nnz-per-row", type=int, default=100)
-    p.add_argument("--labels", type=int, default=50)
+    p.add_argument("--rows", type=int, default=200_000, help="rows of the generated LIBSVM file")
+    p.add_argument("--features", type=int, default=100_000, help="feature columns of the generated file")
+    p.add_argument("--nnz-per-row", type=int, default=100, help="non-zeros per row (on average)")
+    p.add_argument("--labels", type=int, default=50, help="label columns of the generated file")
     p.add_argument("--data-dir", default=None, help="where the generated file is kept (default: the temp folder)")
     args = p.parse_args()
     if args.child:

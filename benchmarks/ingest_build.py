@@ -1,6 +1,7 @@
-"""Out-of-core store build from a multi-label LIBSVM dataset in shards: time and peak memory
-with 1 and 2 worker processes side by side, and the streamed path's selection against the
-in-memory path on a prefix (issue 29, "store build" targets).
+"""Out-of-core store build from a multi-label LIBSVM dataset in shards, timed.
+
+Time and peak memory with 1 and 2 worker processes side by side, and the streamed path's
+selection against the in-memory path on a prefix (issue 29, "store build" targets).
 
     python benchmarks/ingest_build.py --size-mb 1024 --shards 4 --workers 1,2 \\
         --prefix-nnz 10000000 --out docs/results/bench/ingest_build.md
@@ -139,16 +140,16 @@ def prefix_file(files: list[Path], nnz: int, path: Path) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size-mb", type=float, default=256)
-    ap.add_argument("--shards", type=int, default=4)
-    ap.add_argument("--workers", default="1,2")
-    ap.add_argument("--features", type=int, default=100_000)
-    ap.add_argument("--labels", type=int, default=50)
-    ap.add_argument("--row-nnz", type=int, default=100)
-    ap.add_argument("--blocks", type=int, default=8)
-    ap.add_argument("--prefix-nnz", type=float, default=1e7)
-    ap.add_argument("-k", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--size-mb", type=float, default=256, help="total size of the generated LIBSVM shards, MB")
+    ap.add_argument("--shards", type=int, default=4, help="number of shard files the data are cut into")
+    ap.add_argument("--workers", default="1,2", help="comma-separated worker counts of the builds compared side by side")
+    ap.add_argument("--features", type=int, default=100_000, help="feature columns of the generated data")
+    ap.add_argument("--labels", type=int, default=50, help="label columns of the generated data")
+    ap.add_argument("--row-nnz", type=int, default=100, help="non-zeros per row")
+    ap.add_argument("--blocks", type=int, default=8, help="row blocks of the built store")
+    ap.add_argument("--prefix-nnz", type=float, default=1e7, help="non-zeros of the prefix on which the streamed and in-memory selections are compared")
+    ap.add_argument("-k", type=int, default=20, help="features selected in the comparison")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the generated data")
     ap.add_argument("--tmp", default=None, help="scratch folder (default: the system's)")
     ap.add_argument("--out", default=None, help="write the markdown table here")
     args = ap.parse_args()

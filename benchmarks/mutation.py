@@ -57,7 +57,7 @@ class Mutant:
 M = Mutant
 MUTANTS: list[Mutant] = [
     # -- core/discretize.py ----------------------------------------------------------------
-    M("core/discretize.py", "(is_sparse | (zero_w * 2 > n))", "(is_sparse | (zero_w * 2 >= n))",
+    M("core/discretize.py", "& (col_min >= 0) & (zero_w * 2 > n)", "& (col_min >= 0) & (zero_w * 2 >= n)",
       "zero-bin rule: exactly half zeros counts as mostly zero"),
     M("core/discretize.py", "small = valid & (table < min_count)", "small = valid & (table <= min_count)",
       "merging: a bin of exactly min_bin_count is merged"),
@@ -69,8 +69,8 @@ MUTANTS: list[Mutant] = [
     M("core/discretize.py", "raw = np.minimum(raw, n_bins - 1)", "raw = np.minimum(raw, n_bins)",
       "uniform: the maximum gets a bin of its own"),
     # -- core/_numba_discretize.py (the compiled twin of the five above) --------------------
-    M("core/_numba_discretize.py", "and (is_sparse or zero_w * 2 > n))",
-      "and (is_sparse or zero_w * 2 >= n))", "compiled zero-bin rule: exactly half zeros counts as mostly zero"),
+    M("core/_numba_discretize.py", "and col_min >= 0 and zero_w * 2 > n",
+      "and col_min >= 0 and zero_w * 2 >= n", "compiled zero-bin rule: exactly half zeros counts as mostly zero"),
     M("core/_numba_discretize.py", "if table[b] < min_count and", "if table[b] <= min_count and",
       "compiled merging: a bin of exactly min_bin_count is merged"),
     M("core/_numba_discretize.py", "go_left = j > 0 and left <= right", "go_left = j > 0 and left < right",
@@ -195,7 +195,7 @@ MUTANTS: list[Mutant] = [
       "store: a tile's indptr length is checked loosely"),
     M("spec.py", '"lam": Constraint("real", 0.5, low=0, high=1),', '"lam": Constraint("real", 0.5, low=0),',
       "spec: lam has no upper bound"),
-    M("spec.py", '"k": Constraint("int", 10, low=1),', '"k": Constraint("int", 10, low=0),',
+    M("spec.py", '"k": Constraint("int", None, low=1,', '"k": Constraint("int", None, low=0,',
       "spec: k = 0 accepted"),
     M("files.py", "                    os.replace(backups[i], q.target)\n", "",
       "output_set: a failed set leaves replaced outputs new (no rollback)"),
@@ -206,8 +206,8 @@ MUTANTS: list[Mutant] = [
       "process pool returns parts in completion order"),
     M("engines/dask.py", "results[index[fut.key]] = fut.result()", "results[done - 1] = fut.result()",
       "Dask returns parts in completion order"),
-    M("engines/dask.py", "return (CancelledError, OSError)  # CommClosedError is an OSError",
-      "return (OSError,)  # CommClosedError is an OSError",
+    M("engines/dask.py", "return (CancelledError, OSError, ClosedClientError)  # CommClosedError is an OSError",
+      "return (OSError, ClosedClientError)  # CommClosedError is an OSError",
       "cancelled futures escape as a raw Dask error"),
     M("engines/base.py", "        out.append(result)\n", "        out.insert(0, result)\n",
       "in-process/streaming engine returns the parts in reverse order"),
@@ -276,7 +276,7 @@ MUTANTS += [
     R("engines/dask_rows.py", "    for part in parts[1:]:\n", "    for part in parts[2:]:\n",
       "dask rows: a reduce task drops its second partial sum"),
     R("engines/dask_rows.py",
-      "parts = [g[0] if len(g) == 1 else client.submit(_sum, *g, pure=False) for g in groups]",
+      "parts = [g[0] if len(g) == 1 else client.submit(_sum, *g, pure=False)\n                         for g in groups]",
       "parts = [g[0] for g in groups]",
       "dask rows: the sum tree keeps the first partial of each fan-in group"),
     # -- rowsharded.py --------------------------------------------------------------------------

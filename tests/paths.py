@@ -87,7 +87,9 @@ def run_store(X, Y, path, *, seed: int = 0, mode: str = "distributed", block_siz
 
     binning = {key: params.pop(key) for key in _BINNING if key in params}
     store = build_store(X, Y, path, seed=seed, block_size=block_size, **binning)
-    return select(store, mode=mode, random_state=seed, **_paper(params))
+    # The seed seeds only the random partition: centralized has none (and refuses it).
+    return select(store, mode=mode, random_state=None if mode == "centralized" else seed,
+                  **_paper(params))
 
 
 def run_store_path(path, **params: Any):

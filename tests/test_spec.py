@@ -40,8 +40,12 @@ def test_every_default_passes_its_own_check():
 
 
 def test_objective_and_binning_are_checked_on_construction():
-    assert Objective() == Objective(k=default("k"), lam=default("lam"), p=default("p"))
-    with pytest.raises(InputError, match="^k must be an integer >= 1, got 0$"):
+    # k's default (None: 10 capped at the selectable features) and "auto" are resolved by
+    # select before an Objective is made; the Objective itself needs a number.
+    assert Objective() == Objective(k=10, lam=default("lam"), p=default("p"))
+    with pytest.raises(InputError, match="needs a number of features"):
+        Objective(k=None)
+    with pytest.raises(InputError, match="^k must be .*an integer >= 1.*, got 0$"):
         Objective(k=0)
     with pytest.raises(InputError, match="lam"):
         Objective(lam=2)
@@ -57,11 +61,11 @@ def test_calibration_is_read_when_used(monkeypatch):
     """Other modules add calibrations and change the default: the spec reads both late."""
     import coreselect.core.objective as objective
 
-    assert Objective().calibration == objective.DEFAULT_CALIBRATION
+    assert Objective(k=10).calibration == objective.DEFAULT_CALIBRATION
     monkeypatch.setattr(objective, "CALIBRATIONS", objective.CALIBRATIONS + ("other",))
     monkeypatch.setattr(objective, "DEFAULT_CALIBRATION", "other")
-    assert Objective().calibration == "other"
-    assert Objective().params(2).calibration == "other"
+    assert Objective(k=10).calibration == "other"
+    assert Objective(k=10).params(2).calibration == "other"
     assert "other" in CONSTRAINTS["calibration"].choices()
 
     from coreselect.selector import GDSSelector

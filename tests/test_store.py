@@ -222,8 +222,9 @@ def test_column_ids_number_selections_as_the_source(tmp_path):
     memory = InMemorySource(X, Y, Binning(), columns=keep, feature_names=names)
     for mode in ("distributed", "centralized"):
         parts = {"partitions": 2} if mode != "centralized" else {}  # else refused: unused
-        a = select(st, k=4, mode=mode, random_state=3, **parts)
-        b = select(memory, k=4, mode=mode, random_state=3, **parts)
+        seed = {"random_state": 3} if mode != "centralized" else {}  # else refused: unused
+        a = select(st, k=4, mode=mode, **seed, **parts)
+        b = select(memory, k=4, mode=mode, **seed, **parts)
         assert a.selected.tolist() == b.selected.tolist()
         assert set(a.selected.tolist()) <= set(keep.tolist())
         assert a.names == b.names == [names[j] for j in a.selected]
