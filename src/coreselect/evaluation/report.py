@@ -103,18 +103,25 @@ def summary_text(df: pd.DataFrame) -> str:
     n_folds = df["fold"].nunique()
     where = "the best lambda at each k" if sweep else "the best method at each k"
     out = [f"mean ± std over {n_folds} folds; * marks {where}"]
+    for measure, method, sub, row, col, best_in in _tables(summary, sweep):
+        title = f"{MEASURE_LABELS[measure]} ({measure})"
+        out += ["", title + (f", {method}: rows = lambda, columns = k" if method else "")]
+        out += _text_table(sub, row, col, measure, best_in=best_in)
+    return "\n".join(out)
+
+
+def _tables(summary: pd.DataFrame, sweep: bool):
+    """Each table of a summary, as ``(measure, method, frame, row, col, best_in)``: per measure
+    one table rows = k by columns = method, or in a lambda sweep one per method, rows = lambda
+    by columns = k (method is None outside a sweep)."""
     for measure in MEASURES:
         if measure not in set(summary["measure"]):
             continue
-        if sweep:
-            for method in dict.fromkeys(summary["method"]):
-                sub = summary[summary["method"] == method]
-                out += ["", f"{MEASURE_LABELS[measure]} ({measure}), {method}: rows = lambda, columns = k"]
-                out += _text_table(sub, "lam", "k", measure, best_in="col")
-        else:
-            out += ["", f"{MEASURE_LABELS[measure]} ({measure})"]
-            out += _text_table(summary, "k", "method", measure)
-    return "\n".join(out)
+        if not sweep:
+            yield measure, None, summary, "k", "method", "row"
+            continue
+        for method in dict.fromkeys(summary["method"]):
+            yield measure, method, summary[summary["method"] == method], "lam", "k", "col"
 
 
 def write_summary(df: pd.DataFrame, path: str | Path, title: str = "Evaluation", notes: str = "") -> None:
@@ -136,17 +143,10 @@ def _summary_text(df: pd.DataFrame, title: str, notes: str) -> str:
     n_folds = df["fold"].nunique()
     where = "the best lambda for each k (column)" if sweep else "the best mean of each row"
     parts += [f"Mean ± standard deviation over {n_folds} folds; {where} is in bold.", ""]
-    for measure in MEASURES:
-        if measure not in set(summary["measure"]):
-            continue
-        if sweep:
-            for method in dict.fromkeys(summary["method"]):
-                sub = summary[summary["method"] == method]
-                parts += [f"## {MEASURE_LABELS[measure]} (`{measure}`), {method}: rows = lambda, columns = k", ""]
-                parts += [_table(sub, "lam", "k", measure, best_in="col"), ""]
-        else:
-            parts += [f"## {MEASURE_LABELS[measure]} (`{measure}`): rows = k, columns = method", ""]
-            parts += [_table(summary, "k", "method", measure), ""]
+    for measure, method, sub, row, col, best_in in _tables(summary, sweep):
+        shape = f", {method}: rows = lambda, columns = k" if method else ": rows = k, columns = method"
+        parts += [f"## {MEASURE_LABELS[measure]} (`{measure}`){shape}", ""]
+        parts += [_table(sub, row, col, measure, best_in=best_in), ""]
     secs = df.groupby("method", sort=False)["select_seconds"].mean()
     parts += ["## Mean selection time per fit (seconds)", ""]
     parts += ["| method | seconds |", "|---|---|"] + [f"| {m} | {s:.3g} |" for m, s in secs.items()] + [""]
