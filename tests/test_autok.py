@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -156,9 +157,39 @@ def test_evaluate_k_auto_is_nested_in_the_outer_folds(capsys, tmp_path, arff, mo
     assert set(df["k"]) == {"auto"} and df["k_chosen"].between(1, 20).all()
     assert "k auto (chosen on each training fold): gds" in (tmp_path / "ev" /
                                                             "summary.md").read_text()
-    code, out, err = _run(capsys, "evaluate", arff, "--k", "auto", "--methods", "gds,br-chi2",
-                          "--folds", "2", "--out", tmp_path / "ev2", "-q")
-    assert code == 2 and "br-chi2 does not choose its k" in err
+
+
+def test_evaluate_k_auto_gives_every_ranker_the_same_rule(tmp_path, arff, monkeypatch):
+    """--k auto on a rival: its ranking on the training fold, cut by autok's rule run on that
+    fold's rows only (the same choose_k as GDS), and the chosen k in the results."""
+    import coreselect.autok as autok
+    from coreselect import load
+    from coreselect.evaluation.protocol import make_folds, method_factories, run_protocol
+
+    ds = load(arff)
+    X, Y = np.asarray(ds.X), np.asarray(ds.Y)
+    calls = []
+    real = autok.choose_k
+
+    def spy(Xtr, Ytr, order, **kw):
+        got = real(Xtr, Ytr, order, **kw)
+        calls.append((Xtr.shape[0], np.asarray(order).copy(), got.k))
+        return got
+
+    monkeypatch.setattr(autok, "choose_k", spy)
+    df = run_protocol(X, Y, method_factories(["br-chi2", "all"]), ["auto"], n_folds=3, seed=0)
+    folds = make_folds(X.shape[0], 3, 0)
+    assert [c[0] for c in calls] == [len(tr) for tr, _ in folds]  # training rows only
+    for (tr, _), (_, order, _k) in zip(folds, calls):
+        ranking = method_factories(["br-chi2"])["br-chi2"](20, 0).fit(X[tr], Y[tr]).ranking_
+        assert order.size == 20 and order.tolist() == list(ranking[:20])
+    chosen = df[df.method == "br-chi2"].groupby("fold")["k_chosen"].first().tolist()
+    assert chosen == [c[2] for c in calls]
+    assert (df[df.method == "all"]["k_chosen"] == X.shape[1]).all()  # the reference: every feature
+    assert set(df[df.method == "br-chi2"]["k"]) == {"auto"}
+    sparse = run_protocol(sp.csr_matrix(X), Y, method_factories(["br-chi2"]), ["auto"],
+                          n_folds=3, seed=0)  # the cap counts varying columns of a sparse fold
+    assert sparse["k_chosen"].tolist() == df[df.method == "br-chi2"]["k_chosen"].tolist()
 
 
 def test_evaluate_k_auto_refuses_a_lambda_sweep(capsys, tmp_path, arff):

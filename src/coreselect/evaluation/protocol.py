@@ -149,14 +149,14 @@ def parse_values(spec: str) -> list[float]:
     return [round(v, 10) for v in vals]
 
 
-#: Methods that take ``k="auto"`` (with every ``gds-CALIBRATION``).
+#: Methods that take ``k="auto"`` themselves (with every ``gds-CALIBRATION``).
 AUTO_K_METHODS = ("gds", "cgds")
 
 
 def parse_k(spec: str | Iterable[int]) -> list:
     """Parse the ``--k`` option: ``"10,20,50"`` or ``"10:100:10"``; sorted, unique, >= 1; or
-    ``"auto"`` (``["auto"]``: each GDS selection chooses its k on the training fold,
-    :mod:`coreselect.autok`)."""
+    ``"auto"`` (``["auto"]``: each selection's k is chosen on the training fold by
+    :mod:`coreselect.autok`: a GDS method itself, any other over its ranking)."""
     if spec == "auto" or list(spec) == ["auto"]:
         return ["auto"]
     vals = list(spec) if not isinstance(spec, str) else parse_values(spec)
@@ -436,14 +436,25 @@ def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[di
     X, Y, folds, methods = _STATE["X"], _STATE["Y"], _STATE["folds"], _STATE["methods"]
     train, test = folds[fold]
     Xtr, Ytr, Xte, Yte = X[train], Y[train], X[test], Y[test]
-    est = methods[method](max(ks), seed)  # ("auto",): the method chooses k (nested)
+    # ("auto",): a GDS method chooses k itself (nested); any other method's ranking up to the
+    # cap gets the same rule (coreselect.autok) here, on the training fold only.
+    by_rule = ks == ("auto",) and not chooses_own_k(method)
+    cap = _auto_cap(Xtr) if by_rule else None
+    est = methods[method](cap or max(ks), seed)
     t0 = time.perf_counter()
     est.fit(Xtr, Ytr)
+    if by_rule:
+        from coreselect.autok import choose_k
+
+        order = np.asarray(est.ranking_)[:cap]
+        auto_selected = order[:choose_k(Xtr, Ytr, order).k]
     seconds = time.perf_counter() - t0
     rows = []
     chosen = []
     for k in ks:
-        if len(ks) > 1:  # a ranker: the top-k prefix of one ranking
+        if by_rule:
+            selected = auto_selected
+        elif len(ks) > 1:  # a ranker: the top-k prefix of one ranking
             selected = np.asarray(est.ranking_)[:k]
         else:
             selected = np.asarray(est.selected_)
@@ -456,6 +467,25 @@ def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[di
                                  value=value, select_seconds=seconds, k_chosen=len(selected),
                                  **times))
     return rows, chosen
+
+
+def chooses_own_k(method: str) -> bool:
+    """Whether ``method`` takes ``k="auto"`` itself (the GDS methods); the others get the same
+    rule over their ranking in :func:`run_protocol`."""
+    return method in AUTO_K_METHODS or method.startswith("gds-")
+
+
+def _auto_cap(Xtr) -> int:
+    """The cap of ``k="auto"`` for a method that ranks every column: as for GDS,
+    ``min(AUTO_CAP, columns that vary on the training fold)`` (at least 1)."""
+    from coreselect.autok import cap_for
+
+    if sp.issparse(Xtr):
+        high, low = Xtr.max(axis=0).toarray().ravel(), Xtr.min(axis=0).toarray().ravel()
+    else:
+        high, low = np.max(Xtr, axis=0), np.min(Xtr, axis=0)
+    varies = high != low
+    return max(1, cap_for(int(np.count_nonzero(varies))))
 
 
 def _is_ranker(factory: MethodFactory) -> bool:
@@ -531,12 +561,7 @@ def run_protocol(
     ks = parse_k(ks)
     if not ks:
         raise InputError("no numbers of features given")
-    if ks == ["auto"]:
-        for name in methods:
-            if name not in AUTO_K_METHODS and not name.startswith("gds-"):
-                raise InputError(f"--k auto: {name} does not choose its k; only "
-                                 f"{', '.join(AUTO_K_METHODS)} and gds-CALIBRATION do")
-    elif ks[-1] > X.shape[1]:
+    if ks != ["auto"] and ks[-1] > X.shape[1]:
         raise InputError(f"k={ks[-1]} exceeds the number of features ({X.shape[1]})")
     if not methods:
         raise InputError("no methods given")
