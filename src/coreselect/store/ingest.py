@@ -57,7 +57,9 @@ from coreselect.store._format import (
 log = logging.getLogger(__name__)
 
 #: ``progress(stage, done, total)``: stages ``"count"``, ``"encode"`` (bytes read of the
-#: data files) and ``"tiles"`` (row blocks written).
+#: data files) and ``"tiles"`` (row blocks written); with a checkpoint, once per pass,
+#: ``"resumed:STAGE"`` (tasks taken from the checkpoint, tasks of the pass) and, where kept
+#: tasks failed their checksums (done again), ``"damaged:STAGE"`` (those tasks, the pass's).
 Progress = Callable[[str, int, int], None]
 SPILL = ".spill"
 
@@ -412,17 +414,23 @@ class WholeFileChunks:
 def build_store_from_source(source: Any, path: str | os.PathLike, *,
                             options: BuildOptions = BuildOptions(), engine: Any = None,
                             progress: Progress | None = None,
-                            storage_options: dict | None = None):
+                            storage_options: dict | None = None,
+                            checkpoint: str | os.PathLike | None = None):
     """Build a column store at ``path`` from the chunked ``source`` (module docstring), the
     tasks run by ``engine`` (a :class:`coreselect.engines.base.Engine`; None: in this
     process). ``path`` may be a URL (built locally, then published by
-    :func:`coreselect.store.fs.build_at_url`).
+    :func:`coreselect.store.fs.build_at_url`). ``checkpoint``: a local path where every
+    finished task is kept, so that the same call after an interruption skips them
+    (:mod:`coreselect.store._resume`; removed when the store is committed).
 
     Raises
     ------
     InputError
         Bad options, a target that is not free, data that break the binning rules, or files
         that change between the passes; nothing is left at ``path``.
+    CheckpointError
+        A checkpoint of another build (other files, sizes, times or options), or a damaged
+        record; one line naming what differs.
     """
     from coreselect.store import fs
     from coreselect.store.build import _check_params, check_build_target
@@ -430,8 +438,8 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     path = fs.local_path(path)
     if fs.scheme(path) is not None:
         return fs.build_at_url(path, lambda local: build_store_from_source(
-            source, local, options=options, engine=engine, progress=progress),
-            storage_options)
+            source, local, options=options, engine=engine, progress=progress,
+            checkpoint=checkpoint), storage_options)
     _check_params(options.block_size, options.row_block_size, options.seed)
     if options.strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {options.strategy!r}; choose one of "
@@ -458,6 +466,20 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     total_bytes = sum(sizes)
     keep = _candidates(source)
     start = time.perf_counter()
+    if checkpoint is not None:
+        try:
+            _build_resumable(source, target, options, engine, progress, checkpoint, groups,
+                             total_bytes, keep)
+        except OSError as exc:
+            if isinstance(exc, OutputError):
+                raise
+            raise OutputError(str(exc.filename or target), exc.strerror or str(exc),
+                              exc.errno) from exc
+        finally:
+            _PLANS.clear()
+        from coreselect.store.opening import open_store
+
+        return open_store(target)
     try:
         with atomic_dir(target) as tmp:
             shared = Shared(source, options, str(tmp), keep)
@@ -490,6 +512,55 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     return open_store(target)
 
 
+def _row_block_prefix(r: int) -> str:
+    """Where :func:`tile_task` reads row block ``r``'s pieces, relative to the root."""
+    return _piece_path("", r, "labels", 0).parent.parent.as_posix() + "/"
+
+
+def _build_resumable(source, target: Path, options: BuildOptions, engine, progress,
+                     checkpoint, groups, total_bytes: int, keep) -> None:
+    """The three passes with every finished task kept under ``checkpoint``
+    (:mod:`coreselect.store._resume`), the store assembled from the kept tiles at the end."""
+    from coreselect.files import checkpoint as test_hold
+    from coreselect.store._resume import BuildCheckpoint, _link, fingerprint
+
+    ck = BuildCheckpoint(checkpoint, fingerprint(source, options, keep))
+    mine = ck.ck.path.absolute()
+    for p in (mine, mine.parent / f"{mine.name}.parts"):
+        if p == target.absolute() or target.absolute() in p.parents or (
+                p.name.endswith(".parts") and p in target.absolute().parents):
+            raise InputError(f"checkpoint {ck.shown} and the store {target} overlap; give a "
+                             "checkpoint path outside the store")
+    ck.open()
+    work = ck.folder / "work"
+    shared = Shared(source, options, str(work), keep)
+    groups = ck.plan("groups", groups)
+    counted = _run(engine, count_task, shared, groups, "count", total_bytes, progress,
+                   lambda res: res.bytes, resume=(ck,))
+    plan = _merge(counted, source, options, keep)
+    (work / SPILL).mkdir(parents=True, exist_ok=True)
+    plan_file = work / SPILL / "plan.pkl"
+    with open(plan_file.with_suffix(".tmp"), "wb") as fh:
+        pickle.dump(plan, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(plan_file.with_suffix(".tmp"), plan_file)
+    common = ((f"{SPILL}/plan.pkl", str(plan_file)),)
+    _run(engine, encode_task, shared, groups, "encode", total_bytes, progress,
+         lambda res: res, resume=(ck, common))
+    pieces = tuple((rel, str(p)) for g in groups for rel, p in ck.files_of("encode", g))
+    n_rb = plan.bounds.size - 1
+    files: dict[str, list[int]] = {}
+    for got in _run(engine, tile_task, shared, list(range(n_rb)), "tiles", n_rb, progress,
+                    lambda res: 1, resume=(ck, common, pieces, _row_block_prefix)):
+        files.update(got)
+    test_hold("build-commit")  # tests kill the build here
+    with atomic_dir(target) as tmp:
+        for r in range(n_rb):
+            for rel, kept in ck.files_of("tiles", r):
+                _link(kept, tmp / rel)
+        _finish(tmp, plan, files, source, options, keep)
+    ck.remove()
+
+
 def _candidates(source) -> tuple[int, ...] | None:
     """The columns a selection may pick when the source names ID columns (their width must
     then be known), else None (all)."""
@@ -510,7 +581,11 @@ def _dask_workers(engine) -> int | None:
         return None
 
 
-def _run(engine, func, shared, tasks, stage, total, progress, amount) -> list:
+def _run(engine, func, shared, tasks, stage, total, progress, amount,
+         resume: tuple | None = None) -> list:
+    """``engine.map(func, shared, tasks)`` with the stage's progress; ``resume``:
+    ``(BuildCheckpoint, common inputs, inputs, select)`` to take the finished tasks from a
+    checkpoint and keep the others (:meth:`coreselect.store._resume.BuildCheckpoint.run`)."""
     global _LIVE
     done, live = [0], [0.0]
 
@@ -529,7 +604,17 @@ def _run(engine, func, shared, tasks, stage, total, progress, amount) -> list:
     in_process = getattr(engine, "name", "") == "local" and not getattr(engine, "n_workers", None)
     _LIVE = on_chunk if progress is not None and in_process else None
     try:
-        return engine.map(func, shared, tasks, on_result=on_result)
+        if resume is None:
+            return engine.map(func, shared, tasks, on_result=on_result)
+        ck, rest = resume[0], resume[1:]
+
+        def announce(taken: int, redone: int) -> None:
+            if progress is not None:
+                progress(f"resumed:{stage}", taken, len(tasks))
+                if redone:
+                    progress(f"damaged:{stage}", redone, len(tasks))
+
+        return ck.run(engine, func, shared, stage, tasks, on_result, *rest, announce=announce)
     finally:
         _LIVE = None
 
