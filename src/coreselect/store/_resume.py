@@ -166,7 +166,12 @@ def _file_identity(path: str) -> list:
     return [os.path.abspath(path), int(st.st_size), int(st.st_mtime_ns)]
 
 
-def fingerprint(source: Any, options: Any, keep: Any) -> dict:
+def identities(source: Any) -> list[list]:
+    """:func:`_file_identity` of every file of ``source``."""
+    return [_file_identity(str(f)) for f in source.files]
+
+
+def fingerprint(source: Any, options: Any, keep: Any, files: list | None = None) -> dict:
     """What the store depends on, as JSON: the data files, the options, the reader."""
     from coreselect.store._format import FORMAT as STORE_FORMAT, FORMAT_VERSION
 
@@ -174,7 +179,7 @@ def fingerprint(source: Any, options: Any, keep: Any) -> dict:
               "format": str(getattr(source, "format", "")),
               "options": _jsonable(getattr(source, "options", None) or {}),
               "labels": _jsonable(getattr(source, "labels", None))}
-    return {"files": [_file_identity(str(f)) for f in source.files],
+    return {"files": identities(source) if files is None else files,
             "options": _jsonable(dataclasses.asdict(options)),
             "keep": None if keep is None else [int(j) for j in keep],
             "reader": reader, "store_format": [STORE_FORMAT, FORMAT_VERSION]}
@@ -437,6 +442,16 @@ class BuildCheckpoint:
             for j, res in zip(todo, got):
                 results[j] = res
         return results
+
+    def drop_if_empty(self) -> None:
+        """After a failure: remove a checkpoint this run made that holds no finished task."""
+        if self.resuming or any(p.is_dir() and TMP not in p.name
+                                for p in self.folder.glob("*/*") if p.parent.name != "work"):
+            return
+        try:
+            self.remove()
+        except OutputError:
+            pass
 
     def remove(self) -> None:
         """After the store is committed: the record and its folder go."""

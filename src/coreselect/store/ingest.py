@@ -399,6 +399,10 @@ class WholeFileChunks:
 
     def file_chunks(self, i: int, chunk_rows: int | None = None, chunk_bytes: int | None = None):
         ds = self._load(i)
+        if i and not (_same_names(ds.feature_names, self.feature_names)
+                      and _same_names(ds.label_names, self.label_names)):
+            raise InputError(f"{self.files[i]}: its feature or label columns differ from "
+                             f"those of {self.files[0]}; the shards of a dataset agree")
         step = int(chunk_rows or self.chunk_rows)
         X = ds.X.tocsr() if sp.issparse(ds.X) else ds.X
         Y = sp.csr_matrix(ds.Y)
@@ -408,6 +412,17 @@ class WholeFileChunks:
     def chunks(self, chunk_rows: int | None = None, chunk_bytes: int | None = None):
         for i in range(len(self.files)):
             yield from self.file_chunks(i, chunk_rows, chunk_bytes)
+
+
+def _same_names(a, b) -> bool:
+    """Equal column names (default names compared by their count and prefix)."""
+    if len(a) != len(b):
+        return False
+    from coreselect.io.dataset import IndexedNames
+
+    if isinstance(a, IndexedNames) or isinstance(b, IndexedNames):
+        return a == b
+    return [str(x) for x in a] == [str(x) for x in b]
 
 
 # -- the driver ------------------------------------------------------------------------------
@@ -466,10 +481,13 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     total_bytes = sum(sizes)
     keep = _candidates(source)
     start = time.perf_counter()
+    from coreselect.store._resume import identities
+
+    seen = identities(source)  # every file's size and time (ETag): checked after the reads
     if checkpoint is not None:
         try:
             _build_resumable(source, target, options, engine, progress, checkpoint, groups,
-                             total_bytes, keep)
+                             total_bytes, keep, seen)
         except OSError as exc:
             if isinstance(exc, OutputError):
                 raise
@@ -491,6 +509,7 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
                 pickle.dump(plan, fh, protocol=pickle.HIGHEST_PROTOCOL)
             _run(engine, encode_task, shared, groups, "encode", total_bytes, progress,
                  lambda res: res)
+            _check_unchanged(source, seen)
             n_rb = plan.bounds.size - 1
             files: dict[str, list[int]] = {}
             for got in _run(engine, tile_task, shared, list(range(n_rb)), "tiles", n_rb,
@@ -517,14 +536,27 @@ def _row_block_prefix(r: int) -> str:
     return _piece_path("", r, "labels", 0).parent.parent.as_posix() + "/"
 
 
+def _check_unchanged(source, seen: list) -> None:
+    """Refuse a build whose files changed while it read them (a reader that reads a file
+    whole per pass cannot tell; a chunked one checks at the start of each pass): the store
+    would mix two versions of the data."""
+    from coreselect.store._resume import identities
+
+    for i, (was, now) in enumerate(zip(seen, identities(source))):
+        if was != now:
+            what = ("vanished" if now[1] is None else
+                    f"was {was[1]} bytes, now {now[1]}" if was[1] != now[1] else "was modified")
+            raise InputError(f"{source.files[i]}: changed during the build ({what}); nothing "
+                             "was written, build again")
+
+
 def _build_resumable(source, target: Path, options: BuildOptions, engine, progress,
-                     checkpoint, groups, total_bytes: int, keep) -> None:
+                     checkpoint, groups, total_bytes: int, keep, seen: list) -> None:
     """The three passes with every finished task kept under ``checkpoint``
     (:mod:`coreselect.store._resume`), the store assembled from the kept tiles at the end."""
-    from coreselect.files import checkpoint as test_hold
-    from coreselect.store._resume import BuildCheckpoint, _link, fingerprint
+    from coreselect.store._resume import BuildCheckpoint, fingerprint
 
-    ck = BuildCheckpoint(checkpoint, fingerprint(source, options, keep))
+    ck = BuildCheckpoint(checkpoint, fingerprint(source, options, keep, seen))
     mine = ck.ck.path.absolute()
     for p in (mine, mine.parent / f"{mine.name}.parts"):
         if p == target.absolute() or target.absolute() in p.parents or (
@@ -532,6 +564,18 @@ def _build_resumable(source, target: Path, options: BuildOptions, engine, progre
             raise InputError(f"checkpoint {ck.shown} and the store {target} overlap; give a "
                              "checkpoint path outside the store")
     ck.open()
+    try:
+        _passes(ck, source, target, options, engine, progress, groups, total_bytes, keep, seen)
+    except BaseException:
+        ck.drop_if_empty()  # a first attempt that finished nothing leaves nothing behind
+        raise
+
+
+def _passes(ck, source, target: Path, options: BuildOptions, engine, progress, groups,
+            total_bytes: int, keep, seen: list) -> None:
+    from coreselect.files import checkpoint as test_hold
+    from coreselect.store._resume import _link
+
     work = ck.folder / "work"
     shared = Shared(source, options, str(work), keep)
     groups = ck.plan("groups", groups)
@@ -546,6 +590,7 @@ def _build_resumable(source, target: Path, options: BuildOptions, engine, progre
     common = ((f"{SPILL}/plan.pkl", str(plan_file)),)
     _run(engine, encode_task, shared, groups, "encode", total_bytes, progress,
          lambda res: res, resume=(ck, common))
+    _check_unchanged(source, seen)
     pieces = tuple((rel, str(p)) for g in groups for rel, p in ck.files_of("encode", g))
     n_rb = plan.bounds.size - 1
     files: dict[str, list[int]] = {}
