@@ -162,7 +162,7 @@ def _file_identity(path: str) -> list:
     try:
         st = os.stat(path)
     except OSError:
-        return [path, None, None]
+        return [os.path.abspath(path), None, None]
     return [os.path.abspath(path), int(st.st_size), int(st.st_mtime_ns)]
 
 
