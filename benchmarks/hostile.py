@@ -60,6 +60,7 @@ class Attempt:
     ok_allowed: bool = True  # success counts as behaved (if check passes)
     check: Callable[[subprocess.CompletedProcess], str | None] | None = None  # reason or None
     forbid_text: tuple[str, ...] = ()  # an exit-2 message containing these is an escape
+    after: Callable[[subprocess.CompletedProcess], str | None] | None = None  # on any ending
 
 
 # ------------------------------------------------------------------------------- fixtures
@@ -781,7 +782,17 @@ def _limit() -> None:
 
 
 def run_attempt(a: Attempt) -> tuple[bool, str, float]:
-    """(behaved, reason, seconds)."""
+    """(behaved, reason, seconds); ``a.after`` (the message names the file, nothing was left)
+    may turn a behaved ending into an escape."""
+    ok, reason, secs, r = _run_attempt(a)
+    if ok and a.after is not None and r is not None:
+        why = a.after(r)
+        if why:
+            return False, f"{reason}, but {why}", secs
+    return ok, reason, secs
+
+
+def _run_attempt(a: Attempt):
     before = _digest(a.inputs)
     existed = {str(p): p.exists() for p in a.must_not_exist}
     cmd = [PY, "-m", "coreselect", *a.argv] if a.argv is not None else [PY, "-c", a.code]
@@ -798,7 +809,7 @@ def run_attempt(a: Attempt) -> tuple[bool, str, float]:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        return False, f"hang: still running after {a.deadline:g} s", time.monotonic() - started
+        return False, f"hang: still running after {a.deadline:g} s", time.monotonic() - started, None
     finally:
         if timer is not None:
             timer.cancel()
@@ -811,40 +822,40 @@ def run_attempt(a: Attempt) -> tuple[bool, str, float]:
     after = _digest(a.inputs)
     changed = [Path(p).name for p in before if before[p] != after[p]]
     if changed:
-        return False, f"input modified: {', '.join(changed)}", secs
+        return False, f"input modified: {', '.join(changed)}", secs, r
     first = (err.strip().splitlines() or [""])[-1][:160]
     if r.returncode < 0:
-        return False, f"killed by {signal.Signals(-r.returncode).name}", secs
+        return False, f"killed by {signal.Signals(-r.returncode).name}", secs, r
     if a.signal_after is not None:
         if r.returncode == 0:
-            return True, "finished before the signal", secs
+            return True, "finished before the signal", secs, r
         left = [Path(p).name for p in existed if not existed[p] and Path(p).exists()]
-        return (not left, f"interrupted, left {left}" if left else "interrupted cleanly", secs)
+        return (not left, f"interrupted, left {left}" if left else "interrupted cleanly", secs, r)
     if a.code is not None and a.argv is None:
         if "TYPED" in out:
             bad = [t for t in a.forbid_text if t in out.lower()]
-            return (not bad, "typed error" + (f" but {bad[0]}" if bad else ""), secs)
+            return (not bad, "typed error" + (f" but {bad[0]}" if bad else ""), secs, r)
         if r.returncode == 0 and "OK" in out:
             if not a.ok_allowed:
-                return False, "accepted (should be refused)", secs
+                return False, "accepted (should be refused)", secs, r
             reason = a.check(r) if a.check else None
-            return (reason is None, reason or "ok", secs)
+            return (reason is None, reason or "ok", secs, r)
         if r.returncode == 2 and len(err.strip().splitlines()) == 1:
-            return True, "one line, exit 2", secs
+            return True, "one line, exit 2", secs, r
         last = [ln for ln in err.strip().splitlines() if ln.strip()][-1:] or [f"exit {r.returncode}"]
-        return False, f"exit {r.returncode}: {last[0][:160]}", secs
+        return False, f"exit {r.returncode}: {last[0][:160]}", secs, r
     if _one_line_refusal(r):
         bad = [t for t in a.forbid_text if t in err.lower()]
         if bad:
-            return False, f"exit 2 but {bad[0]}: {first}", secs
-        return True, "one line, exit 2", secs
+            return False, f"exit 2 but {bad[0]}: {first}", secs, r
+        return True, "one line, exit 2", secs, r
     if r.returncode == 0:
         if not a.ok_allowed:
-            return False, "accepted (should be refused)", secs
+            return False, "accepted (should be refused)", secs, r
         reason = a.check(r) if a.check else None
-        return (reason is None, reason or "ok", secs)
+        return (reason is None, reason or "ok", secs, r)
     lines = len(err.strip().splitlines())
-    return False, f"exit {r.returncode}, {lines} line(s): {first}", secs
+    return False, f"exit {r.returncode}, {lines} line(s): {first}", secs, r
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1411,6 +1422,260 @@ CLASSES_31: dict[str, Callable] = {
 CLASSES.update(CLASSES_31)
 EXPENSIVE.update({"s3_frozen": 5, "s3_signals": 4, "ckpt_forgery": 9, "ckpt_damage": 8,
                   "user_folders": 8, "seams31": 6})
+
+
+# ============================================================================ issue 29 (helper "resume")
+# Bad input to `store build` from many files (issue 29, "Bad input"): a shard that vanishes or
+# changes during the build, a truncated compressed shard, a bucket without permission, a glob
+# that matches nothing, shards whose spaces disagree, a chunk that breaks the format mid-file.
+# Every attempt: one line naming the file (and the line where there is one), exit 2, no store,
+# nothing left under the target or beside it (with --checkpoint: the checkpoint alone).
+
+def _build_argv(data: str, ck: bool, *extra: str) -> list[str]:
+    return ["store", "build", data, "s", "-q", *(["--checkpoint", "ck"] if ck else []), *extra]
+
+
+def _build_after(w: Path, culprit: str, where: str | None = None):
+    def after(r: subprocess.CompletedProcess) -> str | None:
+        text = r.stderr + r.stdout
+        if culprit not in text:
+            return f"the message does not name {culprit}"
+        if where is not None and where not in text:
+            return f"the message does not say {where}"
+        if (w / "s").exists():
+            return "a store was written"
+        left = sorted(p.name for p in w.iterdir() if p.name not in ("d", "ck", "ck.parts"))
+        return f"left {left} beside the target" if left else None
+    return after
+
+
+def _build_attempt(cls: str, kind: str, w: Path, ck: bool, culprit: str, data: str = "d",
+                   where: str | None = None, code: str | None = None, extra=()) -> Attempt:
+    name = f"{kind}{' --checkpoint' if ck else ''}"
+    inputs = sorted((w / "d").rglob("*")) if (w / "d").exists() else []
+    if code is not None:
+        return Attempt(cls, name, code=code, cwd=w, ok_allowed=False, deadline=120,
+                       after=_build_after(w, culprit, where))
+    return Attempt(cls, name, argv=_build_argv(data, ck, *extra), cwd=w, ok_allowed=False,
+                   deadline=120, inputs=[p for p in inputs if p.is_file()],
+                   after=_build_after(w, culprit, where))
+
+
+#: Runs ``store build d s`` in this process with the file changed when the pass STAGE starts.
+_BUILD_DURING = r"""
+import os, sys
+import coreselect.store.ingest as ing
+orig = ing._run
+def run(engine, func, shared, tasks, stage, *a, **k):
+    if stage == {stage!r}:
+        {action}
+    return orig(engine, func, shared, tasks, stage, *a, **k)
+ing._run = run
+from coreselect.cli import main
+try:
+    main({argv!r})
+except SystemExit as exc:
+    if exc.code in (0, None):
+        print("OK")
+    raise
+"""
+
+
+def _csv_shards(folder: Path, n_files: int = 3, rows: int = 60, seed: int = 0) -> list[Path]:
+    import numpy as np
+
+    r = np.random.default_rng(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for k in range(n_files):
+        body = [",".join(map(str, r.integers(0, 5, 4).tolist() + r.integers(0, 2, 2).tolist()))
+                for _ in range(rows)]
+        p = folder / f"part-{k:02d}.csv"
+        p.write_text("f0,f1,f2,f3,y0,y1\n" + "\n".join(body) + "\n")
+        out.append(p)
+    return out
+
+
+def gen_build_vanish(n, tmp, rng):
+    """A shard deleted when a pass starts (after the listing, between the passes, after the
+    reads), or the whole folder gone."""
+    kinds = [("count", "os.remove('d/part-01.svm')", "part-01.svm"),
+             ("encode", "os.remove('d/part-01.svm')", "part-01.svm"),
+             ("encode", "os.remove('d/part-02.svm')", "part-02.svm"),
+             ("encode", "os.remove('d/part-00.svm')", "part-00.svm"),
+             # after every read: the store of what was read is complete and right
+             ("tiles", "os.remove('d/part-02.svm')", "part-02.svm")]
+    out = []
+    for i in range(n):
+        stage, action, culprit = kinds[i % len(kinds)]
+        w = tmp / f"v{i}"
+        _svm_shards(w / "d", seed=i)
+        ck = i % 2 == 1
+        code = _BUILD_DURING.format(stage=stage, action=action, argv=_build_argv("d", ck))
+        a = _build_attempt("build_vanish", f"vanishes at {stage}", w, ck, culprit, code=code)
+        if stage == "tiles":
+            a.ok_allowed, a.after = True, None
+            a.check = lambda r, w=w: (None if (w / "s" / "store.json").is_file()
+                                      and not (w / "ck").exists() else "no store, or left ck")
+        out.append(a)
+    return out
+
+
+def gen_build_change(n, tmp, rng):
+    """A shard that changes between the passes: rows appended, cut short, or the same size
+    with other bytes (LIBSVM, and CSV, whose reader reads a file whole per pass)."""
+    grow = "open('d/part-01.{ext}', 'a').write('{row}\\n')"
+    same = ("b = open('d/part-01.{ext}', 'rb').read(); i = b.index(b'1', b.index(b'\\n') + 1); "
+            "open('d/part-01.{ext}', 'wb').write(b[:i] + b'2' + b[i + 1:])")
+    cut = ("b = open('d/part-01.{ext}', 'rb').read(); "
+           "open('d/part-01.{ext}', 'wb').write(b[:len(b) // 2].rsplit(b'\\n', 1)[0] + b'\\n')")
+    kinds = [("svm", "grow", grow), ("svm", "same size", same), ("csv", "same size", same),
+             ("svm", "cut short", cut), ("csv", "grow", grow)]
+    out = []
+    for i in range(n):
+        ext, what, action = kinds[i % len(kinds)]
+        w = tmp / f"c{i}"
+        (_svm_shards if ext == "svm" else _csv_shards)(w / "d", seed=i)
+        ck = i % 2 == 1
+        row = "1 3:1" if ext == "svm" else "1,2,3,4,0,1"
+        extra = ("--labels", "y0,y1") if ext == "csv" else ()
+        code = _BUILD_DURING.format(stage="encode", action=action.format(ext=ext, row=row),
+                                    argv=_build_argv("d", ck, *extra))
+        out.append(_build_attempt("build_change", f"{ext} {what} between passes", w, ck,
+                                  f"part-01.{ext}", code=code))
+    return out
+
+
+def gen_build_truncated(n, tmp, rng):
+    """A compressed shard cut short (its end-of-stream marker missing)."""
+    import bz2
+    import lzma
+
+    kinds = [("gz", gzip.compress), ("bz2", bz2.compress), ("xz", lzma.compress)]
+    out = []
+    for i in range(n):
+        ext, pack = kinds[i % len(kinds)]
+        w = tmp / f"t{i}"
+        files = _svm_shards(w / "d", seed=i)
+        culprit = files[1].with_name(f"part-01.svm.{ext}")
+        culprit.write_bytes(pack(files[1].read_bytes() * 20)[:-300])
+        files[1].unlink()
+        out.append(_build_attempt("build_truncated", f"truncated .{ext}", w, i % 2 == 1,
+                                  culprit.name))
+    return out
+
+
+def gen_build_glob(n, tmp, rng):
+    """Names that match no data file: a glob, an empty folder, a list file of nothing."""
+    kinds = [("d/*.xmc", "d/*.xmc"), ("e", "e"), ("d/part-9*.svm", "d/part-9*.svm"),
+             ("list.txt", "list.txt")]
+    out = []
+    for i in range(n):
+        data, culprit = kinds[i % len(kinds)]
+        w = tmp / f"g{i}"
+        _svm_shards(w / "d", seed=i)
+        if data == "e":
+            (w / "d" / "e").mkdir()
+            data = culprit = "d/e"
+        if data == "list.txt":
+            (w / "d" / "list.txt").write_text("")
+            data = culprit = "d/list.txt"
+        out.append(_build_attempt("build_glob", f"matches nothing: {data}", w, i % 2 == 1,
+                                  culprit, data=data))
+    return out
+
+
+def gen_build_spaces(n, tmp, rng):
+    """Shards whose feature or label spaces disagree (headers, CSV columns)."""
+    kinds = ["features", "labels", "csv columns", "csv labels"]
+    out = []
+    for i in range(n):
+        kind = kinds[i % len(kinds)]
+        w = tmp / f"p{i}"
+        extra = ()
+        if kind.startswith("csv"):
+            files = _csv_shards(w / "d", seed=i)
+            head = "f0,f1,f2,f9,y0,y1" if kind == "csv columns" else "f0,f1,f2,f3,y0,y9"
+            files[1].write_text(files[1].read_text().replace("f0,f1,f2,f3,y0,y1", head, 1))
+            extra = ("--labels", "y0,y1")
+        else:
+            files = _svm_shards(w / "d", header=True, seed=i)
+            new = "200 21 4" if kind == "features" else "200 20 5"
+            files[1].write_text(files[1].read_text().replace("200 20 4", new, 1))
+        out.append(_build_attempt("build_spaces", f"{kind} disagree", w, i % 2 == 1,
+                                  files[1].name, extra=extra))
+    return out
+
+
+def gen_build_mid_file(n, tmp, rng):
+    """A chunk that breaks the format mid-file (past the first chunk: --chunk-rows 50)."""
+    kinds = ["bad value", "bad label", "bad index", "csv cell"]
+    out = []
+    for i in range(n):
+        kind = kinds[i % len(kinds)]
+        w = tmp / f"m{i}"
+        extra: tuple = ("--chunk-rows", "50")
+        if kind == "csv cell":
+            files = _csv_shards(w / "d", rows=200, seed=i)
+            culprit = files[2]
+            lines = culprit.read_text().splitlines()
+            lines[151] = "1,2,x,4,0,1"
+            extra += ("--labels", "y0,y1")
+        else:
+            files = _svm_shards(w / "d", seed=i)
+            culprit = files[2]
+            lines = culprit.read_text().splitlines()
+            lines[150] = {"bad value": "1 3:1 4:oops", "bad label": "1,z 3:1",
+                          "bad index": "1 3:1 x:2"}[kind]
+        culprit.write_text("\n".join(lines) + "\n")
+        out.append(_build_attempt("build_mid_file", kind, w, i % 2 == 1, culprit.name,
+                                  where=f"{culprit.name}:152" if kind == "csv cell"
+                                  else f"{culprit.name}:151", extra=extra))
+    return out
+
+
+_BUILD_DENIED = """
+moto, url = start_moto({{**env, "INITIAL_NO_AUTH_ACTION_COUNT": "0"}})
+env["AWS_ENDPOINT_URL"] = url
+out, err, code = cli(*{argv!r})
+one_line(err, code, None)
+if {culprit!r} not in err: fail("does not name the URL: " + err.strip()[:150])
+if not any(w in err.lower() for w in ("access denied", "not exist in our records", "forbidden")):
+    fail("does not say access is denied: " + err.strip()[:150])
+if os.path.exists("s"): fail("a store was written")
+left = sorted(set(os.listdir(".")) - {{"ck", "ck.parts"}})
+if left: fail(f"left {{left}}")
+"""
+
+
+def gen_build_denied(n, tmp, rng):
+    """Shards in a bucket the credentials may not read (a server that checks signatures and
+    knows no key): a glob, a file, a prefix."""
+    kinds = ["s3://data/shards/*.svm", "s3://data/shards/part-00.svm", "s3://data/shards/",
+             "s3://data/shards/*.svm.gz"]
+    out = []
+    for i in range(n):
+        data = kinds[i % len(kinds)]
+        w = tmp / f"a{i}"
+        w.mkdir()
+        code = _s3(_BUILD_DENIED.format(argv=_build_argv(data, i % 2 == 1), culprit=data))
+        out.append(Attempt("build_denied", f"{data}{' --checkpoint' if i % 2 else ''}",
+                           code=code, cwd=w, deadline=180))
+    return out
+
+
+#: The store build's bad-input classes of issue 29 (helper "resume").
+CLASSES_29_BUILD: dict[str, Callable] = {
+    "build_vanish": gen_build_vanish,
+    "build_change": gen_build_change,
+    "build_truncated": gen_build_truncated,
+    "build_glob": gen_build_glob,
+    "build_spaces": gen_build_spaces,
+    "build_mid_file": gen_build_mid_file,
+    "build_denied": gen_build_denied,
+}
+CLASSES.update(CLASSES_29_BUILD)
+OWNER.update({name: "resume" for name in CLASSES_29_BUILD})
 
 
 if __name__ == "__main__":

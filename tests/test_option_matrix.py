@@ -422,9 +422,11 @@ BUILD_VALUES = {"block_size": ["--block-size", "4"], "row_block_size": ["--row-b
                 "verbose": ["--verbose"], "cap": ["--exact-values", "2"],
                 # how the build runs, not what it writes: the same store (tests/test_store_ingest.py)
                 "n_workers": ["--workers", "2"], "chunk_rows": ["--chunk-rows", "7"],
-                "scheduler": ["--scheduler", "tcp://127.0.0.1:1"]}
+                "scheduler": ["--scheduler", "tcp://127.0.0.1:1"],
+                # kept tasks, removed on success (tests/test_store_resume.py)
+                "checkpoint": ["--checkpoint", "build.ckpt"]}
 #: Build options that change how the store is built, never the store.
-SAME_STORE = ("n_workers", "chunk_rows")
+SAME_STORE = ("n_workers", "chunk_rows", "checkpoint")
 
 
 def test_store_build_matrix(capsys, monkeypatch, tmp_path, data):
@@ -433,6 +435,7 @@ def test_store_build_matrix(capsys, monkeypatch, tmp_path, data):
 
     assert {p.name for p in build_cmd.params} - {"data", "store_dir"} == set(BUILD_VALUES)
     monkeypatch.setattr(_common, "_is_tty", lambda stream: True)
+    monkeypatch.chdir(tmp_path)  # --checkpoint build.ckpt
 
     def build(name, *extra):
         code, out, err = run(capsys, "store", "build", data["file"], tmp_path / name, *extra)
@@ -451,6 +454,7 @@ def test_store_build_matrix(capsys, monkeypatch, tmp_path, data):
         meta, out, err = build(option, *extra)
         if option in SAME_STORE:
             assert meta == reference, option
+            assert not Path("build.ckpt").exists() and not Path("build.ckpt.parts").exists()
         elif option == "quiet":
             assert err == "" != ref_err
         elif option == "verbose":

@@ -49,12 +49,18 @@ def store_cmd() -> None:
               type=click.IntRange(min=1),
               help="Distinct values per column counted exactly; a column with more is binned "
                    "on its values kept to 10 significant bits (0.1 %).")
+@click.option("--checkpoint", default=None, type=click.Path(dir_okay=False),
+              help="Keep every finished task of the build here (a local file, and its "
+                   "folder CHECKPOINT.parts): the same command after an interruption takes "
+                   "them and builds only the rest, giving the same store. A checkpoint of "
+                   "other files, sizes, times or options is refused. Removed when the store "
+                   "is complete.")
 @quiet_option
 @verbose_option
 @handle_errors
 def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_as_features,
-              n_bins, strategy, min_bin_count, n_workers, scheduler, chunk_rows, cap, quiet,
-              verbose):
+              n_bins, strategy, min_bin_count, n_workers, scheduler, chunk_rows, cap,
+              checkpoint, quiet, verbose):
     """Discretize DATA and write it as a tiled column store in STORE_DIR (a new folder, or
     a URL fsspec writes: s3://bucket/prefix, gs://, az://, memory://, file://).
 
@@ -71,6 +77,10 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
 
     Remote operations fail after 10 s without a connection, 30 s without an answer (2 tries),
     300 s in all; storage options change them (config_kwargs, deadline).
+
+    With --checkpoint, a killed or failed build keeps its finished tasks (counts, codes,
+    tiles); run the same command again to finish it. The workers must see the checkpoint's
+    folder too.
     """
     from coreselect.datasets.inputs import check_run_outputs
     from coreselect.engines import make_engine
@@ -90,8 +100,11 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
     if n_workers is not None and n_workers > max_workers():
         fail(f"--workers {n_workers}: at most {max_workers()} here")
     check_build_target(store_dir)  # before the (possibly long) read (a URL: its bucket too)
+    if checkpoint is not None:
+        refuse_url(checkpoint, "--checkpoint")
     if not is_url(data):
-        check_run_outputs(data, labels, {"STORE_DIR": store_dir})  # never over an input
+        check_run_outputs(data, labels, {"STORE_DIR": store_dir,
+                                         "--checkpoint": checkpoint})  # never over an input
     source = open_source(data, labels, labels_as_features)
     options = BuildOptions(block_size=block_size, row_block_size=row_block_size, seed=seed,
                            n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
@@ -100,12 +113,23 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
     # A bar per pass on a terminal (bytes read and MiB/s), a line every few seconds in a log.
     progress = reporter(quiet, STAGES, units={"count": "B", "encode": "B"})
 
+    def on_progress(stage: str, done: int, total: int) -> None:
+        kind, _, name = stage.partition(":")
+        if kind in ("resumed", "damaged"):  # a line per pass: what the checkpoint held
+            if not quiet:
+                click.echo(f"{STAGES.get(name, name)}: {done} of {total} tasks "
+                           + ("taken from the checkpoint" if kind == "resumed" else
+                              "kept damaged in the checkpoint (checksums): done again"),
+                           err=True)
+            return
+        progress(stage, done, total)
+
     engine = make_engine("dask" if scheduler else "local", scheduler=scheduler,
                          n_workers=None if scheduler else n_workers)
     try:
         with engine:
             st = build_store_from_source(source, store_dir, options=options, engine=engine,
-                                         progress=progress)
+                                         progress=on_progress, checkpoint=checkpoint)
     finally:
         progress.close()
     ids = st.meta.get("column_ids")

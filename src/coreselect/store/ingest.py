@@ -57,7 +57,9 @@ from coreselect.store._format import (
 log = logging.getLogger(__name__)
 
 #: ``progress(stage, done, total)``: stages ``"count"``, ``"encode"`` (bytes read of the
-#: data files) and ``"tiles"`` (row blocks written).
+#: data files) and ``"tiles"`` (row blocks written); with a checkpoint, once per pass,
+#: ``"resumed:STAGE"`` (tasks taken from the checkpoint, tasks of the pass) and, where kept
+#: tasks failed their checksums (done again), ``"damaged:STAGE"`` (those tasks, the pass's).
 Progress = Callable[[str, int, int], None]
 SPILL = ".spill"
 
@@ -397,6 +399,10 @@ class WholeFileChunks:
 
     def file_chunks(self, i: int, chunk_rows: int | None = None, chunk_bytes: int | None = None):
         ds = self._load(i)
+        if i and not (_same_names(ds.feature_names, self.feature_names)
+                      and _same_names(ds.label_names, self.label_names)):
+            raise InputError(f"{self.files[i]}: its feature or label columns differ from "
+                             f"those of {self.files[0]}; the shards of a dataset agree")
         step = int(chunk_rows or self.chunk_rows)
         X = ds.X.tocsr() if sp.issparse(ds.X) else ds.X
         Y = sp.csr_matrix(ds.Y)
@@ -408,21 +414,38 @@ class WholeFileChunks:
             yield from self.file_chunks(i, chunk_rows, chunk_bytes)
 
 
+def _same_names(a, b) -> bool:
+    """Equal column names (default names compared by their count and prefix)."""
+    if len(a) != len(b):
+        return False
+    from coreselect.io.dataset import IndexedNames
+
+    if isinstance(a, IndexedNames) or isinstance(b, IndexedNames):
+        return a == b
+    return [str(x) for x in a] == [str(x) for x in b]
+
+
 # -- the driver ------------------------------------------------------------------------------
 def build_store_from_source(source: Any, path: str | os.PathLike, *,
                             options: BuildOptions = BuildOptions(), engine: Any = None,
                             progress: Progress | None = None,
-                            storage_options: dict | None = None):
+                            storage_options: dict | None = None,
+                            checkpoint: str | os.PathLike | None = None):
     """Build a column store at ``path`` from the chunked ``source`` (module docstring), the
     tasks run by ``engine`` (a :class:`coreselect.engines.base.Engine`; None: in this
     process). ``path`` may be a URL (built locally, then published by
-    :func:`coreselect.store.fs.build_at_url`).
+    :func:`coreselect.store.fs.build_at_url`). ``checkpoint``: a local path where every
+    finished task is kept, so that the same call after an interruption skips them
+    (:mod:`coreselect.store._resume`; removed when the store is committed).
 
     Raises
     ------
     InputError
         Bad options, a target that is not free, data that break the binning rules, or files
         that change between the passes; nothing is left at ``path``.
+    CheckpointError
+        A checkpoint of another build (other files, sizes, times or options), or a damaged
+        record; one line naming what differs.
     """
     from coreselect.store import fs
     from coreselect.store.build import _check_params, check_build_target
@@ -430,8 +453,8 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     path = fs.local_path(path)
     if fs.scheme(path) is not None:
         return fs.build_at_url(path, lambda local: build_store_from_source(
-            source, local, options=options, engine=engine, progress=progress),
-            storage_options)
+            source, local, options=options, engine=engine, progress=progress,
+            checkpoint=checkpoint), storage_options)
     _check_params(options.block_size, options.row_block_size, options.seed)
     if options.strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {options.strategy!r}; choose one of "
@@ -458,6 +481,23 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     total_bytes = sum(sizes)
     keep = _candidates(source)
     start = time.perf_counter()
+    from coreselect.store._resume import identities
+
+    seen = identities(source)  # every file's size and time (ETag): checked after the reads
+    if checkpoint is not None:
+        try:
+            _build_resumable(source, target, options, engine, progress, checkpoint, groups,
+                             total_bytes, keep, seen)
+        except OSError as exc:
+            if isinstance(exc, OutputError):
+                raise
+            raise OutputError(str(exc.filename or target), exc.strerror or str(exc),
+                              exc.errno) from exc
+        finally:
+            _PLANS.clear()
+        from coreselect.store.opening import open_store
+
+        return open_store(target)
     try:
         with atomic_dir(target) as tmp:
             shared = Shared(source, options, str(tmp), keep)
@@ -469,6 +509,7 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
                 pickle.dump(plan, fh, protocol=pickle.HIGHEST_PROTOCOL)
             _run(engine, encode_task, shared, groups, "encode", total_bytes, progress,
                  lambda res: res)
+            _check_unchanged(source, seen)
             n_rb = plan.bounds.size - 1
             files: dict[str, list[int]] = {}
             for got in _run(engine, tile_task, shared, list(range(n_rb)), "tiles", n_rb,
@@ -488,6 +529,81 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     from coreselect.store.opening import open_store
 
     return open_store(target)
+
+
+def _row_block_prefix(r: int) -> str:
+    """Where :func:`tile_task` reads row block ``r``'s pieces, relative to the root."""
+    return _piece_path("", r, "labels", 0).parent.parent.as_posix() + "/"
+
+
+def _check_unchanged(source, seen: list) -> None:
+    """Refuse a build whose files changed while it read them (a reader that reads a file
+    whole per pass cannot tell; a chunked one checks at the start of each pass): the store
+    would mix two versions of the data."""
+    from coreselect.store._resume import identities
+
+    for i, (was, now) in enumerate(zip(seen, identities(source))):
+        if was != now:
+            what = ("vanished" if now[1] is None else
+                    f"was {was[1]} bytes, now {now[1]}" if was[1] != now[1] else "was modified")
+            raise InputError(f"{source.files[i]}: changed during the build ({what}); nothing "
+                             "was written, build again")
+
+
+def _build_resumable(source, target: Path, options: BuildOptions, engine, progress,
+                     checkpoint, groups, total_bytes: int, keep, seen: list) -> None:
+    """The three passes with every finished task kept under ``checkpoint``
+    (:mod:`coreselect.store._resume`), the store assembled from the kept tiles at the end."""
+    from coreselect.store._resume import BuildCheckpoint, fingerprint
+
+    ck = BuildCheckpoint(checkpoint, fingerprint(source, options, keep, seen))
+    mine = ck.ck.path.absolute()
+    for p in (mine, mine.parent / f"{mine.name}.parts"):
+        if p == target.absolute() or target.absolute() in p.parents or (
+                p.name.endswith(".parts") and p in target.absolute().parents):
+            raise InputError(f"checkpoint {ck.shown} and the store {target} overlap; give a "
+                             "checkpoint path outside the store")
+    ck.open()
+    try:
+        _passes(ck, source, target, options, engine, progress, groups, total_bytes, keep, seen)
+    except BaseException:
+        ck.drop_if_empty()  # a first attempt that finished nothing leaves nothing behind
+        raise
+
+
+def _passes(ck, source, target: Path, options: BuildOptions, engine, progress, groups,
+            total_bytes: int, keep, seen: list) -> None:
+    from coreselect.files import checkpoint as test_hold
+    from coreselect.store._resume import _link
+
+    work = ck.folder / "work"
+    shared = Shared(source, options, str(work), keep)
+    groups = ck.plan("groups", groups)
+    counted = _run(engine, count_task, shared, groups, "count", total_bytes, progress,
+                   lambda res: res.bytes, resume=(ck,))
+    plan = _merge(counted, source, options, keep)
+    (work / SPILL).mkdir(parents=True, exist_ok=True)
+    plan_file = work / SPILL / "plan.pkl"
+    with open(plan_file.with_suffix(".tmp"), "wb") as fh:
+        pickle.dump(plan, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(plan_file.with_suffix(".tmp"), plan_file)
+    common = ((f"{SPILL}/plan.pkl", str(plan_file)),)
+    _run(engine, encode_task, shared, groups, "encode", total_bytes, progress,
+         lambda res: res, resume=(ck, common))
+    _check_unchanged(source, seen)
+    pieces = tuple((rel, str(p)) for g in groups for rel, p in ck.files_of("encode", g))
+    n_rb = plan.bounds.size - 1
+    files: dict[str, list[int]] = {}
+    for got in _run(engine, tile_task, shared, list(range(n_rb)), "tiles", n_rb, progress,
+                    lambda res: 1, resume=(ck, common, pieces, _row_block_prefix)):
+        files.update(got)
+    test_hold("build-commit")  # tests kill the build here
+    with atomic_dir(target) as tmp:
+        for r in range(n_rb):
+            for rel, kept in ck.files_of("tiles", r):
+                _link(kept, tmp / rel)
+        _finish(tmp, plan, files, source, options, keep)
+    ck.remove()
 
 
 def _candidates(source) -> tuple[int, ...] | None:
@@ -510,7 +626,11 @@ def _dask_workers(engine) -> int | None:
         return None
 
 
-def _run(engine, func, shared, tasks, stage, total, progress, amount) -> list:
+def _run(engine, func, shared, tasks, stage, total, progress, amount,
+         resume: tuple | None = None) -> list:
+    """``engine.map(func, shared, tasks)`` with the stage's progress; ``resume``:
+    ``(BuildCheckpoint, common inputs, inputs, select)`` to take the finished tasks from a
+    checkpoint and keep the others (:meth:`coreselect.store._resume.BuildCheckpoint.run`)."""
     global _LIVE
     done, live = [0], [0.0]
 
@@ -529,7 +649,17 @@ def _run(engine, func, shared, tasks, stage, total, progress, amount) -> list:
     in_process = getattr(engine, "name", "") == "local" and not getattr(engine, "n_workers", None)
     _LIVE = on_chunk if progress is not None and in_process else None
     try:
-        return engine.map(func, shared, tasks, on_result=on_result)
+        if resume is None:
+            return engine.map(func, shared, tasks, on_result=on_result)
+        ck, rest = resume[0], resume[1:]
+
+        def announce(taken: int, redone: int) -> None:
+            if progress is not None:
+                progress(f"resumed:{stage}", taken, len(tasks))
+                if redone:
+                    progress(f"damaged:{stage}", redone, len(tasks))
+
+        return ck.run(engine, func, shared, stage, tasks, on_result, *rest, announce=announce)
     finally:
         _LIVE = None
 
