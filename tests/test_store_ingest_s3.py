@@ -105,19 +105,21 @@ def _break_row_block(r: int) -> None:
 
 
 @pytest.mark.parametrize("engine", ["in-process", "local-2"])
-def test_a_worker_failing_mid_pass_leaves_nothing(shards, s3, monkeypatch, engine):
+def test_a_worker_failing_mid_pass_leaves_nothing(shards, s3, engine):
     from coreselect.engines.local import LocalEngine
     from coreselect.store import fs
 
     files, want = shards
-    monkeypatch.setattr(fs.UrlWriter, "_put", fs.UrlWriter._put)  # restored after the test
+    real = fs.UrlWriter._put
     _break_row_block(3)  # the pool's workers fork from here: they fail too
     url = _url()
-    with pytest.raises(StoreError, match="r000003.*cannot write.*No space left"):
-        build_store_from_source(WholeFileChunks(files), url, options=OPTIONS,
-                                engine=None if engine == "in-process" else LocalEngine(2))
+    try:
+        with pytest.raises(StoreError, match="r000003.*cannot write.*No space left"):
+            build_store_from_source(WholeFileChunks(files), url, options=OPTIONS,
+                                    engine=None if engine == "in-process" else LocalEngine(2))
+    finally:
+        fs.UrlWriter._put = real
     assert _objects(s3, url[5:]) == {}
-    monkeypatch.undo()
     build_store_from_source(WholeFileChunks(files), url, options=OPTIONS)  # the prefix is free
     assert _objects(s3, url[5:]) == want
 
