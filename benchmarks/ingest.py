@@ -260,7 +260,8 @@ def main() -> int:
     p.add_argument("--nnz-per-row", type=int, default=100, help="non-zeros per row (on average)")
     p.add_argument("--labels", type=int, default=50, help="label columns of the generated file")
     p.add_argument("--data-dir", default=None, help="where the generated file is kept (default: the temp folder)")
-    p.add_argument("--s3-mb", type=float, default=256, help="part s3: MB of shards in all")
+    p.add_argument("--s3-mb", type=float, default=96,
+                   help="part s3: MB of shards in all (96: a 1-worker build takes about a minute quiet)")
     p.add_argument("--shards", type=int, default=16, help="part s3: shard files")
     p.add_argument("--s3-workers", type=lambda t: [int(x) for x in t.split(",")], default=[1, 2],
                    help="part s3: Dask worker processes, one build each (default 1,2)")
