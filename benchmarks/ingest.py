@@ -9,10 +9,19 @@ tiny file), MB/s per CPU second, peak RSS of the child (``ru_maxrss``, the inter
 imports included), and both as ratios to scikit-learn's, side by side in one run.
 Targets (issue 29): throughput >= 10x scikit-learn's, load's peak <= 1.5x.
 Part ``build`` (the out-of-core store build) is added by the store build's work.
+
+Part ``s3`` (:func:`part_s3`): 16 generated shard files in a bucket of a local moto S3 server,
+built into a store in the same bucket by a Dask ``LocalCluster`` of 1, then of 2 worker
+processes (1 thread each; the workers read the shards and write the tiles themselves, the
+spill under the build's temporary prefix), side by side: wall and CPU seconds (workers,
+driver with the scheduler, and the moto server's own, which shares the cores), the speed-up,
+and whether the two stores are the same objects byte for byte (every object's crc32).
+Target (issue 29): >= 1.7x faster with 2 workers than with 1, identical store.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -122,17 +131,146 @@ def part_parse(args) -> str:
     return body
 
 
+def _scan_file(source, i: int):
+    return source.file_scan(i)
+
+
+def _warm(path: str) -> None:
+    """A worker's one-time costs (imports, the compiled parser and coders) paid before timing:
+    a tiny store built from a tiny file."""
+    import shutil
+    import tempfile as tf
+
+    from coreselect.io.chunks import open_chunks
+    from coreselect.store.ingest import build_store_from_source
+
+    folder = tf.mkdtemp()
+    try:
+        build_store_from_source(open_chunks(path), Path(folder) / "s")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def part_s3(args) -> str:
+    """See the module docstring (part ``s3``). Every process it starts (the moto server, the
+    clusters' workers) is stopped before it returns, on an error or Ctrl-C too."""
+    import zlib
+
+    import psutil
+    import s3fs
+
+    from coreselect.engines.dask import DaskEngine, local_cluster
+    from coreselect.io.chunks import open_chunks
+    from coreselect.store.ingest import BuildOptions, build_store_from_source
+
+    n_shards, per_row, features, labels = args.shards, args.nnz_per_row, args.features, args.labels
+    total_mb = 4.0 if args.quick else args.s3_mb
+    rows = max(1, int(total_mb * 1e6 / n_shards / (per_row * 10.6 + 8)))  # ~bytes per row
+    folder = Path(args.data_dir or tempfile.gettempdir()) / (
+        f"coreselect-ingest-s3-{n_shards}x{rows}-{features}-{per_row}-{labels}")
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n_shards):
+        if not (folder / f"part{i:02d}.svm").exists():
+            _generate(folder / f"part{i:02d}.svm", rows, features, per_row, labels, seed=i)
+    size = sum(f.stat().st_size for f in folder.glob("part*.svm"))
+    warm = folder.parent / "coreselect-ingest-warm.svm"
+    if not warm.exists():
+        _generate(warm, 20, 50, 3, 3)
+    # Row blocks of about one shard each, column blocks of 16384: pass 3 has tasks enough
+    # for every worker (the automatic row blocks would give 256 MB two or three).
+    options = BuildOptions(name="shards", block_size=16384, row_block_size=rows)
+    key, secret = "AKIDBENCH", "bench-secret"
+    env = {"AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret,
+           "AWS_DEFAULT_REGION": "us-east-1"}
+    saved = {k: os.environ.get(k) for k in [*env, "AWS_ENDPOINT_URL", "CORESELECT_STORAGE_OPTIONS"]}
+    moto, url = _common.start_moto({**os.environ, **env}, timeout=300)
+    load_start = os.getloadavg()[0]
+    rows_out, stores = [], {}
+    try:
+        os.environ.update(env)  # the workers, spawned below, inherit them
+        os.environ["AWS_ENDPOINT_URL"] = url
+        os.environ["CORESELECT_STORAGE_OPTIONS"] = json.dumps({"endpoint_url": url})
+        fs = s3fs.S3FileSystem(key=key, secret=secret, endpoint_url=url, skip_instance_cache=True)
+        fs.mkdir("bench")
+        fs.put(str(folder) + "/", "bench/shards/", recursive=True)
+        server = psutil.Process(moto.pid)
+        for n in args.s3_workers:
+            from distributed import Client
+
+            cluster, client = local_cluster(n, 1), None
+            try:
+                client = Client(cluster)
+                client.wait_for_workers(n)
+                engine = DaskEngine(client=client)
+                client.run(_warm, str(warm))
+                _warm(str(warm))
+                workers = [psutil.Process(pid) for pid in engine.worker_pids]
+                before = ([w.cpu_times() for w in workers], server.cpu_times(),
+                          resource.getrusage(resource.RUSAGE_SELF))
+                t0 = time.perf_counter()
+                source = open_chunks("s3://bench/shards/*.svm")
+                source.scan(file_scans=engine.map(_scan_file, source, range(len(source.files))))
+                t1 = time.perf_counter()
+                target = f"s3://bench/store-{n}"
+                build_store_from_source(source, target, engine=engine, options=options)
+                t2 = time.perf_counter()
+                after = ([w.cpu_times() for w in workers], server.cpu_times(),
+                         resource.getrusage(resource.RUSAGE_SELF))
+            finally:
+                if client is not None:
+                    with contextlib.suppress(Exception):
+                        client.close()
+                cluster.close()
+            cpu = lambda a, b: (b.user - a.user) + (b.system - a.system)  # noqa: E731
+            work = sum(cpu(a, b) for a, b in zip(before[0], after[0]))
+            driver = (after[2].ru_utime - before[2].ru_utime) + (after[2].ru_stime - before[2].ru_stime)
+            rows_out.append((n, t2 - t0, t1 - t0, work, driver, cpu(before[1], after[1])))
+            fs.invalidate_cache()
+            stores[n] = {k.split("/", 2)[2]: zlib.crc32(fs.cat_file(k)) for k in fs.find(target[5:])}
+    finally:
+        moto.kill()
+        moto.wait()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    base = rows_out[0][1]
+    table = [[n, f"{wall:.1f}", f"{scan:.1f}", f"{work:.1f}", f"{driver:.1f}", f"{srv:.1f}",
+              f"{base / wall:.2f}x"] for n, wall, scan, work, driver, srv in rows_out]
+    same = all(v == stores[args.s3_workers[0]] for v in stores.values())
+    n_objects = len(next(iter(stores.values())))
+    return (f"Data: {n_shards} LIBSVM shards, {size / 1e6:.0f} MB in all ({rows:,} rows each, "
+            f"{features:,} features, about {per_row} non-zeros per row, {labels} labels), in a "
+            f"bucket of a local moto S3 server; built into `s3://bench/store-N` by a Dask "
+            f"LocalCluster of N worker processes of 1 thread (row blocks of {rows:,} rows, column blocks of 16384; workers warmed up on a tiny file first). Load average {load_start:.2f} at the "
+            f"start, {os.getloadavg()[0]:.2f} at the end (2 cores, shared with the moto server).\n\n"
+            + _common.md_table(["workers", "wall s (scan + build)", "of which scan s",
+                                "workers' CPU s", "driver + scheduler CPU s", "moto server CPU s",
+                                "speed-up"], table, align="rrrrrrr")
+            + f"\n\nThe stores are the same {n_objects} objects byte for byte (every object's "
+              f"crc32, store.json included): {same}.\n")
+
+
 def main() -> int:
     p = _common.parser(__doc__)
-    p.add_argument("--part", choices=["parse"], default="parse", help="which measurement")
+    p.add_argument("--part", choices=["parse", "s3"], default="parse", help="which measurement")
     p.add_argument("--rows", type=int, default=200_000, help="rows of the generated LIBSVM file")
     p.add_argument("--features", type=int, default=100_000, help="feature columns of the generated file")
     p.add_argument("--nnz-per-row", type=int, default=100, help="non-zeros per row (on average)")
     p.add_argument("--labels", type=int, default=50, help="label columns of the generated file")
     p.add_argument("--data-dir", default=None, help="where the generated file is kept (default: the temp folder)")
+    p.add_argument("--s3-mb", type=float, default=96,
+                   help="part s3: MB of shards in all (96: a 1-worker build takes about a minute quiet)")
+    p.add_argument("--shards", type=int, default=16, help="part s3: shard files")
+    p.add_argument("--s3-workers", type=lambda t: [int(x) for x in t.split(",")], default=[1, 2],
+                   help="part s3: Dask worker processes, one build each (default 1,2)")
     args = p.parse_args()
     if args.child:
         print(json.dumps(_child(json.loads(args.child))))
+        return 0
+    if args.part == "s3":
+        _common.emit("Ingest: 16 shards on S3, built by 1 and 2 Dask workers", part_s3(args), args.out)
         return 0
     body = part_parse(args)
     _common.emit("Ingest: parse a multi-label LIBSVM file", body, args.out)

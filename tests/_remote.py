@@ -59,6 +59,42 @@ class Server:
                 self.proc.wait()
 
 
+def s3_fixtures(*buckets: str, endpoint: str = "env"):
+    """The ``(s3, s3_env)`` fixtures of a test module (assign both at module level):
+    ``s3``, the module's server with ``buckets`` made (stopped when the module ends: no
+    process outlives its module); ``s3_env`` (autouse), credentials through the standard
+    chain (environment variables) and the endpoint as ``endpoint`` says: ``"env"``,
+    ``$AWS_ENDPOINT_URL`` for the tests that use ``s3`` (others start their own server);
+    ``"options"``, ``$CORESELECT_STORAGE_OPTIONS`` (and the server for every test)."""
+
+    @pytest.fixture(scope="module")
+    def s3():
+        server = Server()
+        try:
+            for bucket in buckets:
+                server.fs().mkdir(bucket)
+            yield server
+        finally:
+            server.stop()
+
+    @pytest.fixture(autouse=True)
+    def s3_env(monkeypatch, request):
+        import json
+
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEY)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        if endpoint == "options":
+            url = request.getfixturevalue("s3").url
+            monkeypatch.setenv("CORESELECT_STORAGE_OPTIONS", json.dumps({"endpoint_url": url}))
+        else:
+            monkeypatch.delenv("CORESELECT_STORAGE_OPTIONS", raising=False)
+            if "s3" in request.fixturenames:
+                monkeypatch.setenv("AWS_ENDPOINT_URL", request.getfixturevalue("s3").url)
+
+    return s3, s3_env
+
+
 def dask_cli() -> list[str]:
     """The ``dask`` command line of this interpreter's environment."""
     import shutil

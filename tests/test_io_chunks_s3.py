@@ -18,26 +18,10 @@ import coreselect  # noqa: E402
 from coreselect.errors import DatasetError  # noqa: E402
 from coreselect.io.chunks import open_chunks  # noqa: E402
 
-from _remote import KEY, SECRET, Server  # noqa: E402
+from _remote import s3_fixtures  # noqa: E402
 from test_io_chunks import _shards  # noqa: E402
 
-
-@pytest.fixture(scope="module")
-def s3():
-    server = Server()
-    server.fs().mkdir("shards")
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(autouse=True)
-def s3_env(monkeypatch, s3):
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEY)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("CORESELECT_STORAGE_OPTIONS", json.dumps({"endpoint_url": s3.url}))
+s3, s3_env = s3_fixtures("shards", endpoint="options")
 
 
 def test_s3_glob_of_gzip_shards(tmp_path, s3):

@@ -27,30 +27,10 @@ from coreselect.cli import main  # noqa: E402
 from coreselect.errors import CoreselectError, InputError, StoreError  # noqa: E402
 from coreselect.store import build_store, open_store  # noqa: E402
 
-from _remote import KEY, SECRET, Server  # noqa: E402
+from _remote import KEY, SECRET, Server, s3_fixtures  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def s3():
-    """The module's S3 server, with a bucket ``data`` (stopped when the module ends: no
-    process outlives its module, conftest.py)."""
-    server = Server()
-    server.fs().mkdir("data")
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(autouse=True)
-def s3_env(monkeypatch, request):
-    """Credentials and endpoint through the standard chain (environment variables)."""
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", KEY)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.delenv("CORESELECT_STORAGE_OPTIONS", raising=False)
-    if "s3" in request.fixturenames:
-        monkeypatch.setenv("AWS_ENDPOINT_URL", request.getfixturevalue("s3").url)
+s3, s3_env = s3_fixtures("data")
 
 
 def _data(n=300, d=30, labels=4, seed=0):

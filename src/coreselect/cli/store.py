@@ -42,7 +42,7 @@ def store_cmd() -> None:
 @click.option("--scheduler", default=None,
               help="Address of a Dask scheduler whose workers read the files and write the "
                    "tiles; they must see STORE_DIR's folder (this machine, or a shared "
-                   "file system).")
+                   "file system), or reach its URL (they write there themselves).")
 @click.option("--chunk-rows", default=None, type=click.IntRange(min=1),
               help="Rows per chunk read at a time (default: the reader's).")
 @click.option("--exact-values", "cap", default=16384, show_default=True,

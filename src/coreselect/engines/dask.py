@@ -253,6 +253,16 @@ def _part(func: Callable[[Any, Any], Any], shared: Any, task: Any) -> Any:
     return func(shared, task)
 
 
+#: Seconds :meth:`DaskEngine.settle` waits for a failed map's running parts.
+SETTLE_SECONDS = 120.0
+
+
+def _running_parts(prefixes: tuple[str, ...], dask_worker: Any = None) -> list[str]:
+    """The keys starting with ``prefixes`` that this worker still runs (cancelled ones too)."""
+    return [str(ts.key) for ts in dask_worker.state.all_running_tasks
+            if str(ts.key).startswith(prefixes)]
+
+
 def _is_small(shared: Any) -> bool:
     """Small references (a store's path) travel inside each task; big data is scattered once.
     Shared data says which it is with an ``is_reference`` attribute."""
@@ -289,6 +299,7 @@ class DaskEngine(Engine):
             raise EngineError(f"engine 'dask' needs dask[distributed]: {exc}") from None
         self._own_client = False
         self._cluster = None
+        self._runs: list[str] = []  # key prefixes of this engine's maps (see settle)
         if client is not None:
             self.client = client
         elif scheduler:
@@ -326,6 +337,7 @@ class DaskEngine(Engine):
         if not tasks:
             return []
         run_id = uuid.uuid4().hex[:8]
+        self._runs.append(f"coreselect-part-{run_id}-")
         part = functools.partial(_part, func)
         try:
             ref = shared if _is_small(shared) else self.client.scatter(shared, broadcast=True,
@@ -358,6 +370,28 @@ class DaskEngine(Engine):
             for f in futures:
                 f.release()
         return results
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until no worker runs a part of this engine's maps any more: when a map fails,
+        its other parts run on to their end (a worker's thread cannot be stopped), and what
+        they write must not land after the caller cleaned up (a store build to a URL). At
+        most ``timeout`` seconds (default :data:`SETTLE_SECONDS`); True when none runs."""
+        if not self._runs or getattr(self, "client", None) is None:
+            return True
+        deadline = time.monotonic() + (SETTLE_SECONDS if timeout is None else timeout)
+        prefixes = tuple(self._runs)
+        while time.monotonic() < deadline:
+            if _client_disconnected(self.client):
+                return False
+            try:
+                running = self.client.run(_running_parts, prefixes, on_error="ignore",
+                                          callback_timeout=max(1.0, POLL_SECONDS))
+            except Exception:  # noqa: BLE001 - an unreachable cluster: nothing to wait for
+                return False
+            if not any(running.values()):
+                return True
+            time.sleep(0.05)
+        return False
 
     def close(self) -> None:
         if self._own_client and getattr(self, "client", None) is not None:

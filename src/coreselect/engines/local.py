@@ -66,9 +66,13 @@ class LocalEngine(Engine):
                     callback(done, len(tasks))
         except BaseException:
             # Interrupted or failed: stop the workers now rather than wait for their tasks.
-            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            procs = list((getattr(pool, "_processes", None) or {}).values())
+            for proc in procs:
                 with contextlib.suppress(Exception):
                     proc.terminate()
+            for proc in procs:  # gone before the caller cleans up what the tasks wrote
+                with contextlib.suppress(Exception):
+                    proc.join(10)
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown(wait=True)

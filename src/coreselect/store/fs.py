@@ -13,6 +13,12 @@ fsspec.
   temporary prefix beside the target, copies them to the target and writes ``store.json``
   last: a reader refuses a prefix without ``store.json``, so a failed build is invisible
   (and what it uploaded is removed).
+* :func:`build_direct` is the build from files (:mod:`coreselect.store.ingest`): its workers
+  write the tiles straight under the target (:class:`UrlWriter`, no tile passes through the
+  driver), a Dask build's spill goes under the temporary prefix (workers on other machines
+  read it), and the driver uploads the few small files and ``store.json`` last. On any
+  failure everything under the target is removed (the target was empty when the build
+  began), after the engine's running tasks have ended.
 * Credentials come from the libraries' standard chains (environment variables, config files);
   storage options (``storage_options=`` in Python, the JSON object in the environment variable
   ``CORESELECT_STORAGE_OPTIONS`` for the command line) pass timeouts, endpoints and the like.
@@ -40,13 +46,15 @@ from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
-from coreselect.errors import InputError, StoreError
-from coreselect.store._format import META_FILE, NPY_HEADER_LOCK, StoreRef, load_npy, store_error
+from coreselect.errors import CoreselectError, InputError, StoreError
+from coreselect.store._format import (
+    META_FILE, NPY_HEADER_LOCK, CrcWriter, StoreRef, load_npy, store_error,
+)
 from coreselect.store.reader import ColumnStore, _block_of, _check_meta
 
 __all__ = ["is_url", "scheme", "local_path", "scrub", "filesystem", "storage_options",
-           "open_remote", "build_at_url", "check_url_target", "RemoteColumnStore",
-           "OPTIONS_ENV", "refuse_url"]
+           "open_remote", "build_at_url", "build_direct", "check_url_target",
+           "RemoteColumnStore", "UrlWriter", "OPTIONS_ENV", "refuse_url"]
 
 _FS: dict = {}
 _FS_LOCK = threading.Lock()
@@ -242,11 +250,15 @@ def is_no_answer(exc: BaseException) -> bool:
     """A server that is down, unreachable or silent past a deadline."""
     name = type(exc).__name__
     return (isinstance(exc, (TimeoutError, ConnectionError)) or "timeout" in name.lower()
-            or "timed out" in str(exc).lower() or "connect" in name.lower())
+            or "timed out" in str(exc).lower() or "connect" in name.lower()
+            or NO_ANSWER in str(exc))  # a worker's write error, already one line
+
+
+NO_ANSWER = "no answer from the server"
 
 
 def _remote_error(url: str, rel: str, exc: BaseException, options: dict,
-                  block: str | None = None) -> StoreError:
+                  block: str | None = None, verb: str = "read") -> StoreError:
     """A one-line :class:`StoreError` for a failed remote operation, credentials scrubbed."""
     where = f"{url}/{rel}" if rel else url
     secrets = _secret_values(options)
@@ -256,9 +268,8 @@ def _remote_error(url: str, rel: str, exc: BaseException, options: dict,
         why = ("access denied (check the credentials: environment variables, config files "
                f"or storage options): {scrub(_describe(exc), secrets)}")
     else:
-        name = type(exc).__name__
         timeout = is_no_answer(exc)
-        why = (f"{'no answer from the server' if timeout else 'cannot read'} "
+        why = (f"{NO_ANSWER if timeout else 'cannot ' + verb} "
                f"({scrub(_describe(exc), secrets)})")
     return store_error(f"column store {where}: {why}", block=block or _block_of(rel) if rel
                        else META_FILE)
@@ -480,6 +491,40 @@ def check_url_target(url: str, options: dict | None = None) -> None:
             raise InputError(f"{shown}: the bucket {bucket!r} does not exist (create it first)")
 
 
+def _begin_build(url: str, options: dict):
+    """``(fs, root, staging)`` of a new build to ``url``: stale temporary prefixes of dead
+    builds removed, the target checked free, a fresh temporary prefix named (not created)."""
+    fs, root = filesystem(url, options)
+    try:
+        clean_stale_staging(fs, root)
+    except Exception as exc:  # noqa: BLE001 - best effort (a listing may be forbidden) ...
+        if is_no_answer(exc):  # ... but a dead or silent server is one line now
+            raise _remote_error(scrub(url), "", exc, options) from None
+    check_url_target(url, options)
+    return fs, root, f"{root}{STAGING}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def _mark(fs, staging: str, root: str, direct: bool = False) -> None:
+    """The temporary prefix's mark, written first: a later build proves a leftover prefix its
+    own by it (``direct``: this build writes straight under the target)."""
+    _ACTIVE.add(staging)
+    fs.pipe_file(f"{staging}/{STAGING_MARK}", json.dumps(
+        {"target": root, "host": socket.gethostname(), "pid": os.getpid(),
+         "created": time.time(), "direct": direct}).encode())
+
+
+def _failed(exc: BaseException, shown: str, options: dict) -> BaseException:
+    """The one-line error a failed URL build raises (after its cleanup)."""
+    silent = is_no_answer(exc)
+    if isinstance(exc, CoreselectError) and not silent:
+        return exc
+    error = exc if isinstance(exc, CoreselectError) else _remote_error(shown, "", exc, options)
+    if silent:
+        error = store_error(f"{error}; the next build to this URL removes what this one left",
+                            block=getattr(error, "block", None))
+    return error
+
+
 def build_at_url(url: str, build: Callable[[Path], ColumnStore], options: dict | None = None,
                  temp_dir: str | os.PathLike | None = None) -> ColumnStore:
     """Build a store with ``build(local_folder)`` and publish it at ``url``: all or nothing
@@ -487,28 +532,17 @@ def build_at_url(url: str, build: Callable[[Path], ColumnStore], options: dict |
     from coreselect.files import checkpoint as test_hold
 
     options = storage_options(options)
-    fs, root = filesystem(url, options)
     shown = scrub(url)
-    try:
-        clean_stale_staging(fs, root)
-    except Exception as exc:  # noqa: BLE001 - best effort (a listing may be forbidden) ...
-        if is_no_answer(exc):  # ... but a dead or silent server is one line now
-            raise _remote_error(shown, "", exc, options) from None
-    check_url_target(url, options)
+    fs, root, staging = _begin_build(url, options)
     scratch = Path(tempfile.mkdtemp(prefix="coreselect-build-", dir=temp_dir))
-    staging = f"{root}{STAGING}{os.getpid()}-{uuid.uuid4().hex[:8]}"
     files: list[str] = []
     staged = False
     try:
         local = build(scratch / "store")
         files = sorted(local.meta["files"])
         try:
-            # The mark first: a later build proves a leftover prefix its own by it.
             staged = True
-            _ACTIVE.add(staging)
-            fs.pipe_file(f"{staging}/{STAGING_MARK}", json.dumps(
-                {"target": root, "host": socket.gethostname(), "pid": os.getpid(),
-                 "created": time.time()}).encode())
+            _mark(fs, staging, root)
             for rel in files:  # everything but store.json, under the temporary prefix
                 fs.put_file(str(local.path / rel), f"{staging}/{rel}")
             test_hold("remote-staged")  # tests signal or freeze the build here
@@ -528,17 +562,114 @@ def build_at_url(url: str, build: Callable[[Path], ColumnStore], options: dict |
             staged = staged and not silent
             if not isinstance(exc, Exception):
                 raise
-            error = _remote_error(shown, "", exc, options)
-            if silent:
-                error = store_error(f"{error}; the next build to this URL removes what "
-                                    "this one left", block=getattr(error, "block", None))
-            raise error from None
+            raise _failed(exc, shown, options) from None
     finally:
         if staged:
             _quietly(fs.rm, staging, recursive=True)
         _ACTIVE.discard(staging)
         shutil.rmtree(scratch, ignore_errors=True)
     return open_remote(url, options)
+
+
+def build_direct(url: str, build: Callable[[Path, StoreRef, StoreRef], Any],
+                 options: dict | None = None,
+                 settle: Callable[[], Any] | None = None) -> ColumnStore:
+    """Build a store at ``url`` whose tiles the build's workers write there themselves.
+
+    ``build(local, target, staging)`` writes the tiles under ``target`` (the store's URL and
+    storage options: :class:`UrlWriter`), may keep its scratch files under ``staging`` (this
+    build's temporary prefix, removed at the end), and writes the small files and
+    ``store.json`` into the local folder ``local``; they are uploaded here, ``store.json``
+    last (the commit: a reader refuses a prefix without it). On any failure, SIGINT and
+    SIGTERM included, ``settle()`` waits for the build's tasks still running (a task of a
+    failed map runs on until it ends), then everything under ``url`` is removed (it was
+    empty when the build began) and the temporary prefix too; a silent server leaves them to
+    the next build to ``url`` (:func:`clean_stale_staging`, by the prefix's mark)."""
+    from coreselect.files import checkpoint as test_hold
+
+    options = storage_options(options)
+    shown = scrub(url)
+    fs, root, staging = _begin_build(url, options)
+    proto = scheme(url)
+    scratch = Path(tempfile.mkdtemp(prefix="coreselect-build-"))
+    staged = False
+    try:
+        try:
+            staged = True
+            _mark(fs, staging, root, direct=True)
+            build(scratch / "store", StoreRef(url.rstrip("/"), options),
+                  StoreRef(f"{proto}://{staging}", options))
+            local = scratch / "store"
+            small = sorted(p.relative_to(local).as_posix() for p in local.rglob("*")
+                           if p.is_file() and p.name != META_FILE)
+            test_hold("remote-staged")  # tests signal or freeze the build here
+            for rel in small:
+                fs.put_file(str(local / rel), f"{root}/{rel}")
+            fs.put_file(str(local / META_FILE), f"{root}/{META_FILE}")  # the commit
+        except BaseException as exc:  # SIGINT, SIGTERM (the CLI's Terminated) clean up too
+            silent = is_no_answer(exc)
+            if not silent:
+                if settle is not None:
+                    _quietly(settle)
+                _remove_under(fs, root)
+            staged = staged and not silent
+            if not isinstance(exc, Exception):
+                raise
+            raise _failed(exc, shown, options) from None
+    finally:
+        if staged:
+            _quietly(fs.rm, staging, recursive=True)
+        _ACTIVE.discard(staging)
+        shutil.rmtree(scratch, ignore_errors=True)
+    return open_remote(url, options)
+
+
+def _remove_under(fs, root: str) -> None:
+    """Remove every object under the prefix ``root`` (best effort)."""
+    try:
+        fs.invalidate_cache(root)
+        found = fs.find(root)
+    except Exception:  # noqa: BLE001 - best-effort cleanup
+        return
+    if found:
+        _quietly(fs.rm, list(found))
+
+
+class UrlWriter:
+    """The files of a store being built, written straight to its URL (by the worker that
+    computed them), each one's size and crc32 recorded: the interface and the bytes of
+    :class:`coreselect.store.build._Writer`'s local files. A file is one PUT of bytes held
+    in memory (a tile's). A failed write is a one-line :class:`StoreError` naming it."""
+
+    def __init__(self, ref: StoreRef):
+        self.url, self.options = ref.path.rstrip("/"), dict(ref.options or {})
+        self.fs, self.root = filesystem(self.url, self.options)
+        self.files: dict[str, list[int]] = {}
+
+    def _put(self, rel: str, data: bytes) -> None:
+        try:
+            self.fs.pipe_file(f"{self.root}/{rel}", data)
+        except Exception as exc:  # noqa: BLE001 - fsspec back ends raise their own types
+            raise _remote_error(scrub(self.url), rel, exc, self.options, verb="write") from None
+
+    def save(self, rel: str, arr: np.ndarray) -> None:
+        buf = io.BytesIO()
+        out = CrcWriter(buf)
+        np.save(out, np.ascontiguousarray(arr), allow_pickle=False)
+        self._put(rel, buf.getvalue())
+        self.files[rel] = [out.size, out.crc]
+
+    def save_text(self, rel: str, text: str) -> None:
+        import zlib
+
+        data = text.encode("utf-8")
+        self._put(rel, data)
+        self.files[rel] = [len(data), zlib.crc32(data)]
+
+    def save_csc(self, folder: str, ptr: np.ndarray, idx: np.ndarray, dat: np.ndarray) -> None:
+        from coreselect.store.build import _Writer
+
+        _Writer.save_csc(self, folder, ptr, idx, dat)  # the same arrays, so the same bytes
 
 
 #: A build's temporary prefix beside its target: ``TARGET.coreselect-tmp-<pid>-<hex>``, holding
@@ -584,12 +715,16 @@ def clean_stale_staging(fs, root: str) -> list[str]:
             continue
         if stale:
             # What it copied to the target, when it died before its commit (store.json):
-            # the staged files' names, under a target that is no store.
+            # the staged files' names, under a target that is no store; a direct build's
+            # workers wrote under the target itself, empty when it began: all of it.
             if not _exists(fs, f"{root}/{META_FILE}"):
-                for staged in fs.find(prefix):
-                    rel = staged[len(prefix) + 1:]
-                    if rel != STAGING_MARK:
-                        _quietly(fs.rm_file, f"{root}/{rel}")
+                if mark.get("direct"):
+                    _remove_under(fs, root)
+                else:
+                    for staged in fs.find(prefix):
+                        rel = staged[len(prefix) + 1:]
+                        if rel != STAGING_MARK:
+                            _quietly(fs.rm_file, f"{root}/{rel}")
             fs.rm(prefix, recursive=True)
             removed.append(prefix)
     return removed

@@ -16,7 +16,13 @@ opens the files itself). Three passes, each a map of small tasks over an engine:
    (column block x row block) and its label tile, each written with its checksum.
 
 The driver writes the small files and ``store.json`` last; the whole store appears at its path
-only when complete (:func:`coreselect.files.atomic_dir`). Tiles depend only on the rows and
+only when complete (:func:`coreselect.files.atomic_dir`). At a URL (object storage), pass 3's
+tasks write their tiles straight under the target (:class:`coreselect.store.fs.UrlWriter`:
+no tile passes through the driver) and the driver uploads the small files and ``store.json``
+last (:func:`coreselect.store.fs.build_direct`: a prefix without it is no store; on failure
+nothing is left). The spill stays on the local disk, except with a Dask engine, whose workers
+may run on other machines: then it goes under the build's temporary prefix beside the target
+(:class:`UrlSpill`), where every worker reads it. Tiles depend only on the rows and
 the codes, so the store is the same bytes whatever the grouping, the number of workers or
 the engine. Where no column is sketched, it equals
 :func:`~coreselect.store.build_store` on the whole data.
@@ -30,10 +36,14 @@ code, plus scipy's stacking copy). Never the file. Disk: the spill holds the cod
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import io
 import json
 import logging
 import os
 import pickle
+import secrets
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -50,7 +60,7 @@ from coreselect.store._binning import (
     DEFAULT_CAP, ColumnCounts, bin_table, encode_chunk, encode_labels, label_ones,
 )
 from coreselect.store._format import (
-    DEFAULT_BLOCK_SIZE, FORMAT, FORMAT_VERSION, META_FILE, label_dir, meta_checksum,
+    DEFAULT_BLOCK_SIZE, FORMAT, FORMAT_VERSION, META_FILE, StoreRef, label_dir, meta_checksum,
     shuffled_order, tile_dir,
 )
 
@@ -81,15 +91,28 @@ class BuildOptions:
 
 
 @dataclass(frozen=True)
+class UrlSpill:
+    """A spill under a URL build's temporary prefix (``url``), shared by workers on any
+    machine. ``key`` signs the plan there: a worker unpickles only the plan this build's
+    driver wrote (the key travels in the tasks, never to the bucket)."""
+
+    url: str
+    options: dict = field(repr=False)
+    key: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
 class Shared:
     """What every task receives: the source (files and reader options, never data), the
-    options, and the folder of the store being built. Small: travels inside each task."""
+    options, and the folder of the store being built (or, a Dask build to a URL, its
+    :class:`UrlSpill`). Small: travels inside each task."""
 
     source: Any
     options: BuildOptions
-    root: str
+    root: str | UrlSpill
     keep: tuple[int, ...] | None = None  # the candidate columns when ID columns are left out
     is_reference: bool = field(default=True, repr=False)
+    target: StoreRef | None = None  # a URL store: the tiles are written straight there
 
 
 # -- planning (pure) -----------------------------------------------------------------------
@@ -232,23 +255,116 @@ _PLANS: dict[str, Plan] = {}
 
 
 def _plan(shared: Shared) -> Plan:
-    path = str(Path(shared.root) / SPILL / "plan.pkl")
-    plan = _PLANS.get(path)
+    path = _spilled(shared.root, "plan.pkl")
+    plan = _PLANS.get(str(path))
     if plan is None:
-        with open(path, "rb") as fh:
-            plan = pickle.load(fh)
+        if isinstance(path, Path):
+            with open(path, "rb") as fh:
+                plan = pickle.load(fh)
+        else:
+            fsys, at = _url_fs(path)
+            blob = fsys.cat_file(at)
+            body, tag = blob[:-32], blob[-32:]
+            if not hmac.compare_digest(tag, hmac.new(shared.root.key, body,
+                                                     hashlib.sha256).digest()):
+                raise InputError(f"{path.url}: the build's plan was altered on the server")
+            plan = pickle.loads(body)
         _PLANS.clear()  # one build at a time per process
-        _PLANS[path] = plan
+        _PLANS[str(path)] = plan
     return plan
 
 
-def _piece_path(root: str, r: int, what: str, first: int) -> Path:
-    return Path(root) / SPILL / f"r{r:06d}" / what / f"{first:015d}.npz"
+def _save_plan(shared: Shared, plan: Plan) -> None:
+    """The plan, where every task of passes 2 and 3 reads it (signed at a URL)."""
+    body = pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL)
+    path = _spilled(shared.root, "plan.pkl")
+    if isinstance(path, Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(body)
+    else:
+        _put(path, body + hmac.new(shared.root.key, body, hashlib.sha256).digest())
 
 
-def _save_piece(path: Path, m: sp.spmatrix) -> None:
+def _spilled(root: str | UrlSpill, *parts: str) -> Path | UrlSpill:
+    """A file (or folder) of the spill: a local path, or a URL under the temporary prefix."""
+    if isinstance(root, UrlSpill):
+        return UrlSpill("/".join([root.url.rstrip("/"), SPILL, *parts]), root.options, root.key)
+    return Path(root, SPILL, *parts)
+
+
+def _url_fs(at: UrlSpill):
+    from coreselect.store import fs
+
+    return fs.filesystem(at.url, at.options)
+
+
+def _put(at: UrlSpill, data: bytes) -> None:
+    from coreselect.store import fs
+
+    fsys, path = _url_fs(at)
+    try:
+        fsys.pipe_file(path, data)
+    except Exception as exc:  # noqa: BLE001 - fsspec back ends raise their own types
+        raise fs._remote_error(fs.scrub(at.url), "", exc, at.options, verb="write") from None
+
+
+def _piece_path(root: str | UrlSpill, r: int, what: str, first: int) -> Path | UrlSpill:
+    return _spilled(root, f"r{r:06d}", what, f"{first:015d}.npz")
+
+
+def _save_piece(path: Path | UrlSpill, m: sp.spmatrix) -> None:
+    if isinstance(path, UrlSpill):
+        buf = io.BytesIO()
+        sp.save_npz(buf, sp.csc_matrix(m), compressed=False)
+        _put(path, buf.getvalue())
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     sp.save_npz(path, sp.csc_matrix(m), compressed=False)
+
+
+def _pieces(shared: Shared, r: int) -> Callable[[str], list[sp.csc_matrix]]:
+    """Row block ``r``'s pieces, by column block (``"b000001"``) or ``"labels"``, in row
+    order; at a URL, listed once and each block's fetched together."""
+    folder = _spilled(shared.root, f"r{r:06d}")
+    if isinstance(folder, Path):
+        return lambda what: [sp.load_npz(p) for p in sorted((folder / what).glob("*.npz"))]
+    fsys, root = _url_fs(folder)
+    try:
+        names = sorted(fsys.find(root))
+    except FileNotFoundError:
+        names = []
+    by: dict[str, list[str]] = {}
+    for name in names:
+        by.setdefault(name[len(root) + 1:].split("/", 1)[0], []).append(name)
+
+    def load(what: str) -> list[sp.csc_matrix]:
+        got = fsys.cat(by.get(what, []), on_error="raise") if by.get(what) else {}
+        return [sp.load_npz(io.BytesIO(got[name])) for name in by.get(what, [])]
+    return load
+
+
+def _drop_pieces(shared: Shared, r: int) -> None:
+    """Row block ``r``'s pieces, once its tiles are written (the spill holds each code once)."""
+    folder = _spilled(shared.root, f"r{r:06d}")
+    if isinstance(folder, Path):
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        fsys, root = _url_fs(folder)
+        try:
+            fsys.rm(root, recursive=True)
+        except Exception:  # noqa: BLE001 - the driver removes the whole prefix at the end
+            pass
+
+
+def _tile_writer(shared: Shared):
+    """Where pass 3 writes tiles: the local folder, or straight to the URL store."""
+    from coreselect.store.build import _Writer
+
+    if shared.target is None:
+        return _Writer(Path(shared.root))
+    from coreselect.store.fs import UrlWriter
+
+    return UrlWriter(shared.target)
 
 
 def encode_task(shared: Shared, files: Sequence[int]) -> int:
@@ -298,16 +414,13 @@ def _rows_of(plan: Plan, i: int) -> int:
 
 def tile_task(shared: Shared, r: int) -> dict[str, list[int]]:
     """Row block ``r``'s tiles and label tile from its pieces; the files' sizes and crc32."""
-    from coreselect.store.build import _Writer
-
     plan = _plan(shared)
     height = int(plan.bounds[r + 1] - plan.bounds[r])
-    out = _Writer(Path(shared.root))
-    folder = Path(shared.root) / SPILL / f"r{r:06d}"
+    out = _tile_writer(shared)
+    pieces = _pieces(shared, r)
 
     def stacked(what: str, width: int) -> sp.csc_matrix:
-        names = sorted((folder / what).glob("*.npz"))
-        parts = [sp.load_npz(p) for p in names]
+        parts = pieces(what)
         block = (sp.vstack(parts, format="csc") if parts
                  else sp.csc_matrix((0, width), dtype=np.int8))
         if block.shape != (height, width):
@@ -323,7 +436,7 @@ def tile_task(shared: Shared, r: int) -> dict[str, list[int]]:
         del t
     t = stacked("labels", plan.n_labels)
     out.save_csc(label_dir(r), t.indptr, t.indices, t.data)
-    shutil.rmtree(folder, ignore_errors=True)
+    _drop_pieces(shared, r)
     return out.files
 
 
@@ -430,13 +543,15 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
                             options: BuildOptions = BuildOptions(), engine: Any = None,
                             progress: Progress | None = None,
                             storage_options: dict | None = None,
-                            checkpoint: str | os.PathLike | None = None):
+                            checkpoint: str | os.PathLike | None = None, _url: Any = None):
     """Build a column store at ``path`` from the chunked ``source`` (module docstring), the
     tasks run by ``engine`` (a :class:`coreselect.engines.base.Engine`; None: in this
-    process). ``path`` may be a URL (built locally, then published by
-    :func:`coreselect.store.fs.build_at_url`). ``checkpoint``: a local path where every
-    finished task is kept, so that the same call after an interruption skips them
-    (:mod:`coreselect.store._resume`; removed when the store is committed).
+    process). ``path`` may be a URL: the workers write the tiles there, the driver the rest,
+    ``store.json`` last (:func:`coreselect.store.fs.build_direct`; ``storage_options`` reach
+    the workers with the tasks). ``checkpoint``: a local path where every finished task is
+    kept, so that the same call after an interruption skips them
+    (:mod:`coreselect.store._resume`; removed when the store is committed); with a URL target
+    the checkpointed build is made locally, then published (:func:`coreselect.store.fs.build_at_url`).
 
     Raises
     ------
@@ -452,9 +567,11 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
 
     path = fs.local_path(path)
     if fs.scheme(path) is not None:
-        return fs.build_at_url(path, lambda local: build_store_from_source(
-            source, local, options=options, engine=engine, progress=progress,
-            checkpoint=checkpoint), storage_options)
+        if checkpoint is not None:  # the kept tiles are local: build here, then publish
+            return fs.build_at_url(path, lambda local: build_store_from_source(
+                source, local, options=options, engine=engine, progress=progress,
+                checkpoint=checkpoint), storage_options)
+        return _build_at_url(source, path, options, engine, progress, storage_options)
     _check_params(options.block_size, options.row_block_size, options.seed)
     if options.strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {options.strategy!r}; choose one of "
@@ -500,13 +617,11 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
         return open_store(target)
     try:
         with atomic_dir(target) as tmp:
-            shared = Shared(source, options, str(tmp), keep)
-            (tmp / SPILL).mkdir()
+            shared = _shared(source, options, tmp, keep, _url)
             counted = _run(engine, count_task, shared, groups, "count", total_bytes, progress,
                            lambda res: res.bytes)
             plan = _merge(counted, source, options, keep)
-            with open(tmp / SPILL / "plan.pkl", "wb") as fh:
-                pickle.dump(plan, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            _save_plan(shared, plan)
             _run(engine, encode_task, shared, groups, "encode", total_bytes, progress,
                  lambda res: res)
             _check_unchanged(source, seen)
@@ -515,7 +630,7 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
             for got in _run(engine, tile_task, shared, list(range(n_rb)), "tiles", n_rb,
                             progress, lambda res: 1):
                 files.update(got)
-            shutil.rmtree(tmp / SPILL)
+            shutil.rmtree(tmp / SPILL, ignore_errors=True)  # a URL spill: with its prefix
             _PLANS.clear()
             _finish(tmp, plan, files, source, options, keep)
     except OutputError:
@@ -526,6 +641,8 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
         _PLANS.clear()
     log.info("built store %s from %d files (%d bytes) in %.1fs", target, n_files, total_bytes,
              time.perf_counter() - start)
+    if _url is not None:
+        return None  # the tiles are at the URL: build_direct publishes and opens the store
     from coreselect.store.opening import open_store
 
     return open_store(target)
@@ -604,6 +721,34 @@ def _passes(ck, source, target: Path, options: BuildOptions, engine, progress, g
                 _link(kept, tmp / rel)
         _finish(tmp, plan, files, source, options, keep)
     ck.remove()
+
+
+def _build_at_url(source, url: str, options: BuildOptions, engine, progress,
+                  storage_options: dict | None):
+    """The build to a URL (:func:`coreselect.store.fs.build_direct`): tiles written by the
+    workers under the target, the spill local except with Dask (under the temporary
+    prefix: the workers may be on other machines)."""
+    from coreselect.store import fs
+
+    distributed = getattr(engine, "name", "") == "dask"
+
+    def build(local: Path, target: StoreRef, staging: StoreRef) -> None:
+        spill = (UrlSpill(staging.path, dict(staging.options or {}), secrets.token_bytes(32))
+                 if distributed else None)
+        build_store_from_source(source, local, options=options, engine=engine,
+                                progress=progress, _url=(target, spill))
+
+    return fs.build_direct(url, build, storage_options,
+                           settle=getattr(engine, "settle", None))
+
+
+def _shared(source, options: BuildOptions, tmp: Path, keep, url) -> Shared:
+    """The tasks' :class:`Shared`: the spill in ``tmp`` (or a URL build's :class:`UrlSpill`),
+    the tiles into ``tmp`` (or straight to a URL build's target)."""
+    target, spill = url if url is not None else (None, None)
+    if spill is None:
+        (tmp / SPILL).mkdir()
+    return Shared(source, options, str(tmp) if spill is None else spill, keep, target=target)
 
 
 def _candidates(source) -> tuple[int, ...] | None:
