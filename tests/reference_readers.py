@@ -14,7 +14,7 @@ from coreselect.errors import DatasetError
 from coreselect.io.dataset import Dataset, DatasetMeta, IndexedNames, check_declared_width
 from coreselect.io.text import fast_numbers, open_text, parse_number, stem
 
-__all__ = ["read_libsvm"]
+__all__ = ["read_libsvm", "read_arff", "read_csv", "read_parquet"]
 
 LIBSVM_SUFFIXES = (".svm", ".libsvm", ".txt", ".svmlight")
 _DENSE_Y_CELLS = 50_000_000  # more label cells than this: Y stays sparse (extreme classification)
@@ -292,3 +292,19 @@ def write_libsvm(dataset: Dataset, path: str | os.PathLike) -> None:
     text = libsvm_text(dataset)
     with atomic_output(path) as fh:
         fh.write(text)
+
+
+# ----------------------------------------------------------------------------- ARFF
+
+def read_arff(path, labels=None, missing: str = "error", name: str | None = None,
+              labels_as_features: bool = False):
+    """The whole-file ARFF reader before the data section was streamed: the whole text
+    through the block parser in one piece (coreselect.io.arff.read_arff now concatenates
+    its blocks)."""
+    from coreselect.io.arff import parse_arff_text
+
+    if missing not in ("error", "bin"):
+        raise DatasetError(f"missing must be 'error' or 'bin', not {missing!r}")
+    spath = str(path)
+    return parse_arff_text(open_text(spath), spath, labels=labels, missing=missing, name=name,
+                           labels_as_features=labels_as_features)
