@@ -406,8 +406,8 @@ class ChunkedDataset:
             streamable = True
             n = 0
             if self.format in ("csv", "parquet"):
-                info = table_columns(f, self.format, self.labels, progress=self.progress,
-                                     scan_block=self.scan_block, **opts)
+                info = table_columns(f, self.format, self.labels, chunk_bytes=self.scan_block,
+                                     progress=self.progress, scan_block=self.scan_block, **opts)
                 feats, labs, streamable = info.features, info.labels, info.streamable
                 if streamable and info.rows is not None:
                     n = info.rows
