@@ -42,15 +42,18 @@ labels costs nothing until the data hold them; such a header is refused by
 files); ``chunk_bytes`` caps the text parsed at once. A file changed or removed between the
 scan and a later pass is an error naming it.
 
-CSV and Parquet files of numbers are streamed with pyarrow (``pyarrow.csv.open_csv`` in
-blocks of ``chunk_bytes``, ``ParquetFile.iter_batches``); X is dense float64. A table with a
-text or boolean feature column, pandas-only read options, or a quoted header is read whole
-per file by the whole-file reader and cut into chunks (memory bounded by the largest such
-file, not the dataset); shards with text columns must hold the same values (their codes).
-ARFF files stream their data section in blocks of whole lines, each parsed with the header
-(declared nominal values give the same codes in every block; files with string attributes
-are read whole); X is CSR for sparse ARFF, dense otherwise. For tables, the scan pass validates and counts rows; errors name file and
-line as the whole-file reader's do.
+CSV and Parquet files are read with pyarrow's streaming readers (``pyarrow.csv.open_csv`` in
+blocks of ``chunk_bytes``, ``ParquetFile.iter_batches``), the same parser as the whole-file
+reader (which concatenates the batches); X is dense float64. The first pass over a CSV checks
+its header and size, settles each column's type and checks and counts its rows, streamed
+(``scan_block`` bytes at a time, ``progress(n)`` called with the bytes read). A table with a
+text or boolean feature column is read whole per file (its codes need every value; memory
+bounded by the largest such file, not the dataset); shards with text columns must hold the
+same values. ARFF files stream their data section in blocks of whole lines, each parsed with
+the header (declared nominal values give the same codes in every block; files with string
+attributes are read whole); X is CSR for sparse ARFF, dense otherwise; the ID columns
+(:attr:`ChunkedDataset.id_columns`) are decided while streaming, as the whole-file reader
+decides them. Errors name file and line as the whole-file reader's do.
 """
 
 from __future__ import annotations
