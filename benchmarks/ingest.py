@@ -17,6 +17,11 @@ spill under the build's temporary prefix), side by side: wall and CPU seconds (w
 driver with the scheduler, and the moto server's own, which shares the cores), the speed-up,
 and whether the two stores are the same objects byte for byte (every object's crc32).
 Target (issue 29): >= 1.7x faster with 2 workers than with 1, identical store.
+Part ``tables``: a generated numeric CSV (~200 MB by default) and the same table as Parquet,
+read whole by ``pandas.read_csv``, by the old whole-file readers (pandas / ``ParquetFile.read``,
+now tests/reference_readers.py), by ``coreselect.load`` (pyarrow's streamed batches
+concatenated) and streamed by ``open_chunks(...).chunks()``; CPU seconds and peak RSS, each
+in a fresh child, side by side in one run.
 """
 
 from __future__ import annotations
@@ -56,10 +61,40 @@ def _generate(path: Path, rows: int, features: int, per_row: int, labels: int, s
     os.replace(tmp, path)
 
 
+def _table_run(case: str, path: str, warm: str):
+    """The reader of part ``tables`` (warmed up on a small file first)."""
+    if case == "pandas":
+        import pandas as pd
+
+        pd.read_csv(warm)
+        return lambda: pd.read_csv(path).shape[0]
+    if case.startswith("old"):
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        import reference_readers
+
+        read = reference_readers.read_parquet if path.endswith(".parquet") else reference_readers.read_csv
+        read(warm.replace(".csv", Path(path).suffix) if path.endswith(".parquet") else warm, labels=2)
+        return lambda: read(path, labels=2).X.shape[0]
+    if case.startswith("load"):
+        import coreselect
+
+        coreselect.load(warm, labels=2)
+        return lambda: coreselect.load(path, labels=2).X.shape[0]
+    from coreselect.io.chunks import open_chunks
+
+    list(open_chunks(warm, labels=2).chunks())
+    return lambda: sum(c.X.shape[0] for c in open_chunks(path, labels=2).chunks())
+
+
 def _child(payload: dict) -> dict:
     case, path = payload["case"], payload["path"]
     warm = Path(payload["warm"])
-    if case == "sklearn":
+    if payload.get("part") == "tables":
+        rows_of = _table_run(case, path, str(warm))
+
+        def run():
+            return rows_of(), 0
+    elif case == "sklearn":
         from sklearn.datasets import load_svmlight_file
 
         load_svmlight_file(str(warm), multilabel=True)
@@ -250,11 +285,59 @@ def part_s3(args) -> str:
                                 "speed-up"], table, align="rrrrrrr")
             + f"\n\nThe stores are the same {n_objects} objects byte for byte (every object's "
               f"crc32, store.json included): {same}.\n")
+def _table_files(folder: Path, rows: int) -> tuple[Path, Path, Path]:
+    """A numeric CSV (30 columns of 2-decimal values, 2 label columns), the same as Parquet,
+    and a small warm-up CSV (with its Parquet)."""
+    import numpy as np
+    import pandas as pd
+
+    csv, pq, warm = (folder / f"coreselect-tables-{rows}.csv", folder / f"coreselect-tables-{rows}.parquet",
+                     folder / "coreselect-tables-warm.csv")
+    if not (csv.exists() and pq.exists() and warm.exists()):
+        rng = np.random.default_rng(0)
+        cols = {f"x{j}": np.round(rng.normal(size=rows) * 10, 2) for j in range(30)}
+        cols.update({f"y{j}": (rng.random(rows) < 0.3).astype(np.int8) for j in range(2)})
+        df = pd.DataFrame(cols)
+        df.to_csv(csv, index=False)
+        df.to_parquet(pq, index=False)
+        df.head(50).to_csv(warm, index=False)
+        df.head(50).to_parquet(warm.with_suffix(".parquet"), index=False)
+    return csv, pq, warm
+
+
+def part_tables(args) -> str:
+    rows = 20_000 if args.quick else args.table_rows
+    folder = Path(args.data_dir or tempfile.gettempdir())
+    csv, pq, warm = _table_files(folder, rows)
+    cases = [("pandas", csv, "pandas.read_csv"), ("old-csv", csv, "old coreselect CSV reader (pandas)"),
+             ("load-csv", csv, "coreselect.load (pyarrow batches)"), ("chunks-csv", csv, "open_chunks(...).chunks()"),
+             ("old-parquet", pq, "old coreselect Parquet reader (ParquetFile.read)"),
+             ("load-parquet", pq, "coreselect.load (iter_batches)"), ("chunks-parquet", pq, "open_chunks(...).chunks()")]
+    table = []
+    base: dict = {}
+    for case, path, label in cases:
+        r = _common.run_case(__file__, {"case": case, "path": str(path), "warm": str(warm), "part": "tables"})
+        if case.startswith("old"):
+            base = r
+        if "error" in r:
+            table.append([path.suffix, label, "failed: " + r["error"], "", "", ""])
+            continue
+        ok = "error" not in base and base.get("cpu")
+        table.append([path.suffix, label, f"{r['cpu']:.2f}", f"{r['peak_mib']:.0f}",
+                      f"{r['cpu'] / base['cpu']:.2f}x" if ok and not case.startswith("pandas") else "",
+                      f"{r['peak_mib'] / base['peak_mib']:.2f}x" if ok and not case.startswith("pandas") else ""])
+    return (f"A {csv.stat().st_size / 1e6:.0f} MB CSV ({rows:,} rows x 32 columns) and the same table as a "
+            f"{pq.stat().st_size / 1e6:.0f} MB Parquet file. Each reader in a fresh child process (warmed up "
+            f"on a 50-row file); CPU seconds of the read (all threads) and the child's peak RSS; ratios to "
+            f"the old coreselect reader of the same format. Load average at start: {os.getloadavg()[0]:.2f}.\n\n"
+            + _common.md_table(["file", "reader", "CPU s", "peak RSS MiB", "CPU vs old", "peak vs old"], table,
+                               align="llrrrr"))
 
 
 def main() -> int:
     p = _common.parser(__doc__)
-    p.add_argument("--part", choices=["parse", "s3"], default="parse", help="which measurement")
+    p.add_argument("--part", choices=["parse", "s3", "tables"], default="parse", help="which measurement")
+    p.add_argument("--table-rows", type=int, default=1_100_000, help="rows of the generated table (part tables)")
     p.add_argument("--rows", type=int, default=200_000, help="rows of the generated LIBSVM file")
     p.add_argument("--features", type=int, default=100_000, help="feature columns of the generated file")
     p.add_argument("--nnz-per-row", type=int, default=100, help="non-zeros per row (on average)")
@@ -271,6 +354,9 @@ def main() -> int:
         return 0
     if args.part == "s3":
         _common.emit("Ingest: 16 shards on S3, built by 1 and 2 Dask workers", part_s3(args), args.out)
+        return 0
+    if args.part == "tables":
+        _common.emit("Ingest: read a CSV and a Parquet file", part_tables(args), args.out)
         return 0
     body = part_parse(args)
     _common.emit("Ingest: parse a multi-label LIBSVM file", body, args.out)

@@ -14,7 +14,7 @@ from coreselect.errors import DatasetError
 from coreselect.io.dataset import Dataset, DatasetMeta, IndexedNames, check_declared_width
 from coreselect.io.text import fast_numbers, open_text, parse_number, stem
 
-__all__ = ["read_libsvm"]
+__all__ = ["read_libsvm", "read_arff", "read_csv", "read_parquet"]
 
 LIBSVM_SUFFIXES = (".svm", ".libsvm", ".txt", ".svmlight")
 _DENSE_Y_CELLS = 50_000_000  # more label cells than this: Y stays sparse (extreme classification)
@@ -292,3 +292,145 @@ def write_libsvm(dataset: Dataset, path: str | os.PathLike) -> None:
     text = libsvm_text(dataset)
     with atomic_output(path) as fh:
         fh.write(text)
+
+
+# ----------------------------------------------------------------------------- ARFF
+
+def read_arff(path, labels=None, missing: str = "error", name: str | None = None,
+              labels_as_features: bool = False):
+    """The whole-file ARFF reader before the data section was streamed: the whole text
+    through the block parser in one piece (coreselect.io.arff.read_arff now concatenates
+    its blocks)."""
+    from coreselect.io.arff import parse_arff_text
+
+    if missing not in ("error", "bin"):
+        raise DatasetError(f"missing must be 'error' or 'bin', not {missing!r}")
+    spath = str(path)
+    return parse_arff_text(open_text(spath), spath, labels=labels, missing=missing, name=name,
+                           labels_as_features=labels_as_features)
+
+
+# ------------------------------------------------------------------- CSV and Parquet
+# The whole-file table readers before the streamed parser (pandas.read_csv, ParquetFile.read):
+# coreselect.io.tabular.read_csv / read_parquet now concatenate pyarrow's streamed batches.
+
+from typing import Any  # noqa: E402
+
+from coreselect.io.labels import resolve_label_spec  # noqa: E402
+from coreselect.io.tabular import (  # noqa: E402
+    _CELL_FLOOR, _META_KEY, MAX_CELLS_PER_BYTE, MAX_COLUMNS, _check_cells, _frame_to_dataset,
+    _parquet_source, _scalar_type, _scan_header, _size,
+)
+from coreselect.io.text import open_binary  # noqa: E402
+import json  # noqa: E402
+
+
+def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = None, **read_options) -> Dataset:
+    """Read a CSV file (header row of column names) into a dense Dataset.
+
+    Parameters
+    ----------
+    path : path-like
+        ``.csv``, or compressed ``.csv.gz``/``.csv.bz2``/``.csv.xz`` (decoded as a stream).
+    labels : list of str, int or str
+        Label columns (see module docs).
+    name : str, optional
+    **read_options
+        Passed to :func:`pandas.read_csv` (``sep``, ...).
+    """
+    import pandas as pd
+
+    spath = str(path)
+    if int(pd.__version__.split(".")[0]) < 3:
+        read_options.setdefault("float_precision", "round_trip")  # exact float round trips (pandas 3 default)
+    sep = read_options.get("sep", read_options.get("delimiter", ","))
+    if "compression" not in read_options and isinstance(sep, str) and len(sep) == 1:
+        _scan_header(spath, sep)
+    try:
+        if "compression" in read_options:
+            df = pd.read_csv(spath, **read_options)
+        else:
+            with open_binary(spath) as fh:
+                df = pd.read_csv(fh, **read_options)
+    except FileNotFoundError:
+        raise DatasetError("no such file", path=spath) from None
+    except pd.errors.EmptyDataError:
+        raise DatasetError("empty file", path=spath, line=1) from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError, EOFError) as exc:
+        if isinstance(exc, DatasetError):
+            raise
+        raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
+    if df.shape[1] > MAX_COLUMNS:
+        raise DatasetError(f"{df.shape[1]} columns; coreselect reads at most {MAX_COLUMNS} from a table", path=spath)
+    if df.shape[1] < 2 or len(df) == 0:
+        raise DatasetError("a CSV dataset needs a header and at least one row of two or more columns", path=spath)
+    cols = list(map(str, df.columns))
+    idx, prov = resolve_label_spec(cols, labels, spath)
+    # Data row r is on line r + 2 (line 1 is the header).
+    return _frame_to_dataset(df, [cols[i] for i in idx], spath, name or stem(spath, (".csv",)), 2,
+                             {"format": "csv", "source": spath, **prov})
+
+
+def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None = None) -> Dataset:
+    """Read a Parquet file into a dense Dataset (labels default to those coreselect recorded)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    spath = str(path)
+    try:
+        pf = pq.ParquetFile(_parquet_source(spath))
+        width = pf.metadata.num_columns
+        if width > MAX_COLUMNS:
+            raise DatasetError(f"{width} columns; coreselect reads at most {MAX_COLUMNS} from a table", path=spath)
+        for field in pf.schema_arrow:
+            if not _scalar_type(field.type):
+                raise DatasetError(f"column {field.name!r} has the non-scalar type {field.type}; "
+                                   "features and labels must be numbers, booleans or text", path=spath)
+        md0 = pf.metadata
+        rows = max(md0.num_rows, sum(md0.row_group(i).num_rows for i in range(md0.num_row_groups)))
+        cells = rows * max(width, 1)
+        size = _size(spath)
+        if cells > _CELL_FLOOR and cells > MAX_CELLS_PER_BYTE * size:
+            raise DatasetError(f"declares {rows} rows x {width} columns in {size} bytes; refusing "
+                               "(a run-length or forged-footer bomb?)", path=spath)
+        _check_cells(cells, spath, "declares")
+        table = pf.read()
+        md = table.schema.metadata or {}
+        prov: dict = {}
+        if labels is None and _META_KEY in md:
+            try:
+                labels = json.loads(md[_META_KEY])
+                prov = {"label_source": "schema"}
+            except ValueError:  # includes UnicodeDecodeError
+                labels = None
+        for field, column in zip(table.schema, table.columns):
+            if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+                try:
+                    for chunk in column.chunks:
+                        chunk.validate(full=True)  # checks UTF-8 (pandas would fail later, lazily)
+                except pa.ArrowInvalid:
+                    raise DatasetError(f"column {field.name!r} holds text that is not valid UTF-8",
+                                       path=spath) from None
+        df = table.to_pandas()
+    except FileNotFoundError:
+        raise DatasetError("no such file", path=spath) from None
+    except IsADirectoryError:
+        raise DatasetError("is a directory, not a data file", path=spath) from None
+    except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
+        if isinstance(exc, DatasetError):
+            raise
+        raise DatasetError(f"cannot read Parquet: {' '.join(str(exc).split())}", path=spath) from None
+    if df.shape[1] < 2 or len(df) == 0:
+        raise DatasetError("a Parquet dataset needs at least one row of two or more columns", path=spath)
+    cols = list(map(str, df.columns))
+    if labels is not None and not prov:
+        idx, prov = resolve_label_spec(cols, labels, spath)
+    else:
+        idx, _ = resolve_label_spec(cols, labels, spath)
+    try:
+        return _frame_to_dataset(
+            df, [cols[i] for i in idx], spath, name or stem(spath, (".parquet", ".pq")), None,
+            {"format": "parquet", "source": spath, **prov}
+        )
+    except (pa.ArrowException, UnicodeDecodeError) as exc:  # lazily converted Arrow columns
+        raise DatasetError(f"cannot read Parquet: {' '.join(str(exc).split())}", path=spath) from None

@@ -460,3 +460,93 @@ def test_chunks_memory_follows_the_chunk(tmp_path):
         rows, growth[mode] = map(int, r.stdout.split())
         assert rows == 60_000_000 // len(line)
     assert growth["chunks"] < 64 and growth["whole"] > 150, growth  # measured: about 30 and 213
+
+
+# ------------------------------------------- the store build reads tables and ARFF per chunk
+
+@pytest.mark.parametrize("rel", ["mulan/genbase/genbase.arff", "mulan/emotions/emotions.arff",
+                                 "mulan/medical/medical.arff", "mulan/cal500/cal500.arff",
+                                 "mulan/corel5k/Corel5k-test-sparse.arff"])
+def test_streamed_id_columns_are_the_whole_file_readers(coredata, rel):
+    """The store build's source decides the ID columns while streaming (first pass in ~5
+    blocks) as the whole-file load decides them (genbase: its protein column)."""
+    from coreselect.store.ingest import WholeFileChunks
+
+    path = str(coredata / rel)
+    whole = coreselect.load(path)
+    ds = open_chunks(path)
+    ds.scan_block = os.path.getsize(path) // 5 + 1
+    assert ds.id_columns == tuple(whole.id_columns)
+    src = WholeFileChunks([path])
+    assert tuple(src.id_columns) == tuple(whole.id_columns) and src.name == whole.name
+    if rel.startswith("mulan/genbase"):
+        assert whole.id_columns == [0]
+
+
+_CSV_BOUND_CHILD = r"""
+import resource, sys
+import psutil
+from coreselect.errors import DatasetError
+from coreselect.store.ingest import BuildOptions, WholeFileChunks, build_store_from_source
+
+big, small, out, headroom, mode = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+opts = BuildOptions(block_size=64, row_block_size=8192, chunk_bytes=1 << 20)
+build_store_from_source(WholeFileChunks([small], {"labels": 2}), out + "-warm", options=opts)
+limit = psutil.Process().memory_info().vms + headroom
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    if mode == "stream":
+        src = WholeFileChunks([big], {"labels": 2})
+        src._source().scan_block = 1 << 20  # the first pass's blocks
+        src.scan()
+        build_store_from_source(src, out, options=opts)
+    else:
+        import coreselect
+        coreselect.load(big, labels=2)
+except (MemoryError, DatasetError) as exc:
+    print(type(exc).__name__, exc)
+    sys.exit(3)
+print("ok")
+"""
+
+
+def _big_csv(path: Path, repeats: int) -> None:
+    """A numeric CSV: 30 feature columns of short decimals and 2 label columns; one block of
+    2000 rows repeated."""
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(2000, 30)), 2)
+    Y = (rng.random((2000, 2)) < 0.3).astype(int)
+    body = "\n".join(",".join([*map(repr, x.tolist()), *map(str, y.tolist())]) for x, y in zip(X, Y)) + "\n"
+    with open(path, "w") as fh:
+        fh.write(",".join([f"x{j}" for j in range(30)] + ["y0", "y1"]) + "\n")
+        for _ in range(repeats):
+            fh.write(body)
+
+
+def test_store_build_of_a_csv_is_bounded_by_the_chunk(tmp_path):
+    """``store build big.csv``'s source reads the CSV per chunk: under an address-space limit
+    of (what the process holds after a warm-up) + 64 MiB, the build of a 166 MB CSV (3.2 x
+    10^7 cells) succeeds, while the whole-file load of it is refused or fails with 3 x that
+    headroom. (With 40-48 MiB the build fails: pyarrow's I/O threads and allocator take address
+    space beyond the data; measured.)"""
+    import subprocess
+    import sys
+
+    small, big = tmp_path / "small.csv", tmp_path / "big.csv"
+    _big_csv(small, 1)
+    _big_csv(big, 500)
+    assert big.stat().st_size > 2.4 * (64 << 20)
+    env = {**os.environ, "MALLOC_ARENA_MAX": "2", "ARROW_DEFAULT_MEMORY_POOL": "system", "OMP_NUM_THREADS": "1"}
+
+    def child(mode):
+        return subprocess.run([sys.executable, "-c", _CSV_BOUND_CHILD, str(big), str(small), str(tmp_path / mode),
+                               str((64 if mode == "stream" else 192) << 20), mode], capture_output=True, text=True, env=env, timeout=600)
+
+    got = child("stream")
+    assert got.returncode == 0 and got.stdout.strip().endswith("ok"), (got.stdout, got.stderr[-2000:])
+    from coreselect.store import open_store
+
+    st_ = open_store(tmp_path / "stream")
+    assert (st_.n_samples, st_.n_features, st_.n_labels) == (10**6, 30, 2)
+    whole = child("whole")
+    assert whole.returncode == 3, (whole.stdout, whole.stderr[-2000:])

@@ -106,12 +106,18 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
         check_run_outputs(data, labels, {"STORE_DIR": store_dir,
                                          "--checkpoint": checkpoint})  # never over an input
     source = open_source(data, labels, labels_as_features)
+    # A bar per pass on a terminal (bytes read and MiB/s), a line every few seconds in a log.
+    progress = reporter(quiet, STAGES, units={"scan": "B", "count": "B", "encode": "B"})
+    if hasattr(source, "scan") and not getattr(source, "sparse", False):
+        try:
+            _scan_with_progress(source, progress)  # tables and ARFF: types, rows, ID columns
+        except BaseException:
+            progress.close()
+            raise
     options = BuildOptions(block_size=block_size, row_block_size=row_block_size, seed=seed,
                            n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
                            cap=cap, chunk_rows=chunk_rows,
                            name=getattr(source, "name", None) or "dataset")
-    # A bar per pass on a terminal (bytes read and MiB/s), a line every few seconds in a log.
-    progress = reporter(quiet, STAGES, units={"count": "B", "encode": "B"})
 
     def on_progress(stage: str, done: int, total: int) -> None:
         kind, _, name = stage.partition(":")
@@ -142,7 +148,30 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
                   else ""))
 
 
-STAGES = {"count": "read 1/2 (counts)", "encode": "read 2/2 (codes)", "tiles": "tiles"}
+STAGES = {"scan": "first look (types, rows)", "count": "read 1/2 (counts)", "encode": "read 2/2 (codes)",
+          "tiles": "tiles"}
+
+
+def _scan_with_progress(source, progress) -> None:
+    """The source's first pass with a bar of the bytes read (decoded bytes of compressed
+    files may pass their size: the bar then stays full)."""
+    import os
+
+    total = 0
+    for f in getattr(source, "files", []):
+        try:
+            total += os.path.getsize(f)
+        except (OSError, TypeError):
+            pass
+    done = [0]
+
+    def on_bytes(n: int) -> None:
+        done[0] += int(n)
+        progress("scan", min(done[0], max(total - 1, 0)), total)
+
+    progress("scan", 0, total)
+    source.scan(progress=on_bytes)
+    progress("scan", total, total)
 
 
 def open_source(data: str, labels: str | None, labels_as_features: bool):

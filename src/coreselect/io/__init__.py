@@ -11,8 +11,8 @@
 =====================================  ==========================================
 
 Reading in row chunks with bounded memory, and many files (a folder, a glob, a ``.list``
-file, an fsspec URL) as one dataset: :mod:`coreselect.io.chunks` (``open_chunks``); the
-whole-file LIBSVM/XMC reader is its block parser's blocks concatenated.
+file, an fsspec URL) as one dataset: :mod:`coreselect.io.chunks` (``open_chunks``); every
+whole-file reader is its chunk reader's blocks concatenated (one parser per format).
 
 Labels are chosen the same way for every format (:mod:`coreselect.io.labels`: ``N`` is the
 last N columns/attributes). Readers record what they learnt in the typed

@@ -792,8 +792,14 @@ def read_arff(
     missing: str = "error",
     name: str | None = None,
     labels_as_features: bool = False,
+    chunk_bytes: int = 32 << 20,
 ) -> Dataset:
     """Read a Mulan or MEKA ARFF file (dense or sparse, plain, ``.gz`` or ``.bz2``).
+
+    The data section is streamed in blocks of whole lines (``chunk_bytes`` of text each),
+    each parsed with the header (:func:`arff_chunks`), and the blocks concatenated: one
+    parser serves the whole-file and the chunked reads. Files with string attributes are
+    parsed as one block (their codes need every value).
 
     Parameters
     ----------
@@ -811,6 +817,8 @@ def read_arff(
         With a ``labels`` spec that names some of the labels the file declares (Mulan XML,
         MEKA ``-C``), the other declared labels are left out of ``X``: a declared label is
         never a feature unless asked for here (issue 16). ``True`` makes them features.
+    chunk_bytes : int
+        Text parsed at once (the result does not depend on it).
 
     Returns
     -------
@@ -829,9 +837,40 @@ def read_arff(
     if missing not in ("error", "bin"):
         raise DatasetError(f"missing must be 'error' or 'bin', not {missing!r}")
     spath = str(path)
-    text = open_text(spath)
-    return parse_arff_text(text, spath, labels=labels, missing=missing, name=name,
-                           labels_as_features=labels_as_features)
+    try:
+        parts = list(_arff_blocks(spath, labels, missing, labels_as_features, chunk_bytes, keep_empty=True))
+    except NotImplementedError:
+        # String attributes: their codes index the sorted values of the whole column, so
+        # the block parser reads the whole data section as one block.
+        return parse_arff_text(open_text(spath), spath, labels=labels, missing=missing, name=name,
+                               labels_as_features=labels_as_features)
+    return concat_arff_blocks(parts, name or _stem(Path(spath)))
+
+
+def concat_arff_blocks(parts: list[Dataset], name: str) -> Dataset:
+    """The Dataset of a whole ARFF file from its blocks' (:func:`arff_chunks`): arrays
+    stacked, the ID columns decided over all rows (the rule of the block parser)."""
+    import dataclasses
+
+    first = parts[0]
+    if len(parts) == 1:
+        X, Y = first.X, first.Y
+    else:
+        if sp.issparse(first.X):
+            X = sp.vstack([p.X for p in parts], format="csr")
+            X.has_sorted_indices = True  # every block's rows are sorted
+        else:
+            X = np.vstack([p.X for p in parts])
+        Y = np.vstack([np.asarray(p.Y) for p in parts])
+    m = first.metadata
+    n = X.shape[0]
+    names = list(first.feature_names)
+    # A nominal column can be distinct per row only if it declares enough values.
+    candidates = [j for j, k in enumerate(m.feature_kinds or ())
+                  if k != NUMERIC and len(m.nominal_values.get(names[j], ())) + 1 >= n]
+    meta = dataclasses.replace(m, id_columns=tuple(detect_id_columns(X, candidates)))
+    return Dataset(X=X, Y=Y, feature_names=first.feature_names, label_names=first.label_names, name=name,
+                   metadata=meta)
 
 
 def parse_arff_text(
@@ -842,10 +881,12 @@ def parse_arff_text(
     name: str | None = None,
     labels_as_features: bool = False,
     data_first_line: int | None = None,
+    sparse: bool | None = None,
 ) -> Dataset:
     """Parse ARFF text (see :func:`read_arff`); ``path`` is used in messages and to find the XML.
     ``data_first_line``: the file's line number of the ``@data`` line, when ``text`` is the
-    header and a block of the data section (:func:`arff_chunks`)."""
+    header and a block of the data section (:func:`arff_chunks`); ``sparse``: whether the
+    data section is sparse, when a block is not its start (else its first row decides)."""
     if not isinstance(labels_as_features, (bool, np.bool_)):
         raise DatasetError(f"labels_as_features must be True or False, not {labels_as_features!r}")
     if not text.strip():
@@ -869,7 +910,8 @@ def parse_arff_text(
     rows = _Rows(text[m.end():], data_first_line)
     label_idx, label_meta = _label_columns(attrs, relation, labels, path)
     string_values: dict[int, list[str]] = {}
-    sparse = bool(len(rows)) and rows.rows[0].startswith("{")
+    if sparse is None:
+        sparse = bool(len(rows)) and rows.rows[0].startswith("{")
     if sparse:
         M = _parse_sparse(rows, attrs, missing, path, string_values)
     else:
@@ -1163,28 +1205,38 @@ def _nominal_value(nominal_cols: dict, c: int, code: float) -> str:
 
 
 def arff_chunks(path: str | os.PathLike, labels=None, missing: str = "error", labels_as_features: bool = False,
-                chunk_bytes: int = 32 << 20):
+                chunk_bytes: int = 32 << 20, progress=None):
     """Datasets of an ARFF file's data section in blocks of whole lines (about
-    ``chunk_bytes`` of text each), each parsed with the header as :func:`read_arff` parses
-    the file (the same checks, with the file's line numbers). Files with string attributes,
-    whose codes need every value, are refused with :class:`NotImplementedError` (the caller
-    reads them whole)."""
+    ``chunk_bytes`` of text each), each parsed with the header as one file would be (the
+    same checks, with the file's line numbers; the first block's first row decides whether
+    the section is sparse, for every block). Files with string attributes, whose codes need
+    every value, are refused with :class:`NotImplementedError` (the caller reads them
+    whole). ``progress(n)``: called with the bytes of each block read."""
+    return _arff_blocks(str(path), labels, missing, labels_as_features, chunk_bytes, progress=progress)
+
+
+def _arff_blocks(spath: str, labels, missing: str, labels_as_features: bool, chunk_bytes: int,
+                 keep_empty: bool = False, progress=None):
     from coreselect.io.text import open_binary
 
     if missing not in ("error", "bin"):
         raise DatasetError(f"missing must be 'error' or 'bin', not {missing!r}")
-    spath = str(path)
+    chunk_bytes = max(int(chunk_bytes), 1)
     with open_binary(spath) as fh:
         head = bytearray()
         line = 0
         while True:
             raw = fh.readline()
             if not raw:
+                if not bytes(head).strip():
+                    raise DatasetError("empty file", spath, 1)
                 raise DatasetError("no @data line", spath)
             line += 1
             head += raw
             if _DATA_RE.match(raw.decode("latin-1").rstrip("\n")):
                 break
+        if progress is not None:
+            progress(len(head))
         header = _decode(bytes(head)).rstrip("\n")
         m = _DATA_RE.search(header)
         parsed = _parse_header_fast(header[: m.start()], spath)
@@ -1194,8 +1246,12 @@ def arff_chunks(path: str | os.PathLike, labels=None, missing: str = "error", la
         rest = b""
         at = line + 1  # file line of the next block's first line
         done = False
+        sparse = None
+        yielded = False
         while not done:
             buf = fh.read(chunk_bytes)
+            if progress is not None and buf:
+                progress(len(buf))
             if buf:
                 buf = rest + buf if rest else buf
                 cut = buf.rfind(b"\n")
@@ -1205,12 +1261,15 @@ def arff_chunks(path: str | os.PathLike, labels=None, missing: str = "error", la
                 block, rest = buf[: cut + 1], buf[cut + 1:]
             else:
                 block, rest, done = rest, b"", True
-                if not block.strip():
+                if not block.strip() and (yielded or not keep_empty):
                     return
             ds = parse_arff_text(header + "\n" + _decode(block), spath, labels=labels, missing=missing,
-                                 labels_as_features=labels_as_features, data_first_line=at - 1)
+                                 labels_as_features=labels_as_features, data_first_line=at - 1, sparse=sparse)
             at += block.count(b"\n")
-            if ds.X.shape[0]:
+            if ds.X.shape[0] or (done and keep_empty and not yielded):
+                if sparse is None:
+                    sparse = sp.issparse(ds.X)
+                yielded = True
                 yield ds
 
 

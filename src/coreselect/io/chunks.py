@@ -42,15 +42,18 @@ labels costs nothing until the data hold them; such a header is refused by
 files); ``chunk_bytes`` caps the text parsed at once. A file changed or removed between the
 scan and a later pass is an error naming it.
 
-CSV and Parquet files of numbers are streamed with pyarrow (``pyarrow.csv.open_csv`` in
-blocks of ``chunk_bytes``, ``ParquetFile.iter_batches``); X is dense float64. A table with a
-text or boolean feature column, pandas-only read options, or a quoted header is read whole
-per file by the whole-file reader and cut into chunks (memory bounded by the largest such
-file, not the dataset); shards with text columns must hold the same values (their codes).
-ARFF files stream their data section in blocks of whole lines, each parsed with the header
-(declared nominal values give the same codes in every block; files with string attributes
-are read whole); X is CSR for sparse ARFF, dense otherwise. For tables, the scan pass validates and counts rows; errors name file and
-line as the whole-file reader's do.
+CSV and Parquet files are read with pyarrow's streaming readers (``pyarrow.csv.open_csv`` in
+blocks of ``chunk_bytes``, ``ParquetFile.iter_batches``), the same parser as the whole-file
+reader (which concatenates the batches); X is dense float64. The first pass over a CSV checks
+its header and size, settles each column's type and checks and counts its rows, streamed
+(``scan_block`` bytes at a time, ``progress(n)`` called with the bytes read). A table with a
+text or boolean feature column is read whole per file (its codes need every value; memory
+bounded by the largest such file, not the dataset); shards with text columns must hold the
+same values. ARFF files stream their data section in blocks of whole lines, each parsed with
+the header (declared nominal values give the same codes in every block; files with string
+attributes are read whole); X is CSR for sparse ARFF, dense otherwise; the ID columns
+(:attr:`ChunkedDataset.id_columns`) are decided while streaming, as the whole-file reader
+decides them. Errors name file and line as the whole-file reader's do.
 """
 
 from __future__ import annotations
@@ -237,6 +240,12 @@ class ChunkedDataset:
         self._stats: list = []
         self._columns: tuple[list[str], list[str]] | None = None  # tables/ARFF: feature and label names
         self._streamable: list[bool] = []
+        self._infos: list = []
+        self._ids: tuple[int, ...] = ()
+        #: ``progress(n)``: called with the bytes read by the first pass (tables and ARFF).
+        self.progress = None
+        #: Bytes the first pass reads at a time (tables and ARFF).
+        self.scan_block = SCAN_BLOCK
 
     # ------------------------------------------------------------------ shape
     @property
@@ -274,8 +283,13 @@ class ChunkedDataset:
         return list(self._rows)
 
     # ------------------------------------------------------------------ first pass
-    def scan(self, file_scans: list | None = None) -> None:
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "progress": None}  # a callback stays in its process
+
+    def scan(self, file_scans: list | None = None, progress=None) -> None:
         """The first pass (once): bases, widths, rows per file, every whole-file check.
+        ``progress(n)``: called with the bytes each block of the pass reads (tables and ARFF,
+        :attr:`scan_block` at a time).
 
         ``file_scans``: LIBSVM/XMC only, :meth:`file_scan` of every file, computed elsewhere
         (in parallel, one task per file); they are combined without reading anything. A
@@ -283,6 +297,8 @@ class ChunkedDataset:
         :meth:`file_chunks` then read only their file."""
         if self._rows is not None:
             return
+        if progress is not None:
+            self.progress = progress
         if self.sparse:
             self._scan_sparse(file_scans)
         else:
@@ -372,44 +388,57 @@ class ChunkedDataset:
 
     def _scan_tables(self) -> None:
         """Names from each file's header or footer (checked to agree), then one pass that
-        validates and counts the rows: streamed (numeric tables) or the whole-file reader
-        (tables with text columns, whose codes need all values)."""
+        checks and counts the rows, with the whole-file reader's parser: streamed (numeric
+        tables, ARFF without string attributes) or the whole-file reader (tables with text
+        columns and ARFF with string attributes, whose codes need every value). The ID
+        columns (nominal columns distinct in every row) are decided on the way, as the
+        whole-file reader decides them."""
         from coreselect import io as cio
-        from coreselect.io.tabular import NotStreamable, table_chunks, table_columns
+        from coreselect.io.tabular import table_chunks, table_columns
 
         opts = dict(self.options)
         opts.pop("name", None)
-        rows, self._streamable, self._columns = [], [], None
+        rows, self._streamable, self._columns, self._infos = [], [], None, []
         nominal = None
+        ids: set[int] | None = None
+        id_state = _IdColumns()
         for f in self.files:
             self._stats.append(_stat(f))
-            if self.format in ("csv", "parquet"):
-                feats, labs, streamable = table_columns(f, self.format, self.labels, **opts)
-            else:
-                feats, labs, streamable = None, None, True
+            info = None
+            feats = labs = None
+            streamable = True
             n = 0
-            if streamable and self.format == "arff":
+            if self.format in ("csv", "parquet"):
+                info = table_columns(f, self.format, self.labels, chunk_bytes=self.scan_block,
+                                     progress=self.progress, scan_block=self.scan_block, **opts)
+                feats, labs, streamable = info.features, info.labels, info.streamable
+                if streamable and info.rows is not None:
+                    n = info.rows
+                elif streamable:
+                    for X, _Y in table_chunks(f, self.format, info, **opts):
+                        n += X.shape[0]
+            else:
                 from coreselect.io.arff import arff_chunks
 
                 try:
-                    for part in arff_chunks(f, self.labels, **opts):
-                        if feats is None:
-                            feats, labs = list(part.feature_names), list(part.label_names)
+                    first = None
+                    for part in arff_chunks(f, self.labels, chunk_bytes=self.scan_block, progress=self.progress,
+                                            **opts):
+                        if first is None:
+                            first = part
+                        id_state.add(part)
                         n += part.X.shape[0]
+                    if first is None:  # no rows: the names of the whole-file reader
+                        first = cio.read(f, labels=self.labels, **self.options)
+                    feats, labs = list(first.feature_names), list(first.label_names)
                 except NotImplementedError:  # string attributes: read whole
-                    streamable = False
-                if streamable and feats is None:  # no rows: the names of the whole-file reader
-                    ds = cio.read(f, labels=self.labels, **self.options)
-                    feats, labs = list(ds.feature_names), list(ds.label_names)
-            elif streamable:
-                try:
-                    for X, _Y in table_chunks(f, self.format, feats, labs, **opts):
-                        n += X.shape[0]
-                except NotStreamable:
                     streamable = False
             if not streamable:
                 ds = cio.read(f, labels=self.labels, **self.options)
+                if self.progress is not None and self.format != "arff":
+                    self.progress(_size_of(f))
                 feats, labs, n = list(ds.feature_names), list(ds.label_names), ds.X.shape[0]
+                ids = set(ds.id_columns) if ids is None else ids & set(ds.id_columns)
                 if nominal is None:
                     nominal = ds.metadata.nominal_values
                 elif ds.metadata.nominal_values != nominal:
@@ -421,8 +450,24 @@ class ChunkedDataset:
                 raise DatasetError(f"its columns differ from those of {self.files[0]}; the shards of a dataset "
                                    "have the same features and labels", path=f)
             self._streamable.append(streamable)
+            self._infos.append(info)
             rows.append(n)
+        streamed = id_state.ids(sum(r for r, s in zip(rows, self._streamable) if s))
+        if ids is None:
+            self._ids = streamed
+        elif all(not s for s in self._streamable):
+            self._ids = tuple(sorted(ids))
+        else:
+            self._ids = tuple(sorted(ids & set(streamed)))
         self._rows = rows
+
+    @property
+    def id_columns(self) -> tuple[int, ...]:
+        """Feature columns that identify samples (a nominal value distinct in every row of
+        the dataset), decided by the first pass as the whole-file reader decides them
+        (:func:`coreselect.io.dataset.detect_id_columns`); none for LIBSVM/XMC."""
+        self.scan()
+        return () if self.sparse else tuple(self._ids)
 
     # ------------------------------------------------------------------ passes
     def chunks(self, chunk_rows: int | None = None, chunk_bytes: int | None = None) -> Iterator[Chunk]:
@@ -463,25 +508,21 @@ class ChunkedDataset:
 
     def _table_parts(self, path: str, chunk_rows: int | None = None, chunk_bytes: int | None = None):
         from coreselect import io as cio
-        from coreselect.io.tabular import NotStreamable, table_chunks
+        from coreselect.io.tabular import table_chunks
 
-        if self._streamable[self.files.index(path)] and self.format == "arff":
+        k = self.files.index(path)
+        opts = dict(self.options)
+        opts.pop("name", None)
+        if self._streamable[k] and self.format == "arff":
             from coreselect.io.arff import arff_chunks
 
-            opts = dict(self.options)
-            opts.pop("name", None)
             for part in arff_chunks(path, self.labels, chunk_bytes=chunk_bytes or (32 << 20), **opts):
                 yield part.X, sp.csr_matrix(np.asarray(part.Y), dtype=np.int8)
             return
-        if self._streamable[self.files.index(path)]:
-            opts = dict(self.options)
-            opts.pop("name", None)
-            try:
-                yield from table_chunks(path, self.format, *self._columns, chunk_rows=chunk_rows,
-                                        chunk_bytes=chunk_bytes, **opts)
-                return
-            except NotStreamable:
-                raise DatasetError("changed since it was first read; read it again", path=path) from None
+        if self._streamable[k]:
+            yield from table_chunks(path, self.format, self._infos[k], chunk_rows=chunk_rows,
+                                    chunk_bytes=chunk_bytes, **opts)
+            return
         ds = cio.read(path, labels=self.labels, **self.options)
         Y = sp.csr_matrix(np.asarray(ds.Y) if not sp.issparse(ds.Y) else ds.Y, dtype=np.int8)
         yield ds.X, Y
@@ -525,6 +566,52 @@ class ChunkedDataset:
             if list(p.feature_names) != list(first.feature_names) or list(p.label_names) != list(first.label_names):
                 raise DatasetError(f"its columns differ from those of {self.files[0]}; the shards of a dataset "
                                    "have the same features and labels", path=f)
+
+
+#: Bytes the first pass over tables and ARFF files reads at a time (:attr:`ChunkedDataset.scan_block`).
+SCAN_BLOCK = 4 << 20
+
+
+class _IdColumns:
+    """The ID-column rule (:func:`coreselect.io.dataset.detect_id_columns` with the ARFF
+    reader's candidates: nominal columns declaring at least n - 1 values) over row blocks:
+    per candidate, the codes seen so far; a column stops being followed once a code repeats
+    or the rows outnumber its values (memory: the declared values, never the rows)."""
+
+    def __init__(self):
+        self.seen: dict[int, np.ndarray] | None = None
+        self.rows = 0
+
+    def add(self, part: Dataset) -> None:
+        kinds = part.metadata.feature_kinds or ()
+        names = list(part.feature_names)
+        values = part.metadata.nominal_values
+        if self.seen is None:
+            self.seen = {j: np.zeros(len(values.get(names[j], ())) + 1, dtype=bool)
+                         for j, k in enumerate(kinds) if k != "numeric"}
+        self.rows += part.X.shape[0]
+        for j in list(self.seen):
+            seen = self.seen[j]
+            if self.rows > seen.size:  # more rows than values (and the missing bin): never distinct
+                del self.seen[j]
+                continue
+            col = part.X[:, j]
+            col = col.toarray().ravel() if sp.issparse(col) else np.asarray(col)
+            codes = col.astype(np.int64)
+            if len(np.unique(codes)) != len(codes) or seen[codes].any():
+                del self.seen[j]
+            else:
+                seen[codes] = True
+
+    def ids(self, n: int) -> tuple[int, ...]:
+        if self.seen is None or n < 2:
+            return ()
+        return tuple(sorted(self.seen))
+
+
+def _size_of(path: str) -> int:
+    st = _stat(path)
+    return st[0] if st else 0
 
 
 def _base(layout) -> str:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -192,10 +193,14 @@ def _frame_to_dataset(df, label_cols: list[str], path: str | None, name: str, ro
     )
 
 
-def _scan_header(path: str, sep: str) -> None:
-    """The checks that must run before pandas sees a CSV: width (counted as the header
-    streams in), duplicate names, a data row after the header."""
+def _scan_header(path: str, sep: str, whole: bool = True, progress=None, block: int = 1 << 20) -> int:
+    """The checks that must run before the parser sees a CSV: width (counted as the header
+    streams in), duplicate names, a data row after the header; with ``whole``, the memory
+    a dense read of the whole file needs. One pass over the (decoded) bytes, ``block`` at a
+    time; ``progress(n)`` is called with the bytes of each block. Returns the lines counted
+    and the bytes of the longest line (after the header's first block)."""
     limit = MAX_COLUMNS
+    block = max(int(block), 1 << 10)
     head = bytearray()
     bsep = sep.encode()
     n_sep = 0
@@ -205,6 +210,8 @@ def _scan_header(path: str, sep: str) -> None:
             chunk = fh.read(1 << 20)
             if not chunk:
                 break
+            if progress is not None:
+                progress(len(chunk))
             nl = chunk.find(b"\n")
             part = chunk if nl < 0 else chunk[:nl]
             n_sep += part.count(bsep)
@@ -220,19 +227,34 @@ def _scan_header(path: str, sep: str) -> None:
             more = fh.read(1 << 16)
             if not more:
                 break
+            if progress is not None:
+                progress(len(more))
             rest = more
         has_row = bool(rest.strip())
         # Count the cells of the whole (decoded) stream before pandas holds any of it: a
         # decompression bomb fails here at the size cap with ~1 MiB in memory, and a table
         # too big for memory is refused by its cell count.
         rows, seps = 1 + rest.count(b"\n"), n_sep + rest.count(bsep)
+        # the longest line (the parser's blocks must hold one): a vector pass per block
+        longest, last = len(head) + 1, -1
+        pos = 0
+        chunk = rest
         while True:
-            chunk = fh.read(1 << 20)
+            ends = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10) + pos
+            if len(ends):
+                longest = max(longest, int(ends[0] - last), int(np.diff(ends).max(initial=0)))
+                last = int(ends[-1])
+            pos += len(chunk)
+            chunk = fh.read(block)
             if not chunk:
                 break
+            if progress is not None:
+                progress(len(chunk))
             rows += chunk.count(b"\n")
             seps += chunk.count(bsep)
-    _check_cells(rows + seps, path, "the file holds about")
+        longest = max(longest, pos - last)
+    if whole:
+        _check_cells(rows + seps, path, "the file holds about")
     text = bytes(head).decode("utf-8", errors="replace").rstrip("\r")
     if not text.strip():
         raise DatasetError("empty file", path=path, line=1)
@@ -249,10 +271,141 @@ def _scan_header(path: str, sep: str) -> None:
         if not has_row:
             raise DatasetError(f"a CSV dataset needs a data row after its header of {len(names)} columns",
                                path=path, line=1)
+    return rows, longest
 
 
-def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = None, **read_options) -> Dataset:
+#: pandas' default missing-value markers (pyarrow reads them as nulls, as pandas did).
+_NA_VALUES = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>",
+              "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
+_CSV_BLOCK = 16 << 20
+
+
+def _csv_sep(spath: str, read_options: dict) -> str:
+    unknown = set(read_options) - {"sep", "delimiter"}
+    if unknown:
+        raise DatasetError(f"unknown CSV read option(s): {', '.join(sorted(unknown))} (CSV files are read with "
+                           "pyarrow; only sep= applies)", path=spath)
+    sep = read_options.get("sep", read_options.get("delimiter", ","))
+    if not isinstance(sep, str) or len(sep) != 1 or sep in "\r\n\"":
+        raise DatasetError(f"sep must be one character (not a quote or a line end), not {sep!r}", path=spath)
+    return sep
+
+
+def _csv_names(spath: str, sep: str) -> list[str]:
+    """The header's column names (a quoted name may span lines)."""
+    import io
+
+    with open_binary(spath) as fh:
+        text = io.TextIOWrapper(fh, encoding="utf-8", errors="replace", newline="")
+        try:
+            return next(csv.reader(text, delimiter=sep))
+        except (csv.Error, StopIteration) as exc:
+            raise DatasetError(f"malformed header: {exc}", path=spath, line=1) from None
+
+
+def csv_block(chunk_bytes: int | None, longest: int) -> int:
+    """The parser's block: ``chunk_bytes`` (16 MiB by default), but at least two of the
+    longest line (pyarrow's blocks hold whole rows; the first holds the header and a row)."""
+    return max(int(chunk_bytes or _CSV_BLOCK), 2 * int(longest) + 1024)
+
+
+def _retype(exc: Exception, names: list[str], types: dict) -> bool:
+    """After a conversion error in a column, the next type to try for it: inferred integers
+    or nulls become float64, float64 becomes text (what pandas read); False when none is left."""
+    import re
+
+    import pyarrow as pa
+
+    m = re.search(r"In CSV column #(\d+): CSV conversion error to (\w+)", str(exc))
+    if m is None or int(m.group(1)) >= len(names):
+        return False
+    c = names[int(m.group(1))]
+    now = types.get(c)
+    to = m.group(2)
+    if now is None and to in ("int64", "null"):
+        types[c] = pa.float64()
+    elif now is None or pa.types.is_floating(now) or pa.types.is_boolean(now):
+        types[c] = pa.string()
+    else:
+        return False
+    return True
+
+
+def csv_batches(spath: str, sep: str, names: list[str], types: dict, chunk_bytes: int | None = None,
+                include: list[str] | None = None):
+    """pyarrow record batches of a CSV file (``open_csv``, ``chunk_bytes`` of text at a time),
+    with pandas' missing-value markers and booleans: a column is typed by ``types`` (name ->
+    Arrow type), else inferred from the first block."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    with open_binary(spath) as fh:
+        reader = pcsv.open_csv(
+            fh, read_options=pcsv.ReadOptions(block_size=max(int(chunk_bytes or _CSV_BLOCK), 1 << 10),
+                                              use_threads=False),
+            parse_options=pcsv.ParseOptions(delimiter=sep, newlines_in_values=True),
+            convert_options=pcsv.ConvertOptions(
+                column_types=types, null_values=_NA_VALUES, strings_can_be_null=True,
+                quoted_strings_can_be_null=True, true_values=["True", "TRUE", "true"],
+                false_values=["False", "FALSE", "false"], timestamp_parsers=[], include_columns=include))
+        for batch in reader:
+            bad = [f.name for f in batch.schema if not (
+                pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_boolean(f.type)
+                or pa.types.is_string(f.type) or pa.types.is_large_string(f.type) or pa.types.is_null(f.type))]
+            if bad:  # inferred dates or times: text, as pandas read them
+                raise _Untyped(bad)
+            yield batch
+
+
+class _Untyped(Exception):
+    def __init__(self, columns: list[str]):
+        super().__init__(", ".join(columns))
+        self.columns = columns
+
+
+def csv_table(spath: str, sep: str, names: list[str], chunk_bytes: int | None = None,
+              types: dict | None = None):
+    """The whole CSV as an Arrow table: its :func:`csv_batches` concatenated, each column's
+    type widened (integer, float, text) and the read restarted where a later block holds a
+    value the first block's type cannot (the restart reads only up to that block). Returns
+    the table and the types it settled on (for later streamed passes)."""
+    import pyarrow as pa
+
+    types = dict(types or {})
+    for _ in range(3 * len(names) + 2):
+        batches = []
+        try:
+            for b in csv_batches(spath, sep, names, types, chunk_bytes):
+                batches.append(b)
+        except _Untyped as exc:
+            types.update({c: pa.string() for c in exc.columns})
+            continue
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            if _retype(exc, names, types):
+                continue
+            raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
+        except pa.ArrowException as exc:
+            raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
+        if not batches:
+            raise DatasetError("a CSV dataset needs a header and at least one row of two or more columns", path=spath)
+        final = {f.name: (pa.float64() if pa.types.is_null(f.type) else f.type) for f in batches[0].schema}
+        table = pa.Table.from_batches(batches)
+        for k, f in enumerate(table.schema):
+            if pa.types.is_null(f.type):  # every cell missing: a float column of NaN, as pandas read it
+                table = table.set_column(k, f.name, table.column(k).cast(pa.float64()))
+        return table, final
+    raise DatasetError("cannot settle the column types", path=spath)  # pragma: no cover
+
+
+def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = None,
+             chunk_bytes: int | None = None, **read_options) -> Dataset:
     """Read a CSV file (header row of column names) into a dense Dataset.
+
+    The text is parsed by pyarrow's streaming reader (``open_csv``, ``chunk_bytes`` at a
+    time, 16 MiB by default) and its blocks concatenated: the chunked reads
+    (:mod:`coreselect.io.chunks`) use the same parser. Cells read as pandas read them:
+    its missing-value markers (``NA``, ``nan``, empty, ...) are missing, ``True``/``False``
+    columns are booleans, a column with a cell that is not a number is text.
 
     Parameters
     ----------
@@ -261,33 +414,25 @@ def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = Non
     labels : list of str, int or str
         Label columns (see module docs).
     name : str, optional
+    chunk_bytes : int, optional
+        Text parsed at once (the result does not depend on it).
     **read_options
-        Passed to :func:`pandas.read_csv` (``sep``, ...).
+        ``sep`` (or ``delimiter``): the one-character separator.
     """
-    import pandas as pd
+    import pandas  # noqa: F401  (loaded before the memory check, which counts what is loaded)
+    import pyarrow.csv  # noqa: F401
 
     spath = str(path)
-    if int(pd.__version__.split(".")[0]) < 3:
-        read_options.setdefault("float_precision", "round_trip")  # exact float round trips (pandas 3 default)
-    sep = read_options.get("sep", read_options.get("delimiter", ","))
-    if "compression" not in read_options and isinstance(sep, str) and len(sep) == 1:
-        _scan_header(spath, sep)
-    try:
-        if "compression" in read_options:
-            df = pd.read_csv(spath, **read_options)
-        else:
-            with open_binary(spath) as fh:
-                df = pd.read_csv(fh, **read_options)
-    except FileNotFoundError:
-        raise DatasetError("no such file", path=spath) from None
-    except pd.errors.EmptyDataError:
-        raise DatasetError("empty file", path=spath, line=1) from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError, EOFError) as exc:
-        if isinstance(exc, DatasetError):
-            raise
-        raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
-    if df.shape[1] > MAX_COLUMNS:
-        raise DatasetError(f"{df.shape[1]} columns; coreselect reads at most {MAX_COLUMNS} from a table", path=spath)
+    sep = _csv_sep(spath, read_options)
+    _rows, longest = _scan_header(spath, sep)
+    names = _csv_names(spath, sep)
+    if len(names) > MAX_COLUMNS:
+        raise DatasetError(f"{len(names)} columns; coreselect reads at most {MAX_COLUMNS} from a table", path=spath)
+    if len(set(names)) != len(names):
+        dup = next(c for k, c in enumerate(names) if c in names[:k])
+        raise DatasetError(f"column {dup!r} appears twice", path=spath, line=1)
+    table, _types = csv_table(spath, sep, names, csv_block(chunk_bytes, longest))
+    df = _to_frame(table, spath)
     if df.shape[1] < 2 or len(df) == 0:
         raise DatasetError("a CSV dataset needs a header and at least one row of two or more columns", path=spath)
     cols = list(map(str, df.columns))
@@ -295,6 +440,15 @@ def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = Non
     # Data row r is on line r + 2 (line 1 is the header).
     return _frame_to_dataset(df, [cols[i] for i in idx], spath, name or stem(spath, (".csv",)), 2,
                              {"format": "csv", "source": spath, **prov})
+
+
+def _to_frame(table, spath: str):
+    import pyarrow as pa
+
+    try:
+        return table.to_pandas()
+    except (pa.ArrowException, ValueError) as exc:
+        raise DatasetError(f"cannot read the table: {' '.join(str(exc).split())}", path=spath) from None
 
 
 def _is_url(spath: str) -> bool:
@@ -338,8 +492,13 @@ def _scalar_type(t) -> bool:
             or pa.types.is_fixed_size_binary(t))
 
 
-def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None = None) -> Dataset:
-    """Read a Parquet file into a dense Dataset (labels default to those coreselect recorded)."""
+def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None = None,
+                 chunk_rows: int | None = None) -> Dataset:
+    """Read a Parquet file into a dense Dataset (labels default to those coreselect recorded).
+
+    The file is read as pyarrow's row batches (``ParquetFile.iter_batches``, ``chunk_rows``
+    rows each, 65536 by default) concatenated, the reader of the chunked reads; the result
+    does not depend on ``chunk_rows``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -361,7 +520,9 @@ def read_parquet(path: str | os.PathLike, labels: Any = None, name: str | None =
             raise DatasetError(f"declares {rows} rows x {width} columns in {size} bytes; refusing "
                                "(a run-length or forged-footer bomb?)", path=spath)
         _check_cells(cells, spath, "declares")
-        table = pf.read()
+        # The row batches of the streamed reads (table_chunks), concatenated: one reader.
+        table = pa.Table.from_batches(list(pf.iter_batches(batch_size=max(int(chunk_rows or 65536), 1))),
+                                      schema=pf.schema_arrow)
         md = table.schema.metadata or {}
         prov: dict = {}
         if labels is None and _META_KEY in md:
@@ -548,26 +709,39 @@ def from_arrays(
 
 # ------------------------------------------------------------------ streamed tables
 
-class NotStreamable(Exception):
-    """A table that :func:`table_chunks` cannot stream (a text or boolean feature column, a
-    cell that is not a number, pandas-only read options): the caller reads it whole."""
-
-
 def _is_numeric_type(t) -> bool:
     import pyarrow as pa
 
     return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_null(t) or pa.types.is_decimal(t)
 
 
-def table_columns(path: str, fmt: str, labels: Any = None, **read_options) -> tuple[list[str], list[str], bool]:
-    """``(feature names, label names, streamable)`` of a CSV or Parquet file, from its header
-    or footer (and the checks the whole-file reader makes there)."""
+@dataclass
+class TableInfo:
+    """What the first look at a table decided (:func:`table_columns`)."""
+
+    features: list[str]
+    labels: list[str]
+    streamable: bool
+    rows: int | None = None  # CSV: counted (and every row checked) by the first look
+    types: dict | None = None  # CSV: each column's Arrow type, settled on the whole file
+    longest: int = 0  # CSV: the longest line's bytes (a parser's block holds two)
+
+
+def table_columns(path: str, fmt: str, labels: Any = None, chunk_bytes: int | None = None, progress=None,
+                  scan_block: int = 1 << 20, **read_options) -> TableInfo:
+    """The first look at a CSV or Parquet file: feature and label names from its header or
+    footer (and the checks the whole-file reader makes there), and whether it streams
+    (numeric features). A CSV is read through once more, with the whole-file reader's
+    parser, to settle each column's type (a later block may widen it) and to count and
+    check its rows; ``progress(n)`` is called with the bytes of each block read."""
     import pyarrow as pa
 
     spath = str(path)
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
+        if read_options:
+            raise DatasetError(f"unknown Parquet read option(s): {', '.join(sorted(read_options))}", path=spath)
         try:
             pf = pq.ParquetFile(_parquet_source(spath))
             schema = pf.schema_arrow
@@ -585,38 +759,59 @@ def table_columns(path: str, fmt: str, labels: Any = None, **read_options) -> tu
         idx, _ = resolve_label_spec(cols, labels, spath)
         label_cols = [cols[i] for i in idx]
         types = {str(f.name): f.type for f in schema}
-        streamable = not read_options and all(_is_numeric_type(types[c]) for c in cols if c not in set(label_cols))
+        streamable = all(_is_numeric_type(types[c]) for c in cols if c not in set(label_cols))
         streamable = streamable and all(_is_numeric_type(types[c]) or pa.types.is_boolean(types[c])
                                         for c in label_cols)
-        return [c for c in cols if c not in set(label_cols)], label_cols, streamable
-    sep = read_options.get("sep", read_options.get("delimiter", ","))
-    if isinstance(sep, str) and len(sep) == 1:
-        _scan_header(spath, sep)
-    with open_binary(spath) as fh:
-        head = fh.readline(1 << 24).decode("utf-8", errors="replace").rstrip("\r\n")
-    try:
-        cols = next(csv.reader([head], delimiter=sep)) if isinstance(sep, str) and len(sep) == 1 else []
-    except csv.Error as exc:
-        raise DatasetError(f"malformed header: {exc}", path=spath, line=1) from None
+        if progress is not None:
+            progress(_size(spath))
+        return TableInfo([c for c in cols if c not in set(label_cols)], label_cols, streamable)
+    sep = _csv_sep(spath, read_options)
+    _rows, longest = _scan_header(spath, sep, whole=False, progress=progress, block=scan_block)
+    cols = _csv_names(spath, sep)
+    if len(set(cols)) != len(cols):
+        dup = next(c for k, c in enumerate(cols) if c in cols[:k])
+        raise DatasetError(f"column {dup!r} appears twice", path=spath, line=1)
     idx, _ = resolve_label_spec(cols, labels, spath)
     label_cols = [cols[i] for i in idx]
-    streamable = set(read_options) <= {"sep", "delimiter"} and '"' not in head
-    return [c for c in cols if c not in set(label_cols)], label_cols, streamable
+    features = [c for c in cols if c not in set(label_cols)]
+    block = csv_block(chunk_bytes, longest)
+    types: dict = {}
+    for _ in range(3 * len(cols) + 2):
+        rows = 0
+        try:
+            for batch in csv_batches(spath, sep, cols, types, block):
+                schema = {f.name: f.type for f in batch.schema}
+                if not all(_is_numeric_type(schema[c]) for c in features) or not all(
+                        _is_numeric_type(schema[c]) or pa.types.is_boolean(schema[c]) for c in label_cols):
+                    return TableInfo(features, label_cols, False)
+                _batch_arrays(batch, features, label_cols, spath, 2 + rows)  # the checks, with lines
+                rows += batch.num_rows
+        except _Untyped:
+            return TableInfo(features, label_cols, False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+            if _retype(exc, cols, types):
+                continue
+            raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
+        except pa.ArrowException as exc:
+            raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
+        if rows == 0:
+            raise DatasetError("a CSV dataset needs a header and at least one row of two or more columns", path=spath)
+        settled = {c: (pa.float64() if pa.types.is_null(t) else t) for c, t in schema.items()}
+        return TableInfo(features, label_cols, True, rows, settled, longest)
+    raise DatasetError("cannot settle the column types", path=spath)  # pragma: no cover
 
 
-def table_chunks(path: str, fmt: str, features: list[str], label_cols: list[str], chunk_rows: int | None = None,
+def table_chunks(path: str, fmt: str, info: TableInfo, chunk_rows: int | None = None,
                  chunk_bytes: int | None = None, **read_options):
     """``(X, Y)`` of a numeric CSV or Parquet file in batches of at most ``chunk_rows`` rows (or
-    ``chunk_bytes`` of CSV text), with pyarrow's streaming readers; the checks of the
-    whole-file reader (missing and infinite values, binary labels) with file and line.
-    Raises :class:`NotStreamable` for what only the whole-file reader reads."""
+    ``chunk_bytes`` of CSV text), with the whole-file readers' parsers (pyarrow's streaming
+    readers, each CSV column in the type :func:`table_columns` settled); the checks of the
+    whole-file reader (missing and infinite values, binary labels) with file and line."""
     import pyarrow as pa
 
-    import contextlib
-
     spath = str(path)
+    features, label_cols = info.features, info.labels
     row = 0
-    stack = contextlib.ExitStack()
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
@@ -625,16 +820,8 @@ def table_chunks(path: str, fmt: str, features: list[str], label_cols: list[str]
             batches = pf.iter_batches(batch_size=chunk_rows or 65536, columns=features + label_cols)
             offset = None  # Parquet has no lines
         else:
-            import pyarrow.csv as pcsv
-
-            sep = read_options.get("sep", read_options.get("delimiter", ","))
-            names = features + label_cols
-            fh = stack.enter_context(open_binary(spath))
-            batches = pcsv.open_csv(
-                fh, read_options=pcsv.ReadOptions(block_size=chunk_bytes or (16 << 20)),
-                parse_options=pcsv.ParseOptions(delimiter=sep),
-                convert_options=pcsv.ConvertOptions(column_types={c: pa.float64() for c in features},
-                                                    include_columns=names))
+            sep = _csv_sep(spath, read_options)
+            batches = csv_batches(spath, sep, list(info.types), info.types, csv_block(chunk_bytes, info.longest))
             offset = 2  # data row r is on line r + 2
         for batch in batches:
             n = batch.num_rows
@@ -644,14 +831,9 @@ def table_chunks(path: str, fmt: str, features: list[str], label_cols: list[str]
                 yield _batch_arrays(part, features, label_cols, spath,
                                     None if offset is None else offset + row)
                 row += part.num_rows
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-        if "conversion" in str(exc).lower() or "CSV" in str(exc) or "parse" in str(exc).lower():
-            raise NotStreamable(str(exc)) from None
-        raise DatasetError(f"cannot read {fmt}: {' '.join(str(exc).split())}", path=spath) from None
-    except (pa.ArrowException, OSError) as exc:
-        raise DatasetError(f"cannot read {fmt}: {' '.join(str(exc).split())}", path=spath) from None
-    finally:
-        stack.close()
+    except (pa.ArrowException, OSError, _Untyped) as exc:
+        raise DatasetError(f"cannot read {fmt} (did it change since it was first read?): "
+                           f"{' '.join(str(exc).split())}", path=spath) from None
 
 
 def _batch_arrays(batch, features: list[str], label_cols: list[str], path: str, row_offset: int | None):

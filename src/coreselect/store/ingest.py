@@ -460,14 +460,29 @@ class _Meta:
 
 @dataclass
 class WholeFileChunks:
-    """A chunked source over files read whole (each file's rows then cut into chunks of
-    ``chunk_rows``): the chunk interface for readers that cannot stream, and for tests. Holds
-    paths and reader options only (picklable); a file is read when its chunks are asked for."""
+    """A chunked source over files by name, for tables, ARFF and registry names: data files
+    (a path or URL) are streamed chunk by chunk (:func:`coreselect.io.chunks.open_chunks`:
+    the first pass settles column types, counts the rows and decides the ID columns as the
+    whole-file reader does; memory follows the chunk), a registry name (a small built-in
+    dataset) is read whole and cut into chunks of ``chunk_rows``. Holds paths, reader options
+    and, once scanned, the small first-pass results (picklable)."""
 
     files: list[str]
     options: dict = field(default_factory=dict)
     chunk_rows: int = 1 << 16
     format: str = "whole-file"
+
+    def _source(self):
+        """The streaming source of the files, or None for a registry name."""
+        if "_src" not in self.__dict__:
+            from coreselect.io.chunks import is_url, open_chunks
+
+            files = [str(f) for f in self.files]
+            if all(is_url(f) or Path(f).is_file() for f in files):
+                self.__dict__["_src"] = open_chunks(files if len(files) > 1 else files[0], **self.options)
+            else:
+                self.__dict__["_src"] = None
+        return self.__dict__["_src"]
 
     def _load(self, i: int):
         from coreselect.datasets.load import load
@@ -478,13 +493,32 @@ class WholeFileChunks:
     def _first(self):
         # The first file's names and widths, read once (not pickled with the source).
         if self.__dict__.get("_meta") is None:
-            ds = self._load(0)
-            self.__dict__["_meta"] = _Meta(ds.feature_names, ds.label_names, ds.n_features,
-                                           tuple(ds.id_columns), ds.name)
+            src = self._source()
+            if src is not None:
+                from coreselect.io.text import stem
+
+                name = stem(src.files[0], (".csv", ".parquet", ".pq", ".arff"))
+                meta = _Meta(src.feature_names, src.label_names, src.n_features, src.id_columns, name)
+            else:
+                ds = self._load(0)
+                meta = _Meta(ds.feature_names, ds.label_names, ds.n_features, tuple(ds.id_columns), ds.name)
+            self.__dict__["_meta"] = meta
         return self.__dict__["_meta"]
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "_meta"}
+
+    def scan(self, progress=None) -> None:
+        """The streaming source's first pass (``progress(n)``: bytes read), done once."""
+        src = self._source()
+        if src is not None:
+            src.scan(progress=progress)
+
+    def file_rows(self) -> list[int]:
+        src = self._source()
+        if src is None:
+            return [self._load(i).n_samples for i in range(len(self.files))]
+        return src.file_rows()
 
     @property
     def feature_names(self):
@@ -508,9 +542,15 @@ class WholeFileChunks:
 
     @property
     def n_labels(self):
-        return None
+        src = self._source()
+        return None if src is None else src.n_labels
 
     def file_chunks(self, i: int, chunk_rows: int | None = None, chunk_bytes: int | None = None):
+        src = self._source()
+        if src is not None:
+            for c in src.file_chunks(i, chunk_rows=chunk_rows or self.chunk_rows, chunk_bytes=chunk_bytes):
+                yield FileChunk(c.X, c.Y, c.file, c.first_row)
+            return
         ds = self._load(i)
         if i and not (_same_names(ds.feature_names, self.feature_names)
                       and _same_names(ds.label_names, self.label_names)):
