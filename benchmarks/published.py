@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,6 +44,7 @@ import pandas as pd  # noqa: E402
 from _common import (  # noqa: E402
     REPO_ROOT,
     best_of_cpu,
+    cross_validate,
     emit,
     machine,
     md_table,
@@ -111,26 +111,9 @@ def load_rows(name: str, max_rows: int):
 
 def run(datasets: list[str], folds: int, ks: list[int], methods: list[str], max_rows: int,
         evaluators: tuple[str, ...]) -> None:
-    from coreselect.evaluation.protocol import run_protocol
-
-    OUT.mkdir(parents=True, exist_ok=True)
     for name in datasets:
         X, Y, n_rows = load_rows(name, max_rows)
-        cap = sorted({min(k, selectable_columns(X, folds)) for k in ks})
-        made = factories(methods)
-        for m in methods:  # compiled kernels (the distance oracle's too) loaded before timing
-            made[m](2, 0).fit(X[:100], Y[:100])
-        t0 = time.perf_counter()
-        df = run_protocol(X, Y, made, cap, n_folds=folds, seed=0, evaluator=evaluators)
-        if "evaluator" not in df.columns:
-            df.insert(1, "evaluator", evaluators[0])
-        df.insert(0, "dataset", name)
-        df["rows_used"] = X.shape[0]
-        df["rows_total"] = n_rows
-        save_method_rows(df, OUT / f"{name}.csv", methods)
-        sel = df[df.method.isin(methods)].groupby("method")["select_seconds"].mean()
-        print(f"{name}: {X.shape} in {time.perf_counter() - t0:.0f} s; selection seconds "
-              + ", ".join(f"{m} {sel[m]:.2f}" for m in methods if m in sel), flush=True)
+        cross_validate(name, X, Y, n_rows, factories(methods), ks, OUT, folds, evaluators)
 
 
 def timing(datasets: list[str], k: int, repeat: int, max_rows: int, out: Path) -> None:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -39,7 +38,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import REPO_ROOT, emit, machine, md_table, save_method_rows, selectable_columns  # noqa: E402
+from _common import (  # noqa: E402
+    REPO_ROOT,
+    cross_validate,
+    emit,
+    machine,
+    md_table,
+    save_method_rows,
+    selectable_columns,
+)
 from calibration_research import FILES  # noqa: E402
 from published import ORDER, PUBLISHED, WIDE, load_rows  # noqa: E402
 
@@ -162,37 +169,15 @@ def adopt(name: str, n_features: int) -> list[str]:
 
 def run(datasets: list[str], folds: int, ks: list[int], methods: list[str], max_rows: int,
         jobs: int = 1, evaluators: tuple[str, ...] = EVALUATORS, reuse: bool = False) -> None:
-    from coreselect.evaluation.protocol import run_protocol
-
-    OUT.mkdir(parents=True, exist_ok=True)
-    wanted = methods
     for name in datasets:
         X, Y, n_rows = load_rows(name, max_rows)
-        methods = wanted
+        todo = methods
         if reuse:
             got = adopt(name, X.shape[1])
             print(f"{name}: BRkNN-b rows of {', '.join(got)} copied from published/", flush=True)
-            methods = [m for m in methods if m not in got]
-        cap = sorted({min(k, selectable_columns(X, folds)) for k in ks})
-        made = factories(methods)
-        for m in methods:  # compiled kernels loaded before timing
-            if m != "all":
-                made[m](2, 0).fit(X[:100], Y[:100])
-        t0 = time.perf_counter()
-        df = run_protocol(X, Y, made, cap, n_folds=folds, seed=0, evaluator=evaluators, jobs=jobs)
-        if "evaluator" not in df.columns:
-            df.insert(1, "evaluator", evaluators[0])
-        df.insert(0, "dataset", name)
-        df["rows_used"] = X.shape[0]
-        df["rows_total"] = n_rows
-        df["n_features"] = X.shape[1]
-        save_method_rows(df, OUT / f"{name}.csv", methods)
-        st = pd.DataFrame(df.attrs["stability"])
-        st.insert(0, "dataset", name)
-        save_method_rows(st, OUT / f"{name}.stability.csv", methods)
-        for note in df.attrs["notes"]:
-            print(f"{name}: {note}", flush=True)
-        print(f"{name}: {X.shape} in {time.perf_counter() - t0:.0f} s", flush=True)
+            todo = [m for m in methods if m not in got]
+        cross_validate(name, X, Y, n_rows, factories(todo), ks, OUT, folds, evaluators, jobs,
+                       stability=True)
 
 
 def verdicts(df: pd.DataFrame, method: str = "gds") -> pd.DataFrame:
