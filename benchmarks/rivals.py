@@ -220,7 +220,8 @@ def candidate_ranks(df: pd.DataFrame, names: list[str]) -> pd.DataFrame:
 def leave_one_dataset_out(df: pd.DataFrame, names: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Point 6 of issue 30. For each held-out dataset: on the other datasets' cells, the candidate
     with the largest share of win-or-tie cells against the best rival (ties broken by the
-    smaller mean rank among the candidates), and that pick's verdicts on the held-out set.
+    smaller mean rank among the candidates, then the order of ``names``), and that
+    pick's verdicts on the held-out set.
     Returns ``(per held-out set, the picks' verdict cells)``; only datasets where every candidate
     ran count."""
     ran = df.groupby("dataset")["method"].agg(set)
@@ -293,7 +294,8 @@ def lodo_section(df: pd.DataFrame, datasets: list[str]) -> list[str]:
             + md_table(["candidate", "parameters"], rows, align="ll")
             + "\n\nRule: for each held-out dataset, the candidate with the largest share of "
               "win-or-tie cells against the best rival on the other datasets (ties broken by "
-              "the smaller mean rank among the candidates over those cells) is the default; its "
+              "the smaller mean rank among the candidates over those cells, then the order "
+              "below) is the default; its "
               "cells on the held-out set are scored as everywhere else (a tie is within one fold "
               "standard deviation, the larger of the two). Only datasets where every candidate "
               f"ran take part ({len(per)}).")
