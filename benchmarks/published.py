@@ -303,6 +303,7 @@ def report() -> None:
                 "gds-information-p10": "shared bits, top-10 relevance"}
         rows = []
         ran = df.groupby(["dataset", "evaluator"])["method"].agg(set)
+        lost = [m for m in ideas if m not in set(df[df.evaluator == "linear"].method)]
         both = {key for key, m in ran.items() if set(ideas) <= m}  # the same cells for every idea
         for m in ideas:
             c = verdicts(df, m)
@@ -312,7 +313,9 @@ def report() -> None:
         ideas = ("Each of the default's two changes alone, scored like the default against "
                  "the same competitors in the same cells (those where every idea ran; "
                  "`CalibratedGDS` with these "
-                 "parameters; lambda = 0.5):\n\n"
+                 "parameters; lambda = 0.5)"
+                 + (f"; no linear cell: {', '.join(lost)} were scored by the earlier linear "
+                    "evaluator only, not re-run" if lost else "") + ":\n\n"
                  + md_table(["method", "redundancy, relevance", "win or tie", "win/tie/loss",
                              "below random", *EVALUATORS], rows, align="llllrll"))
         emit("Scoreboard: the default's ideas one at a time", ideas, str(IDEAS))
