@@ -496,7 +496,8 @@ def report() -> None:
     rows = [[d] + [sel.get((d, m), float("nan")) for m in methods] for d in datasets]
     lines += ["## Selection time", "",
               "Seconds per selection in the cross-validation (one training fold, mean over folds; "
-              "rankers fit once at the largest k). Shared 2-core machine: read ratios.", "",
+              "rankers fit once at the largest k). Shared 2-core machine: read ratios. Rows copied "
+              "from published.py (above) carry that run's times, under another load.", "",
               md_table(["dataset"] + methods, rows), ""]
     wide = [d for d in datasets if d in WIDE]
     auto = auto_k_cost()
