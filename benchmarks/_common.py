@@ -171,6 +171,47 @@ def save_method_rows(df, path: Path, methods: Sequence[str]) -> None:
     tmp.replace(path)
 
 
+def cross_validate(name: str, X, Y, n_rows: int, made: dict, ks: Sequence[int], out: Path,
+                   folds: int = 3, evaluators: Sequence[str] = ("brknn", "linear"), jobs: int = 1,
+                   stability: bool = False):
+    """The scoring loop of ``published.py run`` and ``rivals.py run``: ``run_protocol`` (what
+    ``coreselect evaluate`` runs; seed 0) of the factories ``made`` on the dataset ``name``
+    (``X, Y``: its rows, maybe a cut of ``n_rows``) at ``ks`` capped at the fewest columns that
+    vary on a training fold, scored by every evaluator; the rows of these methods replace
+    theirs in ``out/NAME.csv`` (and the selection stability in ``out/NAME.stability.csv`` with
+    ``stability``). Returns the results."""
+    import pandas as pd
+
+    from coreselect.evaluation.protocol import run_protocol
+
+    out.mkdir(parents=True, exist_ok=True)
+    methods = list(made)
+    cap = sorted({min(k, selectable_columns(X, folds)) for k in ks})
+    for m, factory in made.items():  # compiled kernels loaded before timing
+        if m != "all":
+            factory(2, 0).fit(X[:100], Y[:100])
+    t0 = time.perf_counter()
+    df = run_protocol(X, Y, made, cap, n_folds=folds, seed=0, evaluator=tuple(evaluators),
+                      jobs=jobs)
+    if "evaluator" not in df.columns:
+        df.insert(1, "evaluator", evaluators[0])
+    df.insert(0, "dataset", name)
+    df["rows_used"] = X.shape[0]
+    df["rows_total"] = n_rows
+    df["n_features"] = X.shape[1]
+    save_method_rows(df, out / f"{name}.csv", methods)
+    if stability:
+        st = pd.DataFrame(df.attrs["stability"])
+        st.insert(0, "dataset", name)
+        save_method_rows(st, out / f"{name}.stability.csv", methods)
+    for note in df.attrs["notes"]:
+        print(f"{name}: {note}", flush=True)
+    sel = df.groupby("method")["select_seconds"].mean()
+    print(f"{name}: {X.shape} in {time.perf_counter() - t0:.0f} s; selection seconds "
+          + ", ".join(f"{m} {sel[m]:.2f}" for m in methods if m in sel), flush=True)
+    return df
+
+
 def selectable_columns(X, folds: int, seed: int = 0) -> int:
     """The fewest columns that are not constant after discretization on a training fold of
     ``run_protocol``'s split (only those can be selected: genbase has 1186 columns, fewer than

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,6 +44,7 @@ import pandas as pd  # noqa: E402
 from _common import (  # noqa: E402
     REPO_ROOT,
     best_of_cpu,
+    cross_validate,
     emit,
     machine,
     md_table,
@@ -111,26 +111,9 @@ def load_rows(name: str, max_rows: int):
 
 def run(datasets: list[str], folds: int, ks: list[int], methods: list[str], max_rows: int,
         evaluators: tuple[str, ...]) -> None:
-    from coreselect.evaluation.protocol import run_protocol
-
-    OUT.mkdir(parents=True, exist_ok=True)
     for name in datasets:
         X, Y, n_rows = load_rows(name, max_rows)
-        cap = sorted({min(k, selectable_columns(X, folds)) for k in ks})
-        made = factories(methods)
-        for m in methods:  # compiled kernels (the distance oracle's too) loaded before timing
-            made[m](2, 0).fit(X[:100], Y[:100])
-        t0 = time.perf_counter()
-        df = run_protocol(X, Y, made, cap, n_folds=folds, seed=0, evaluator=evaluators)
-        if "evaluator" not in df.columns:
-            df.insert(1, "evaluator", evaluators[0])
-        df.insert(0, "dataset", name)
-        df["rows_used"] = X.shape[0]
-        df["rows_total"] = n_rows
-        save_method_rows(df, OUT / f"{name}.csv", methods)
-        sel = df[df.method.isin(methods)].groupby("method")["select_seconds"].mean()
-        print(f"{name}: {X.shape} in {time.perf_counter() - t0:.0f} s; selection seconds "
-              + ", ".join(f"{m} {sel[m]:.2f}" for m in methods if m in sel), flush=True)
+        cross_validate(name, X, Y, n_rows, factories(methods), ks, OUT, folds, evaluators)
 
 
 def timing(datasets: list[str], k: int, repeat: int, max_rows: int, out: Path) -> None:
@@ -208,11 +191,35 @@ def _counts(v: pd.DataFrame) -> str:
     return "/".join(str(int((v.verdict == x).sum())) for x in ("win", "tie", "loss"))
 
 
+#: ``benchmarks/rivals.py run``'s CSVs: the same protocol, scored by the linear evaluator of
+#: issue 30 (a cut per label chosen on the training fold)
+RIVALS_OUT = REPO_ROOT / "docs" / "results" / "rivals"
+
+
+def current_linear(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """``df`` with its linear rows (scored before issue 30, every label cut at 0.5: it collapses
+    on rare labels) replaced by those ``rivals.py run`` wrote for the same methods, folds, rows
+    and k; the datasets updated, and those whose linear cells are dropped (not re-run)."""
+    keep = df[df.evaluator != "linear"]
+    new, updated = [], []
+    for d in dict.fromkeys(df.dataset):
+        path = RIVALS_OUT / f"{d}.csv"
+        r = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["evaluator", "method"])
+        r = r[(r.evaluator == "linear") & r.method.isin(set(df[df.dataset == d].method))]
+        if len(r):
+            new.append(r[[c for c in df.columns if c in r.columns]])
+            updated.append(d)
+    dropped = [d for d in dict.fromkeys(df.dataset) if d not in updated
+               and (df[(df.dataset == d)].evaluator == "linear").any()]
+    return pd.concat([keep, *new], ignore_index=True), updated, dropped
+
+
 def report() -> None:
     frames = [pd.read_csv(p) for p in sorted(OUT.glob("*.csv")) if p.name != "verdicts.csv"]
     if not frames:
         raise SystemExit("no results in docs/results/published/")
     df = pd.concat(frames, ignore_index=True)
+    df, relinear, unlinear = current_linear(df)
     df = df[df.measure.isin(MEASURES)]
     datasets = [d for d in ORDER if d in set(df.dataset)]
     v = verdicts(df)
@@ -247,6 +254,13 @@ def report() -> None:
     missing = [d for d in ORDER if d not in datasets]
     if missing:
         lines += [f"Datasets not run yet: {', '.join(missing)}.", ""]
+    lines += ["The linear cells are those of `python benchmarks/rivals.py run` (same folds, seed, "
+              "rows and k; the linear evaluator of issue 30, a cut per label chosen on the "
+              "training fold: [linear_evaluator.md](linear_evaluator.md)) on "
+              + (", ".join(relinear) or "no dataset") + "."
+              + (f" On {', '.join(unlinear)} the linear evaluator was not re-run (time on 2 "
+                 "shared cores): their linear cells, scored by the earlier 0.5 cut that predicts "
+                 "almost no rare label, are left out." if unlinear else ""), ""]
     absent = {d: [m for m in METHODS + REFERENCE if m not in set(df[df.dataset == d].method)]
               for d in datasets}
     absent = {d: m for d, m in absent.items() if m}
@@ -288,13 +302,20 @@ def report() -> None:
                 "gds-range-pall": "range, distances, every selected feature's relevance",
                 "gds-information-p10": "shared bits, top-10 relevance"}
         rows = []
+        ran = df.groupby(["dataset", "evaluator"])["method"].agg(set)
+        lost = [m for m in ideas if m not in set(df[df.evaluator == "linear"].method)]
+        both = {key for key, m in ran.items() if set(ideas) <= m}  # the same cells for every idea
         for m in ideas:
             c = verdicts(df, m)
+            c = c[[key in both for key in zip(c.dataset, c.evaluator)]]
             rows.append([f"`{m}`", what[m], _share(c), _counts(c), int(c.below_random.sum())]
                         + [_share(c[c.evaluator == ev]) for ev in EVALUATORS])
         ideas = ("Each of the default's two changes alone, scored like the default against "
-                 "the same competitors in the same cells (`CalibratedGDS` with these "
-                 "parameters; lambda = 0.5):\n\n"
+                 "the same competitors in the same cells (those where every idea ran; "
+                 "`CalibratedGDS` with these "
+                 "parameters; lambda = 0.5)"
+                 + (f"; no linear cell: {', '.join(lost)} were scored by the earlier linear "
+                    "evaluator only, not re-run" if lost else "") + ":\n\n"
                  + md_table(["method", "redundancy, relevance", "win or tie", "win/tie/loss",
                              "below random", *EVALUATORS], rows, align="llllrll"))
         emit("Scoreboard: the default's ideas one at a time", ideas, str(IDEAS))

@@ -1,0 +1,55 @@
+"""benchmarks/rivals.py: the leave-one-dataset-out choice of the default never looks at the
+held-out set (issue 30, point 6)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _rivals():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import rivals
+    finally:
+        sys.path.remove(str(BENCH))
+    return rivals
+
+
+def _cells(dataset: str, method: str, mean: float) -> list[dict]:
+    return [dict(dataset=dataset, method=method, evaluator="brknn", measure=ms, k=k, fold=f,
+                 value=mean + 0.01 * (f - 1))
+            for ms in ("example_f1", "macro_f1") for k in (10, 20) for f in range(3)]
+
+
+def test_the_pick_is_made_on_the_other_sets_and_scored_on_the_held_out_one():
+    rivals = _rivals()
+    good = {"gds": {"emotions": 0.6, "scene": 0.6, "yeast": 0.1},
+            "gds-nmi": {"emotions": 0.1, "scene": 0.6, "yeast": 0.6}}
+    rows = []
+    for d in ("emotions", "scene", "yeast"):
+        rows += _cells(d, "pmu", 0.5) + _cells(d, "random", 0.3)
+        for c, by in good.items():
+            rows += _cells(d, c, by[d])
+    per, cells = rivals.leave_one_dataset_out(pd.DataFrame(rows), ["gds", "gds-nmi"])
+    picks = dict(zip(per.dataset, per.pick))
+    # held out yeast: gds wins on both others; held out scene: equal share and rank, so the
+    # first candidate (the library default)
+    assert picks == {"emotions": "gds-nmi", "scene": "gds", "yeast": "gds"}
+    held = cells.groupby("dataset")["verdict"].agg(set)
+    assert held["emotions"] == {"loss"} and held["yeast"] == {"loss"} and held["scene"] == {"win"}
+    assert cells.groupby("dataset")["below_random"].all().to_dict() == {
+        "emotions": True, "scene": False, "yeast": True}
+
+
+def test_ties_in_share_go_to_the_better_mean_rank():
+    rivals = _rivals()
+    rows = []
+    for d in ("emotions", "scene", "yeast"):
+        rows += _cells(d, "pmu", 0.5) + _cells(d, "gds", 0.51) + _cells(d, "gds-nmi", 0.52)
+    per, _ = rivals.leave_one_dataset_out(pd.DataFrame(rows), ["gds", "gds-nmi"])
+    assert set(per.pick) == {"gds-nmi"}  # both tie every cell; gds-nmi ranks first
