@@ -108,12 +108,6 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
     source = open_source(data, labels, labels_as_features)
     # A bar per pass on a terminal (bytes read and MiB/s), a line every few seconds in a log.
     progress = reporter(quiet, STAGES, units={"scan": "B", "count": "B", "encode": "B"})
-    if hasattr(source, "scan") and not getattr(source, "sparse", False):
-        try:
-            _scan_with_progress(source, progress)  # tables and ARFF: types, rows, ID columns
-        except BaseException:
-            progress.close()
-            raise
     options = BuildOptions(block_size=block_size, row_block_size=row_block_size, seed=seed,
                            n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
                            cap=cap, chunk_rows=chunk_rows,
@@ -133,7 +127,9 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
     engine = make_engine("dask" if scheduler else "local", scheduler=scheduler,
                          n_workers=None if scheduler else n_workers)
     try:
-        with engine:
+        with engine:  # the scheduler reached (or refused) before the first byte is read
+            if hasattr(source, "scan") and not getattr(source, "sparse", False):
+                _scan_with_progress(source, progress)  # tables, ARFF: types, rows, ID columns
             st = build_store_from_source(source, store_dir, options=options, engine=engine,
                                          progress=on_progress, checkpoint=checkpoint)
     finally:

@@ -312,6 +312,8 @@ class BuildCheckpoint:
         """Read the record (refused when it is of another build) or write a first one."""
         from coreselect.checkpoint import _version, decode
 
+        shutil.rmtree(self.folder.with_name(self.folder.name + ".removed"),
+                      ignore_errors=True)  # a finished build's, killed while deleting it
         data = self.ck.read()
         self.resuming = data is not None
         if data is not None:
@@ -454,12 +456,18 @@ class BuildCheckpoint:
             pass
 
     def remove(self) -> None:
-        """After the store is committed: the record and its folder go."""
+        """After the store is committed: the record and its folder go. The folder is first
+        renamed aside (one step, right after the store's own rename), so that a kill while its
+        many files are deleted leaves no checkpoint, only ``PATH.parts.removed``, which the
+        next build with this checkpoint sweeps."""
+        trash = self.folder.with_name(self.folder.name + ".removed")
         try:
-            shutil.rmtree(self.folder)
+            if self.folder.exists():
+                os.replace(self.folder, trash)
             os.unlink(self.ck.path)
         except FileNotFoundError:
             pass
         except OSError as exc:
             raise OutputError(self.shown, f"cannot remove the checkpoint "
                               f"({exc.strerror or exc})", exc.errno) from None
+        shutil.rmtree(trash, ignore_errors=True)
