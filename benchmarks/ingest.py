@@ -47,6 +47,68 @@ def _generate(path: Path, rows: int, features: int, per_row: int, labels: int, s
     os.replace(tmp, path)
 
 
+# -- count data for the store build (parts build and big) ---------------------------------
+def make_block(rng, rows: int, d: int, L: int, row_nnz: int) -> bytes:
+    """``rows`` lines of multi-label LIBSVM count data: ~``row_nnz`` features per row from a
+    Zipf-like popularity over ``d`` columns, integer values 1..8 (every column's value counts
+    exact), 1-3 labels, the first tied to the row's first feature (selection has signal)."""
+    import numpy as np
+
+    ranks = np.arange(1, d + 1, dtype=np.float64)
+    p = 1.0 / ranks ** 0.8
+    p /= p.sum()
+    perm = rng.permutation(d)
+    ks = np.maximum(1, rng.poisson(row_nnz, rows))
+    drawn = perm[rng.choice(d, size=int(ks.sum()), p=p)] + 1  # one draw for the block
+    vals = rng.integers(1, 9, drawn.size)
+    extra = rng.integers(0, 3, rows)
+    more = rng.integers(0, L, (rows, 2))
+    lines = []
+    at = 0
+    for r in range(rows):
+        feats, first = np.unique(drawn[at:at + ks[r]], return_index=True)
+        v = vals[at:at + ks[r]][first]
+        at += ks[r]
+        labs = {int(feats[0]) % L, *more[r, :extra[r]].tolist()}
+        lines.append(",".join(map(str, sorted(labs))) + " "
+                     + " ".join(f"{f}:{x}" for f, x in zip(feats.tolist(), v.tolist())))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def generate_counts(path: Path, size_bytes: int, d: int = 100_000, L: int = 50, row_nnz: int = 100,
+                    blocks: int = 64, seed: int = 0) -> Path:
+    """One LIBSVM file of about ``size_bytes`` at ``path`` (kept: generated once, written
+    under a temporary name and renamed when complete). ``blocks`` distinct blocks of 4000 rows
+    are generated (Python text formatting is slower than the build it feeds) and repeated in a
+    seeded order until the size is reached: deterministic for a seed."""
+    import numpy as np
+
+    if path.exists():
+        return path
+    rng = np.random.default_rng(seed)
+    texts = [make_block(rng, 4000, d, L, row_nnz) for _ in range(blocks)]
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = 0
+    try:
+        with open(tmp, "wb", buffering=1 << 24) as fh:
+            while written < size_bytes:
+                for b in rng.permutation(blocks):
+                    fh.write(texts[b])
+                    written += len(texts[b])
+                    if written >= size_bytes:
+                        break
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def counts_name(size_bytes: int, d: int, L: int, row_nnz: int, seed: int) -> str:
+    return f"coreselect-counts-{size_bytes}-{d}x{L}-{row_nnz}-s{seed}.svm"
+
+
 def _child(payload: dict) -> dict:
     case, path = payload["case"], payload["path"]
     warm = Path(payload["warm"])

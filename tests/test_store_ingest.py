@@ -406,3 +406,29 @@ def test_build_memory_is_bounded_by_chunk_and_tile_not_file(tmp_path):
     assert got.returncode == 0, got.stderr[-2000:]
     whole = child("whole", 192 << 20)
     assert whole.returncode != 0 and not (tmp_path / "whole").exists(), whole.stdout
+
+
+@pytest.mark.parametrize("fmt", [".svm", ".xmc"])
+def test_one_file_in_byte_ranges_over_1_2_3_workers_is_the_same_store(shards, tmp_path, fmt):
+    """One file cut into byte ranges (ending mid-line, an empty one, one inside the header
+    line of the XMC file): the pieces spread over 1, 2 and 3 worker processes, the same store
+    as the in-memory build (every file's size and crc32)."""
+    from coreselect.engines.local import LocalEngine
+    from coreselect.io.chunks import open_chunks
+
+    _, X, Y, files, ref = shards
+    one = tmp_path / f"one{fmt}"
+    d, L = X.shape[1], Y.shape[1]
+    write(Dataset(X, Y, feature_names=IndexedNames(d, "f"), label_names=IndexedNames(L, "l"),
+                  name="one"), one)
+    text = one.read_text()
+    size = len(text)
+    cuts = [5, size // 7, size // 7, size // 3 + 1, size // 2, size - 1]
+    assert text[size // 3] != "\n"
+    for w in (1, 2, 3):
+        src = open_chunks(str(one))
+        assert len(src.plan_pieces(1, bounds={0: cuts})) == 7
+        with LocalEngine(w if w > 1 else None) as engine:
+            got = build_store_from_source(src, tmp_path / f"w{w}", options=BuildOptions(chunk_rows=29, **OPTS),
+                                          engine=engine)
+        _same_store(got, ref)

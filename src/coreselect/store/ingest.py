@@ -119,16 +119,36 @@ def row_bounds(n: int, rbs: int) -> np.ndarray:
 _LIVE: Callable[[float], None] | None = None
 
 
+#: A plain LIBSVM/XMC file larger than this is read as byte ranges of about this size (its
+#: passes spread over the workers; rows stay in file order, the store is the same bytes).
+PIECE_BYTES = 256 << 20
+
+
+# The build's unit of work is a *piece*: a byte range of a file for sources that plan them
+# (:meth:`coreselect.io.chunks.ChunkedDataset.plan_pieces`), else a whole file.
+def _n_pieces(source) -> int:
+    return len(source.pieces) if hasattr(source, "pieces") else len(source.files)
+
+
+def _piece_size(source, k: int) -> int:
+    return int(source.piece_size(k)) if hasattr(source, "piece_size") else _file_size(source, k)
+
+
+def _piece_file(source, k: int) -> str:
+    return source.files[source.pieces[k][0]] if hasattr(source, "pieces") else source.files[k]
+
+
 def _chunks(shared: Shared, i: int):
-    """File ``i``'s chunks as ``(X, Y, file)``, ID columns left out."""
+    """Piece ``i``'s chunks as ``(X, Y, file)``, ID columns left out."""
     o = shared.options
     keep = None if shared.keep is None else np.asarray(shared.keep, dtype=np.int64)
     per_row = 0.0
-    if _LIVE is not None and hasattr(shared.source, "file_rows"):
-        rows = shared.source.file_rows()[i]
-        per_row = _file_size(shared.source, i) / max(rows, 1)
-    for chunk in shared.source.file_chunks(i, chunk_rows=o.chunk_rows,
-                                           chunk_bytes=o.chunk_bytes):
+    source = shared.source
+    if _LIVE is not None and hasattr(source, "file_rows"):
+        rows = source.piece_rows()[i] if hasattr(source, "piece_rows") else source.file_rows()[i]
+        per_row = _piece_size(source, i) / max(rows, 1)
+    chunks = source.piece_chunks if hasattr(source, "piece_chunks") else source.file_chunks
+    for chunk in chunks(i, chunk_rows=o.chunk_rows, chunk_bytes=o.chunk_bytes):
         X = chunk.X if keep is None else chunk.X[:, keep]
         for a, b in _slices(X):
             yield X[a:b], chunk.Y[a:b], chunk.file
@@ -179,6 +199,11 @@ class Counted:
     bytes: int
 
 
+def scan_task(shared: Shared, pieces: Sequence[int]) -> list:
+    """The first pass of a LIBSVM/XMC source over some pieces (their widths, bases, rows)."""
+    return [shared.source.piece_scan(k) for k in pieces]
+
+
 def count_task(shared: Shared, files: Sequence[int]) -> Counted:
     counts = ColumnCounts(cap=shared.options.cap)
     ones = np.zeros(0, np.int64)
@@ -202,7 +227,7 @@ def count_task(shared: Shared, files: Sequence[int]) -> Counted:
             n_labels = max(n_labels, Y.shape[1])
             nnz += int(X.nnz) if sp.issparse(X) else int(np.count_nonzero(X))
             rows[i] += X.shape[0]
-        nbytes += _file_size(shared.source, i)
+        nbytes += _piece_size(shared.source, i)
     counts.flush()
     return Counted(counts, ones, rows, nnz, sparse, n_labels, nbytes)
 
@@ -283,9 +308,9 @@ def encode_task(shared: Shared, files: Sequence[int]) -> int:
                                 c_part[:, lo:hi])
             row += m
         if row != end:
-            raise InputError(f"{shared.source.files[i]}: the file changed between the build's "
-                             "passes (fewer rows than counted)")
-        nbytes += _file_size(shared.source, i)
+            raise InputError(f"{_piece_file(shared.source, i)}: the file changed between the "
+                             "build's passes (fewer rows than counted)")
+        nbytes += _piece_size(shared.source, i)
     return nbytes
 
 
@@ -453,11 +478,18 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
 
         engine = LocalEngine()
     n_workers = int(getattr(engine, "n_workers", None) or _dask_workers(engine) or 1)
-    sizes = [_file_size(source, i) for i in range(n_files)]
+    if hasattr(source, "plan_pieces") and not source.scanned and not source.pieces_planned:
+        source.plan_pieces(PIECE_BYTES)
+    sizes = [_piece_size(source, k) for k in range(_n_pieces(source))]
     groups = plan_groups(sizes, n_workers)
     total_bytes = sum(sizes)
-    keep = _candidates(source)
     start = time.perf_counter()
+    if hasattr(source, "piece_scan") and source.sparse and not source.scanned:
+        # The readers' first pass (widths, bases, rows of every piece), spread like the others.
+        got = _run(engine, scan_task, Shared(source, options, ""), groups, "scan", total_bytes,
+                   None, lambda res: 0)
+        source.scan(piece_scans=[s for part in got for s in part])
+    keep = _candidates(source)
     try:
         with atomic_dir(target) as tmp:
             shared = Shared(source, options, str(tmp), keep)
@@ -483,8 +515,8 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
         raise OutputError(str(target), exc.strerror or str(exc), exc.errno) from exc
     finally:
         _PLANS.clear()
-    log.info("built store %s from %d files (%d bytes) in %.1fs", target, n_files, total_bytes,
-             time.perf_counter() - start)
+    log.info("built store %s from %d files (%d pieces, %d bytes) in %.1fs", target, n_files,
+             len(sizes), total_bytes, time.perf_counter() - start)
     from coreselect.store.opening import open_store
 
     return open_store(target)
