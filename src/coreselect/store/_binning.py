@@ -46,6 +46,11 @@ def truncate(values: np.ndarray) -> np.ndarray:
     return (v.view(np.int64) & _MASK).view(np.float64)
 
 
+#: Small integer values (counts) are counted in a dense ``columns x SMALL_WIDTH`` table of the
+#: values ``SMALL_LO ..`` while it holds at most ``SMALL_CELLS`` cells (int64: 32 MiB).
+SMALL_LO = -8
+SMALL_WIDTH = 32
+SMALL_CELLS = 1 << 22
 #: Integer values spanning at most this many steps are keyed by their offset (no float sort).
 _INT_SPAN = 1 << 20
 
@@ -148,6 +153,8 @@ class ColumnCounts:
             self.sketched = np.zeros(self.d, dtype=bool)
         self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._pending_size = 0
+        self._small: np.ndarray | None = None  # the dense table of small integer values
+        self._small_cells = 0
 
     def _widen(self, d: int) -> None:
         if d > self.d:
@@ -158,7 +165,29 @@ class ColumnCounts:
         """Count the non-zero values of a row chunk (its columns are columns ``0 ..``)."""
         self._widen(X.shape[1])
         self.n_rows += X.shape[0]
-        cols, vals = _cells(X)
+        if sp.issparse(X) and X.shape[1] * SMALL_WIDTH <= SMALL_CELLS:
+            # Count data: small integers straight into the dense table (compiled), the
+            # other cells (if any) by the general path below.
+            X = sp.csr_matrix(X)
+            if not X.has_canonical_format:
+                X = X.copy()
+                X.sum_duplicates()
+            from coreselect.store._numba_counts import count_small
+
+            if self._small is None or self._small.shape[0] < X.shape[1]:
+                self.flush()
+                self._small = np.zeros((X.shape[1], SMALL_WIDTH), np.int64)
+            data = np.asarray(X.data, dtype=np.float64)
+            rest = np.zeros(data.size, dtype=bool)
+            n_rest = count_small(X.indices, data, self._small, float(SMALL_LO), rest)
+            self._small_cells += data.size - n_rest
+            if self._small_cells > 1 << 40:  # far from int64's limit: fold it in
+                self.flush()
+            if not n_rest:
+                return
+            cols, vals = X.indices[rest].astype(np.int64), data[rest]
+        else:
+            cols, vals = _cells(X)
         check_values(vals, strategy)
         self._add(cols, vals, np.ones(cols.size, np.int64))
 
@@ -180,7 +209,19 @@ class ColumnCounts:
         self.flush()
         return self
 
+    def _fold_small(self) -> None:
+        """The dense table's counts as pending entries (then zeroed)."""
+        if self._small is None or not self._small_cells:
+            return
+        c, v = np.nonzero(self._small)
+        self._pending.append((c.astype(np.int64), (v + SMALL_LO).astype(np.float64),
+                              self._small[c, v].astype(np.int64)))
+        self._pending_size += c.size
+        self._small[:] = 0
+        self._small_cells = 0
+
     def flush(self) -> None:
+        self._fold_small()
         if not self._pending:
             return
         parts = [(self.cols, self.vals, self.counts)] + self._pending
@@ -208,6 +249,7 @@ class ColumnCounts:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._pending, self._pending_size = [], 0
+        self._small, self._small_cells = None, 0
 
 
 @dataclass

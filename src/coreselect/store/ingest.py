@@ -121,7 +121,7 @@ _LIVE: Callable[[float], None] | None = None
 
 #: A plain LIBSVM/XMC file larger than this is read as byte ranges of about this size (its
 #: passes spread over the workers; rows stay in file order, the store is the same bytes).
-PIECE_BYTES = 256 << 20
+PIECE_BYTES = 64 << 20
 
 
 # The build's unit of work is a *piece*: a byte range of a file for sources that plan them
