@@ -598,7 +598,9 @@ class ChunkedDataset:
             step = chunk_rows or max(n, 1)
             for a in range(0, n, step):
                 b = min(n, a + step)
-                yield Chunk(X=X[a:b], Y=Y[a:b], file=path, first_row=start + seen + a)
+                whole = a == 0 and b == n  # X[0:n] would copy the block
+                yield Chunk(X=X if whole else X[a:b], Y=Y if whole else Y[a:b], file=path,
+                            first_row=start + seen + a)
             seen += n
         if seen != expect:
             raise DatasetError(f"holds {seen} rows now but held {expect} when first read; it changed "

@@ -358,6 +358,34 @@ def bin_table(counts: ColumnCounts, n_bins: int, strategy: str, min_bin_count: i
                     counts.sketched.copy())
 
 
+def encode_rows(table: BinTable, X, d: int, position: np.ndarray, a: int = 0,
+                b: int | None = None) -> sp.csc_matrix | None:
+    """:func:`encode_chunk` of rows ``a .. b`` of a CSR chunk by the compiled kernel, when the
+    table allows it (small-range integer values with a direct lookup, no sketched column, every
+    zero coded 0), else None. No copy of the rows; int32 codes, as the general path's."""
+    if (not sp.isspmatrix_csr(X) or table._lookup is None or table._uniq is not None
+            or X.shape[1] > d or table.sketched.any() or table.zero_code.any()):
+        return None
+    from coreselect.store._numba_counts import encode_rows as kernel
+
+    b = X.shape[0] if b is None else b
+    if not X.has_canonical_format:
+        return None
+    n_cells = int(X.indptr[b] - X.indptr[a])
+    ptr = np.zeros(d + 1, dtype=np.int64)
+    rows = np.empty(n_cells, dtype=np.int32)
+    codes = np.empty(n_cells, dtype=np.int32)
+    nnz = kernel(X.indptr, X.indices, np.asarray(X.data, dtype=np.float64), a, b, table._lookup,
+                 float(table._span[0]), int(table._G), np.asarray(position, dtype=np.int64),
+                 np.empty(n_cells, dtype=np.int32), ptr, rows, codes)
+    if nnz < 0:
+        return None
+    idx_dtype = np.int32 if nnz < 2**31 else np.int64
+    out = sp.csc_matrix((codes[:nnz], rows[:nnz], ptr.astype(idx_dtype)), shape=(b - a, d))
+    out.has_sorted_indices = True
+    return out
+
+
 def encode_chunk(table: BinTable, X, d: int, position: np.ndarray | None = None
                  ) -> sp.csc_matrix:
     """The codes (CSC, sorted, code 0 implicit) of a row chunk ``X`` with ``d`` columns (a

@@ -47,7 +47,7 @@ from coreselect.core.discretize import STRATEGIES
 from coreselect.errors import InputError, OutputError
 from coreselect.files import atomic_dir
 from coreselect.store._binning import (
-    DEFAULT_CAP, ColumnCounts, bin_table, encode_chunk, encode_labels, label_ones,
+    DEFAULT_CAP, ColumnCounts, bin_table, encode_chunk, encode_labels, encode_rows, label_ones,
 )
 from coreselect.store._format import (
     DEFAULT_BLOCK_SIZE, FORMAT, FORMAT_VERSION, META_FILE, label_dir, meta_checksum,
@@ -138,8 +138,9 @@ def _piece_file(source, k: int) -> str:
     return source.files[source.pieces[k][0]] if hasattr(source, "pieces") else source.files[k]
 
 
-def _chunks(shared: Shared, i: int):
-    """Piece ``i``'s chunks as ``(X, Y, file)``, ID columns left out."""
+def _chunks(shared: Shared, i: int, slices: bool = True):
+    """Piece ``i``'s chunks as ``(X, Y, file)``, ID columns left out; cut into row slices of
+    about :data:`SLICE_CELLS` cells unless ``slices`` is false."""
     o = shared.options
     keep = None if shared.keep is None else np.asarray(shared.keep, dtype=np.int64)
     per_row = 0.0
@@ -150,8 +151,14 @@ def _chunks(shared: Shared, i: int):
     chunks = source.piece_chunks if hasattr(source, "piece_chunks") else source.file_chunks
     for chunk in chunks(i, chunk_rows=o.chunk_rows, chunk_bytes=o.chunk_bytes):
         X = chunk.X if keep is None else chunk.X[:, keep]
-        for a, b in _slices(X):
-            yield X[a:b], chunk.Y[a:b], chunk.file
+        if not slices:
+            yield X, chunk.Y, chunk.file
+        elif sp.isspmatrix_csr(X) and X.has_canonical_format:
+            for a, b in _slices(X):  # views of the chunk's rows (no copy)
+                yield _rows_view(X, a, b), chunk.Y[a:b], chunk.file
+        else:
+            for a, b in _slices(X):
+                yield X[a:b], chunk.Y[a:b], chunk.file
         if per_row and _LIVE is not None:
             _LIVE(per_row * X.shape[0])
 
@@ -160,6 +167,26 @@ def _chunks(shared: Shared, i: int):
 #: slices of about this many, so the coding temporaries (~10 arrays of 8 bytes per cell)
 #: follow this, not the reader's block.
 SLICE_CELLS = 1 << 20
+
+
+def _rows_view(X: sp.csr_matrix, a: int, b: int) -> sp.csr_matrix:
+    """Rows ``a .. b`` of a canonical CSR matrix sharing its arrays (``X[a:b]`` copies)."""
+    if a == 0 and b == X.shape[0]:
+        return X
+    p0, p1 = X.indptr[a], X.indptr[b]
+    out = sp.csr_matrix((X.data[p0:p1], X.indices[p0:p1], X.indptr[a:b + 1] - p0),
+                        shape=(b - a, X.shape[1]))
+    out.has_canonical_format = True
+    return out
+
+
+def _columns_view(c: sp.csc_matrix, lo: int, hi: int) -> sp.csc_matrix:
+    """Columns ``lo .. hi`` of a CSC matrix sharing its arrays (``c[:, lo:hi]`` copies)."""
+    if lo == 0 and hi == c.shape[1]:
+        return c
+    p0, p1 = c.indptr[lo], c.indptr[hi]
+    return sp.csc_matrix((c.data[p0:p1], c.indices[p0:p1], c.indptr[lo:hi + 1] - p0),
+                         shape=(c.shape[0], hi - lo))
 
 
 def _slices(X) -> list[tuple[int, int]]:
@@ -277,6 +304,12 @@ def _save_piece(path: Path, m: sp.spmatrix) -> None:
 def encode_task(shared: Shared, files: Sequence[int]) -> int:
     plan = _plan(shared)
     nbytes = 0
+    dtype = np.int16 if plan.table.n_codes.max(initial=0) < 2**15 else np.int32
+    t = plan.table
+    # The compiled coder takes whole reader chunks (its scratch is 12 bytes a cell, not the
+    # general path's ~80): small-range integer values with a direct lookup (count data).
+    fast = (plan.sparse and t._lookup is not None and t._uniq is None
+            and not t.sketched.any() and not t.zero_code.any())
     for i in files:
         row = plan.first_row[i]
         end = row + _rows_of(plan, i)
@@ -285,27 +318,31 @@ def encode_task(shared: Shared, files: Sequence[int]) -> int:
             if row + m > end:
                 raise InputError(f"{file}: the file changed between the build's passes "
                                  "(more rows than counted)")
-            codes = encode_chunk(plan.table, X, plan.d, plan.position)
-            codes.data = codes.data.astype(np.int16 if plan.table.n_codes.max(initial=0) < 2**15
-                                           else np.int32)
             labels = encode_labels(Y, plan.flip)
             r0 = int(np.searchsorted(plan.bounds, row, side="right") - 1)
             r1 = int(np.searchsorted(plan.bounds, row + m - 1, side="right") - 1) if m else r0
-            rows_c = codes.tocsr() if r1 > r0 else None
+            codes = rows_c = None
             rows_l = labels.tocsr() if r1 > r0 else None
             for r in range(r0, r1 + 1):
                 a = max(int(plan.bounds[r]), row) - row
                 b = min(int(plan.bounds[r + 1]), row + m) - row
                 if b <= a:
                     continue
-                c_part = codes if rows_c is None else rows_c[a:b].tocsc()
+                c_part = (encode_rows(t, X, plan.d, plan.position, a, b)
+                          if fast and sp.isspmatrix_csr(X) else None)
+                if c_part is None:
+                    if codes is None:
+                        codes = encode_chunk(t, X, plan.d, plan.position)
+                        rows_c = codes.tocsr() if r1 > r0 else None
+                    c_part = codes if rows_c is None else rows_c[a:b].tocsc()
+                c_part.data = c_part.data.astype(dtype)
                 l_part = labels if rows_l is None else rows_l[a:b].tocsc()
                 first = row + a
                 _save_piece(_piece_path(shared.root, r, "labels", first), l_part)
                 for blk in range(plan.n_blocks):
                     lo, hi = blk * plan.block_size, min(plan.d, (blk + 1) * plan.block_size)
                     _save_piece(_piece_path(shared.root, r, f"b{blk:06d}", first),
-                                c_part[:, lo:hi])
+                                _columns_view(c_part, lo, hi))
             row += m
         if row != end:
             raise InputError(f"{_piece_file(shared.source, i)}: the file changed between the "
