@@ -479,3 +479,37 @@ def test_value_counts_equal_the_definition(data, n, d, cap, n_chunks):
     np.testing.assert_array_equal(counts.counts, cnt)
     np.testing.assert_array_equal(counts.sketched, sketched)
     assert counts.n_rows == n
+
+
+@PROPS
+@given(data=st.data(), n=st.sampled_from([0, 1, 2, 17, 50]), d=st.integers(1, 9),
+       n_bins=st.integers(2, 4), kind=st.sampled_from([0, 2]))
+def test_compiled_coder_equals_the_general_path(data, n, d, n_bins, kind):
+    """encode_rows (the compiled coder of count data) on any row range of a CSR chunk, columns
+    in a shuffled order, equals encode_chunk (the general path) on those rows; a value the
+    table does not hold goes to the general path (None), which reports it."""
+    from coreselect.store._binning import encode_rows
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**31 - 1)))
+    X = _matrix(rng, n, d, kind, data.draw(st.floats(0, 1)))
+    counts = ColumnCounts()
+    counts.add_chunk(sp.csr_matrix(X))
+    table = bin_table(counts, n_bins, "auto", 1)
+    position = rng.permutation(d)
+    a = data.draw(st.integers(0, n))
+    b = data.draw(st.integers(a, n))
+    Xc = sp.csr_matrix(X)
+    got = encode_rows(table, Xc, d, position, a, b)
+    want = encode_chunk(table, Xc[a:b], d, position)
+    if table.zero_code.any() or table.sketched.any():
+        assert got is None
+        return
+    assert got is not None and got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+    np.testing.assert_array_equal(got.indices, want.indices)
+    np.testing.assert_array_equal(got.data, want.data)
+    if Xc.nnz:  # a value the first pass never saw
+        Xc.data[rng.integers(Xc.nnz)] = 1000.5
+        assert encode_rows(table, Xc, d, position) is None
+        with pytest.raises(InputError, match="changed between"):
+            encode_chunk(table, Xc, d, position)
