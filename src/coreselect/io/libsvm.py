@@ -274,36 +274,47 @@ def _range_blocks(fh, start: int, end: int | None, block_bytes: int, first_line:
     if pos < 0 or (end is not None and pos >= end):
         return
     left = None if end is None else end - pos  # bytes in which our lines start
-    rest = b""
+    rest = bytearray()
     line = first_line
     while True:
-        if left is not None and left <= 0:
-            if not rest:
-                break
-            buf = fh.read(1 << 16)  # the last line runs past the range: read it to its end
-            if buf:
-                k = buf.find(b"\n")
-                buf = buf if k < 0 else buf[:k + 1]
-        else:
-            buf = fh.read(block_bytes if left is None else min(block_bytes, left))
+        # Each block read into its own bytearray after the previous block's partial last line,
+        # then cut after its last newline in place: no copy of the block (bytes would take two).
+        want = block_bytes if left is None else min(block_bytes, left)
+        if want > 0:
+            buf = bytearray(len(rest) + want)
+            buf[:len(rest)] = rest
+            view = memoryview(buf)
+            try:
+                got = fh.readinto(view[len(rest):])
+            finally:
+                view.release()
             if left is not None:
-                left -= len(buf)
-        if not buf:
+                left -= got
+            if got < want:
+                del buf[len(rest) + got:]
+        elif rest:  # the last line runs past the range: read it to its end
+            more = fh.read(1 << 16)
+            k = more.find(b"\n")
+            more = more if k < 0 else more[:k + 1]
+            got = len(more)
+            buf = rest + more
+        else:
+            break
+        if not got:
             if rest.strip():  # text after the last newline is a line unless blank
                 info["lines"] = line - first_line + 1
-                yield rest, line
+                yield bytes(rest), line
             else:
                 info["lines"] = line - first_line
             return
-        if rest:
-            buf = rest + buf
         cut = buf.rfind(b"\n")
         if cut < 0:
             rest = buf
             continue
-        out, rest = buf[:cut + 1], buf[cut + 1:]
-        yield out, line
-        line += out.count(b"\n")
+        rest = buf[cut + 1:]
+        del buf[cut + 1:]
+        yield buf, line
+        line += buf.count(b"\n")
         info["lines"] = line - first_line
     info["lines"] = line - first_line
 
