@@ -340,31 +340,62 @@ class ChunkedDataset:
         piece's first (the file's scan and info, for a whole file)."""
         from coreselect.io import libsvm
 
-        i, a, b, header = self._all_pieces()[k]
-        f = self.files[i]
+        i, a, b, _ = self._all_pieces()[k]
         if a == 0 and b is None:
             return self.file_scan(i), {}
+        scan, info = libsvm.FileScan(), {}
+        for raw in self.piece_raw(k, libsvm.SCAN_BYTES, info):
+            scan.add(raw)
+        return self.piece_scan_of(k, scan, info), info
+
+    def piece_scan_of(self, k: int, scan, info: dict):
+        """The scan of piece ``k`` (gathered from :meth:`piece_raw`'s blocks) completed."""
+        i, a, _, header = self._all_pieces()[k]
+        scan.header = header if a > 0 else info.get("header")
+        scan.stat = _stat(self.files[i])
+        return scan
+
+    def piece_raw(self, k: int, block_bytes: int, info: dict):
+        """Piece ``k``'s raw blocks (:class:`coreselect.io.libsvm.RawBlock`, indices as written)
+        before the first pass: a pass that scans and counts at once. Lines are counted from the
+        piece's first; :meth:`line_error` names the file's line in an error."""
+        from coreselect.io import libsvm
+
+        i, a, b, header = self._all_pieces()[k]
+        f = self.files[i]
         if self.format == "xmc" and a == 0:
             from coreselect.io.xmc import check_header
 
             check_header(f)
-        scan, info = libsvm.FileScan(), {}
         try:
-            for h, raw in libsvm.raw_blocks(f, libsvm.SCAN_BYTES, start=a, end=b, header=header,
-                                            info=info):
-                scan.header = h
-                scan.add(raw)
+            if a == 0 and b is None:
+                for h, raw in libsvm.raw_blocks(f, block_bytes):
+                    info["header"] = h
+                    yield raw
+            else:
+                for _h, raw in libsvm.raw_blocks(f, block_bytes, start=a, end=b, header=header, info=info):
+                    yield raw
         except DatasetError as exc:
-            if a == 0 or exc.line is None:
-                raise
-            # the lines of a later range are counted from its first: name the file's line
-            line = libsvm.newlines_before(f, info.get("pos", a)) + exc.line
-            where = f"{exc.path}:{exc.line}: "
-            text = str(exc)
-            raise DatasetError(text[len(where):] if text.startswith(where) else text, exc.path, line) from None
-        scan.header = header if a > 0 else info.get("header")
-        scan.stat = _stat(f)
-        return scan, info
+            raise self.line_error(k, exc, info) from None
+
+    def line_error(self, k: int, exc: DatasetError, info: dict) -> DatasetError:
+        """``exc`` (raised on piece ``k``, lines counted from the piece's first) with the file's
+        line number."""
+        from coreselect.io import libsvm
+
+        i, a, _, _ = self._all_pieces()[k]
+        if a == 0 or exc.line is None:
+            return exc
+        line = libsvm.newlines_before(self.files[i], info.get("pos", a)) + exc.line
+        where = f"{exc.path}:{exc.line}: "
+        text = str(exc)
+        return DatasetError(text[len(where):] if text.startswith(where) else text, exc.path, line)
+
+    @property
+    def bases(self) -> tuple[bool, bool]:
+        """Whether feature indices and labels are 0-based (after the first pass)."""
+        self.scan()
+        return self._layout.f_zero, self._layout.l_zero
 
     # ------------------------------------------------------------------ first pass
     def scan(self, file_scans: list | None = None, piece_scans: list | None = None) -> None:

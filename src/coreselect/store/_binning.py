@@ -197,6 +197,16 @@ class ColumnCounts:
         if self._pending_size > max(self.cols.size, 1 << 20):  # amortized: linear in all
             self.flush()
 
+    def shift_columns(self, by: int) -> None:
+        """Columns ``j`` become ``j - by`` (counts of indices as written, once the base is
+        known); the first ``by`` columns must hold nothing."""
+        self.flush()
+        if self.cols.size and int(self.cols.min()) < by:
+            raise ValueError("shift_columns would drop counted columns")
+        self.cols = self.cols - by
+        self.sketched = self.sketched[by:]
+        self.d = max(self.d - by, 0)
+
     def merge(self, other: "ColumnCounts") -> "ColumnCounts":
         """Add the counts of ``other`` (rows of other files) to these."""
         other.flush()

@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from coreselect.core.discretize import STRATEGIES
-from coreselect.errors import InputError, OutputError
+from coreselect.errors import DatasetError, InputError, OutputError
 from coreselect.files import atomic_dir
 from coreselect.store._binning import (
     DEFAULT_CAP, ColumnCounts, bin_table, encode_chunk, encode_labels, encode_rows, label_ones,
@@ -224,11 +224,59 @@ class Counted:
     sparse: bool | None
     n_labels: int
     bytes: int
+    scans: list = field(default_factory=list)  # count_raw_task: the readers' first pass
 
 
-def scan_task(shared: Shared, pieces: Sequence[int]) -> list:
-    """The first pass of a LIBSVM/XMC source over some pieces (their widths, bases, rows)."""
-    return [shared.source.piece_scan(k) for k in pieces]
+def count_raw_task(shared: Shared, pieces: Sequence[int]) -> Counted:
+    """Pass 1 of a LIBSVM/XMC source not scanned yet: the readers' first pass (each piece's
+    :class:`~coreselect.io.libsvm.FileScan`, in ``Counted.scans``) and the value counts in one
+    read of the text. Columns and labels are counted by their index as written (the base is
+    known only once every piece is scanned); :func:`_from_raw` shifts them."""
+    from coreselect.io import libsvm
+
+    source, o = shared.source, shared.options
+    counts = ColumnCounts(cap=o.cap)
+    ones = np.zeros(0, np.int64)
+    rows: dict[int, int] = {}
+    scans, nnz, nbytes = [], 0, 0
+    for k in pieces:
+        scan, info = libsvm.FileScan(), {}
+        path = _piece_file(source, k)
+        try:
+            for raw in source.piece_raw(k, o.chunk_bytes or libsvm.BLOCK_BYTES, info):
+                scan.add(raw)
+                width = int(raw.idx.max()) + 1 if raw.idx.size else 0
+                n_lab = int(raw.labs.max()) + 1 if raw.labs.size else 0
+                X, Y = libsvm.finish(raw, libsvm.Layout(True, True, width, n_lab), path)
+                for a, b in _slices(X):
+                    counts.add_chunk(_rows_view(X, a, b), o.strategy)
+                got = label_ones(Y)
+                if got.size > ones.size:
+                    ones = np.concatenate([ones, np.zeros(got.size - ones.size, np.int64)])
+                ones[:got.size] += got
+                nnz += int(X.nnz)
+        except DatasetError as exc:
+            raise source.line_error(k, exc, info) from None
+        scans.append((source.piece_scan_of(k, scan, info), info))
+        rows[k] = scan.n_rows
+        nbytes += _piece_size(source, k)
+    counts.flush()
+    return Counted(counts, ones, rows, nnz, True, 0, nbytes, scans)
+
+
+def _from_raw(counted: list[Counted], source) -> None:
+    """The first pass done (``source.scan`` of every piece's scan): counts of raw indices
+    shifted to columns and labels by the decided bases, rows with the blank rows kept."""
+    source.scan(piece_scans=[s for c in counted for s in c.scans])
+    f_zero, l_zero = source.bases
+    rows = source.piece_rows()
+    for c in counted:
+        if not f_zero:
+            c.counts.shift_columns(1)
+        if not l_zero:
+            c.ones = c.ones[1:]
+        c.rows = {k: rows[k] for k in c.rows}
+        c.counts.n_rows = sum(c.rows.values())
 
 
 def count_task(shared: Shared, files: Sequence[int]) -> Counted:
@@ -521,18 +569,19 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     groups = plan_groups(sizes, n_workers)
     total_bytes = sum(sizes)
     start = time.perf_counter()
-    if hasattr(source, "piece_scan") and source.sparse and not source.scanned:
-        # The readers' first pass (widths, bases, rows of every piece), spread like the others.
-        got = _run(engine, scan_task, Shared(source, options, ""), groups, "scan", total_bytes,
-                   None, lambda res: 0)
-        source.scan(piece_scans=[s for part in got for s in part])
-    keep = _candidates(source)
+    # LIBSVM/XMC not scanned yet: the readers' first pass (widths, bases, rows of every piece)
+    # runs inside the counting pass, one read of the text for both.
+    raw = hasattr(source, "piece_raw") and source.sparse and not source.scanned
+    keep = None if raw else _candidates(source)
     try:
         with atomic_dir(target) as tmp:
             shared = Shared(source, options, str(tmp), keep)
             (tmp / SPILL).mkdir()
-            counted = _run(engine, count_task, shared, groups, "count", total_bytes, progress,
-                           lambda res: res.bytes)
+            counted = _run(engine, count_raw_task if raw else count_task, shared, groups,
+                           "count", total_bytes, progress, lambda res: res.bytes)
+            if raw:
+                _from_raw(counted, source)
+                shared = Shared(source, options, str(tmp), keep)  # scanned: workers read only
             plan = _merge(counted, source, options, keep)
             with open(tmp / SPILL / "plan.pkl", "wb") as fh:
                 pickle.dump(plan, fh, protocol=pickle.HIGHEST_PROTOCOL)
