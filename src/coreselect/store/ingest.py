@@ -5,12 +5,17 @@ interface: ``files``, ``file_chunks(i)`` yielding row chunks with ``.X`` and ``.
 ``feature_names``/``label_names``/``n_features``/``n_labels``; picklable, so that a worker
 opens the files itself). Three passes, each a map of small tasks over an engine:
 
-1. **count** (a task per group of files): exact value counts per column
+The unit of work is a *piece*: a file, or a byte range of a large plain LIBSVM/XMC file
+(:data:`PIECE_BYTES`; the lines that start in it), so one big file spreads over workers too.
+
+1. **count** (a task per group of pieces; for LIBSVM/XMC files not scanned yet, the readers'
+   first pass in the same read, indices counted as written and shifted once every piece's
+   scan has decided the bases): exact value counts per column
    (:class:`~coreselect.store._binning.ColumnCounts`; the cap's sketch for columns with more
    distinct values than ``cap``), label ones, rows per file. The driver merges them (counts
    add, so the merge is independent of the split) and turns them into each value's code
    (:func:`~coreselect.store._binning.bin_table`), the column order and the row blocks.
-2. **encode** (a task per group of files): every chunk's codes, cut at column blocks and
+2. **encode** (a task per group of pieces): every chunk's codes, cut at column blocks and
    row blocks, written as pieces into a spill folder inside the store being built.
 3. **tile** (a task per row block): the pieces of a row block stacked into its tiles
    (column block x row block) and its label tile, each written with its checksum.
