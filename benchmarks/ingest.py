@@ -213,10 +213,19 @@ def part_parse(args) -> str:
     return body
 
 
-def run_measured(cmd: list[str], env: dict | None = None) -> dict:
+class OutOfTime(Exception):
+    """A measured command was stopped at its time limit (its whole process tree)."""
+
+    def __init__(self, wall: float, tree_mib: float):
+        super().__init__(f"stopped after {wall:.0f} s")
+        self.wall, self.tree_mib = wall, tree_mib
+
+
+def run_measured(cmd: list[str], env: dict | None = None, timeout: float | None = None) -> dict:
     """Wall and CPU seconds of a command's process tree, the largest process's peak RSS
     (``ru_maxrss`` of the children, pool workers included) and the sampled peak of the tree's
-    sum (every 0.2 s), and its standard output."""
+    sum (every 0.2 s), and its standard output. Past ``timeout`` seconds the tree is killed
+    and :class:`OutOfTime` raised."""
     import psutil
 
     wrapper = ("import resource, subprocess, sys; rc = subprocess.call(sys.argv[1:]); "
@@ -246,7 +255,22 @@ def run_measured(cmd: list[str], env: dict | None = None) -> dict:
 
     t = threading.Thread(target=sample, daemon=True)
     t.start()
-    out, err = proc.communicate()
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            tree = psutil.Process(proc.pid).children(recursive=True)
+        except psutil.Error:
+            tree = []
+        for q in [*tree, proc]:
+            try:
+                q.kill()
+            except (psutil.Error, OSError):
+                pass
+        proc.communicate()
+        stop.set()
+        t.join()
+        raise OutOfTime(time.perf_counter() - start, peak_tree[0] / 2**20) from None
     stop.set()
     t.join()
     wall = time.perf_counter() - start
@@ -276,7 +300,7 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "coreselect", *args]
 
 
-def _compare_prefix(files: list[Path], nnz: float, k: int, tmp: Path) -> dict:
+def _compare_prefix(files: list[Path], nnz: float, k: int, tmp: Path, left=lambda: None) -> dict:
     """``select PREFIX --mode rows`` (streamed: a transient store from chunks) against
     ``select(load(PREFIX), mode="rows")`` on the first ``nnz`` non-zeros of ``files``."""
     prefix = tmp / "prefix.svm"
@@ -284,11 +308,11 @@ def _compare_prefix(files: list[Path], nnz: float, k: int, tmp: Path) -> dict:
     scratch = tmp / "prefix-scratch"
     scratch.mkdir(exist_ok=True)
     streamed = run_measured(_cli("select", str(prefix), "-k", str(k), "--mode", "rows", "--json",
-                                 "--quiet", "--temp-dir", str(scratch)))
+                                 "--quiet", "--temp-dir", str(scratch)), timeout=left())
     code = ("import json,sys; from coreselect import load, select; "
             f"r = select(load({str(prefix)!r}), k={k}, mode='rows'); "
             "print(json.dumps([int(i) for i in r.selected]))")
-    memory = run_measured([sys.executable, "-c", code])
+    memory = run_measured([sys.executable, "-c", code], timeout=left())
     same = json.loads(streamed["stdout"])["selected"] == json.loads(memory["stdout"].strip().splitlines()[-1])
     prefix.unlink()
     return {"nnz": pnnz, "streamed": streamed, "memory": memory, "same": same}
@@ -392,9 +416,13 @@ def part_big(args) -> str:
         if note:
             lines += ["", note]
         text = "\n".join(lines)
-        if args.out:
-            _common.emit("Ingest: the 10 GB target", text, args.out)
+        _common.emit("Ingest: the 10 GB target", text, args.out)
         return text
+
+    deadline = None if args.budget_s is None else time.perf_counter() + args.budget_s
+
+    def left() -> float | None:
+        return None if deadline is None else max(1.0, deadline - time.perf_counter())
 
     def row(step: str, m: dict, result: str) -> None:
         done.append([step, f"{m['wall_s']:.1f}", f"{m['cpu_s']:.1f}", f"{m['max_rss_mib']:.0f}",
@@ -404,26 +432,36 @@ def part_big(args) -> str:
         table()
 
     try:
+        step = f"`store build FILE STORE --workers {args.workers}`"
         m = run_measured(_cli("store", "build", str(path), str(store), "--workers", str(args.workers),
-                              "--quiet"))
+                              "--quiet"), timeout=left())
         meta = json.loads((store / "store.json").read_text())
         mib = path.stat().st_size / 2**20
-        row(f"`store build FILE STORE --workers {args.workers}`", m,
+        row(step, m,
             f"{meta['n_samples']:,} rows; {mib / m['wall_s']:.1f} MiB/s, {mib / m['cpu_s']:.1f} MiB per CPU-s; "
             f"target <= 300 s and <= 2048 MiB: {'met' if m['wall_s'] <= 300 and m['tree_rss_mib'] <= 2048 else 'missed'}")
-        m = run_measured(_cli("select", str(store), "--mode", "rows", "-k", str(args.k), "--json", "--quiet"))
-        row(f"`select STORE --mode rows -k {args.k}`", m, f"{len(json.loads(m['stdout'])['selected'])} features")
+        step = f"`select STORE --mode rows -k {args.k}`"
+        m = run_measured(_cli("select", str(store), "--mode", "rows", "-k", str(args.k), "--json", "--quiet"),
+                         timeout=left())
+        row(step, m, f"{len(json.loads(m['stdout'])['selected'])} features")
         shutil.rmtree(store)
-        cmp = _compare_prefix([path], prefix_nnz, args.k, work)
+        step = f"prefix of {prefix_nnz:.3g} non-zeros, streamed and in memory"
+        cmp = _compare_prefix([path], prefix_nnz, args.k, work, left)
         row(f"prefix of {cmp['nnz']:.3g} non-zeros: `select PREFIX --mode rows -k {args.k}` (streamed)",
             cmp["streamed"], f"identical to in memory: {cmp['same']}")
         row("the same prefix: `select(load(PREFIX), mode='rows')` (in memory)", cmp["memory"], "")
+        step = f"`select BIGFILE --mode rows -k {args.k} --temp-dir T`"
         m = run_measured(_cli("select", str(path), "--mode", "rows", "-k", str(args.k), "--json", "--quiet",
-                              "--temp-dir", str(scratch)))
+                              "--temp-dir", str(scratch)), timeout=left())
         left = sorted(p.name for p in scratch.iterdir())
         row(f"`select BIGFILE --mode rows -k {args.k} --temp-dir T`", m,
             f"left under T: {', '.join(left) if left else 'nothing'}; peak <= 2048 MiB: "
             f"{'met' if m['tree_rss_mib'] <= 2048 else 'missed'}")
+    except OutOfTime as exc:
+        done.append([step, f"> {exc.wall:.0f}", "", "", f"{exc.tree_mib:.0f} (so far)",
+                     f"stopped at the time limit (--budget-s {args.budget_s:.0f}); not measured"])
+        return table(f"The run reached its time limit (--budget-s) during the last row's step; the "
+                     "steps after it did not run.")
     except BaseException as exc:
         table(f"The run stopped early ({type(exc).__name__}: {exc}); the rows above are what it measured.")
         raise
@@ -450,6 +488,8 @@ def main() -> int:
     p.add_argument("--size-gb", type=float, default=10, help="part big: size of the generated file, GB (10^9 bytes)")
     p.add_argument("--prefix-nnz", type=float, default=1e7, help="non-zeros of the prefix on which the "
                    "streamed and in-memory selections are compared")
+    p.add_argument("--budget-s", type=float, default=None, help="part big: seconds for all its steps; a "
+                   "step still running then is stopped (its process tree killed) and the table says so")
     p.add_argument("-k", type=int, default=20, help="features selected (parts build and big)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generated count data")
     args = p.parse_args()
