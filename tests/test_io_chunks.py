@@ -550,3 +550,66 @@ def test_store_build_of_a_csv_is_bounded_by_the_chunk(tmp_path):
     assert (st_.n_samples, st_.n_features, st_.n_labels) == (10**6, 30, 2)
     whole = child("whole")
     assert whole.returncode == 3, (whole.stdout, whole.stderr[-2000:])
+
+
+# -- byte ranges of one file (the store build's pieces) --------------------------------------
+def _read_all(ds, block):
+    try:
+        chunks = list(ds.chunks(chunk_bytes=block))
+    except DatasetError as exc:
+        return ("error", str(exc))
+    X = sp.vstack([c.X for c in chunks], format="csr") if chunks else sp.csr_matrix((0, ds.n_features))
+    Y = sp.vstack([c.Y for c in chunks], format="csr") if chunks else sp.csr_matrix((0, ds.n_labels))
+    return ("ok", X.shape, X.indptr.tolist(), X.indices.tolist(), X.data.tobytes(), Y.shape,
+            Y.indptr.tolist(), Y.indices.tolist(), [c.first_row for c in chunks] == sorted(c.first_row for c in chunks))
+
+
+@settings(max_examples=120, deadline=None)
+@given(text=libsvm_text(), cuts=st.lists(st.integers(0, 300), max_size=5), block=st.sampled_from([1, 16, 1 << 20]))
+def test_byte_ranges_read_as_the_whole_file(tmp_path_factory, text, cuts, block):
+    """A file cut into byte ranges anywhere (mid-line, inside the header, empty ranges, past the
+    end), each range scanned apart and read apart: the same rows in the same order, or the same
+    error naming the same line, as the file read whole."""
+    p = tmp_path_factory.mktemp("r") / "d.svm"
+    p.write_bytes(text.encode())
+    whole = _read_all(open_chunks(str(p)), block)
+    ds = open_chunks(str(p))
+    ds.plan_pieces(1, bounds={0: cuts})
+    try:
+        scans = [ds.piece_scan(k) for k in range(len(ds.pieces))]  # as workers do, one by one
+        ds.scan(piece_scans=scans)
+    except DatasetError as exc:
+        assert whole == ("error", str(exc))
+        return
+    assert _read_all(ds, block) == whole
+    if whole[0] == "ok":
+        assert sum(ds.piece_rows()) == ds.n_rows == whole[1][0]
+
+
+def test_xmc_header_only_in_the_first_range(tmp_path):
+    """An XMC file (header line) cut inside its header, mid-line and with an empty range: the
+    header is read from the first range only; the rows are the file's."""
+    (f,) = _shards(tmp_path / "d", n_files=1, rows=50, header=True)
+    p = f.with_suffix(".xmc")
+    text = f.read_text().replace("\n", "\n\n", 3)  # blank lines: empty instances of a header file
+    head = text.split("\n")[0]
+    text = f"{int(head.split()[0]) + 3} 30 5\n" + text.split("\n", 1)[1] + "\n\n\n"  # 3 past the count
+    p.write_text(text)
+    whole = _read_all(open_chunks(str(p)), 1 << 20)
+    ds = open_chunks(str(p))
+    size = len(text)
+    pieces = ds.plan_pieces(1, bounds={0: [3, 200, 200, 201, size // 2, size - 2]})
+    assert pieces[0][1] == 0 and len(pieces) == 7
+    assert _read_all(ds, 64) == whole and whole[1][0] == 53
+    assert ds._piece_meta is not None  # read as ranges, not whole
+
+
+def test_error_in_a_later_range_names_the_files_line(tmp_path):
+    p = tmp_path / "d.svm"
+    lines = [f"1 {j % 7 + 1}:1" for j in range(200)]
+    lines[150] = "1 3:x"
+    p.write_text("\n".join(lines) + "\n")
+    ds = open_chunks(str(p))
+    ds.plan_pieces(1, bounds={0: [500, 1000, 1500]})
+    with pytest.raises(DatasetError, match=r"d\.svm:151: "):
+        ds.scan(piece_scans=[ds.piece_scan(k) for k in range(len(ds.pieces))])

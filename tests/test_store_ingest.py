@@ -406,3 +406,110 @@ def test_build_memory_is_bounded_by_chunk_and_tile_not_file(tmp_path):
     assert got.returncode == 0, got.stderr[-2000:]
     whole = child("whole", 192 << 20)
     assert whole.returncode != 0 and not (tmp_path / "whole").exists(), whole.stdout
+
+
+@pytest.mark.parametrize("fmt", [".svm", ".xmc"])
+def test_one_file_in_byte_ranges_over_1_2_3_workers_is_the_same_store(shards, tmp_path, fmt):
+    """One file cut into byte ranges (ending mid-line, an empty one, one inside the header
+    line of the XMC file): the pieces spread over 1, 2 and 3 worker processes, the same store
+    as the in-memory build (every file's size and crc32)."""
+    from coreselect.engines.local import LocalEngine
+    from coreselect.io.chunks import open_chunks
+
+    _, X, Y, files, ref = shards
+    one = tmp_path / f"one{fmt}"
+    d, L = X.shape[1], Y.shape[1]
+    write(Dataset(X, Y, feature_names=IndexedNames(d, "f"), label_names=IndexedNames(L, "l"),
+                  name="one"), one)
+    text = one.read_text()
+    size = len(text)
+    cuts = [5, size // 7, size // 7, size // 3 + 1, size // 2, size - 1]
+    assert text[size // 3] != "\n"
+    for w in (1, 2, 3):
+        src = open_chunks(str(one))
+        assert len(src.plan_pieces(1, bounds={0: cuts})) == 7
+        with LocalEngine(w if w > 1 else None) as engine:
+            got = build_store_from_source(src, tmp_path / f"w{w}", options=BuildOptions(chunk_rows=29, **OPTS),
+                                          engine=engine)
+        _same_store(got, ref)
+
+
+# -- the compiled fast paths against the definition ----------------------------------------
+def _counts_by_definition(X, cap):
+    """Per column, each distinct non-zero value's number of rows (columns with more than
+    ``cap`` distinct values: of the truncated values), sorted by column then value."""
+    X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=float)
+    cols, vals, counts, sketched = [], [], [], []
+    for j in range(X.shape[1]):
+        v = X[:, j][X[:, j] != 0]
+        sk = len(set(v.tolist())) > cap
+        sketched.append(sk)
+        if sk:
+            v = truncate(v)
+        for value in sorted(set(v.tolist())):
+            cols.append(j)
+            vals.append(value)
+            counts.append(int((v == value).sum()))
+    return np.array(cols, np.int64), np.array(vals, float), np.array(counts, np.int64), np.array(sketched, bool)
+
+
+_VALUES = st.sampled_from([1.0, 2.0, 3.0, 8.0, 23.0, 24.0, -1.0, -8.0, -9.0, 0.5, -2.25, 1e6, 7.0, 1.0])
+
+
+@PROPS
+@given(data=st.data(), n=st.sampled_from([0, 1, 2, 13, 60]), d=st.integers(1, 7),
+       cap=st.sampled_from([1, 3, 10**6]), n_chunks=st.integers(1, 4))
+def test_value_counts_equal_the_definition(data, n, d, cap, n_chunks):
+    """ColumnCounts on CSR chunks (small integers counted by the compiled dense table, the other
+    values by the general path; mixed signs, fractions, large values, sketched columns, any cut
+    into chunks) equals counting from the definition."""
+    cells = data.draw(st.lists(st.tuples(st.integers(0, max(n - 1, 0)), st.integers(0, d - 1), _VALUES),
+                               max_size=3 * n * d if n else 0))
+    X = np.zeros((n, d))
+    for r, c, v in cells:
+        X[r, c] = v
+    cuts = sorted(data.draw(st.lists(st.integers(0, n), min_size=n_chunks - 1, max_size=n_chunks - 1)))
+    counts = ColumnCounts(cap=cap)
+    for a, b in zip([0, *cuts], [*cuts, n]):
+        counts.add_chunk(sp.csr_matrix(X[a:b]))
+    counts.flush()
+    cols, vals, cnt, sketched = _counts_by_definition(X, cap)
+    np.testing.assert_array_equal(counts.cols, cols)
+    np.testing.assert_array_equal(counts.vals, vals)
+    np.testing.assert_array_equal(counts.counts, cnt)
+    np.testing.assert_array_equal(counts.sketched, sketched)
+    assert counts.n_rows == n
+
+
+@PROPS
+@given(data=st.data(), n=st.sampled_from([0, 1, 2, 17, 50]), d=st.integers(1, 9),
+       n_bins=st.integers(2, 4), kind=st.sampled_from([0, 2]))
+def test_compiled_coder_equals_the_general_path(data, n, d, n_bins, kind):
+    """encode_rows (the compiled coder of count data) on any row range of a CSR chunk, columns
+    in a shuffled order, equals encode_chunk (the general path) on those rows; a value the
+    table does not hold goes to the general path (None), which reports it."""
+    from coreselect.store._binning import encode_rows
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**31 - 1)))
+    X = _matrix(rng, n, d, kind, data.draw(st.floats(0, 1)))
+    counts = ColumnCounts()
+    counts.add_chunk(sp.csr_matrix(X))
+    table = bin_table(counts, n_bins, "auto", 1)
+    position = rng.permutation(d)
+    a = data.draw(st.integers(0, n))
+    b = data.draw(st.integers(a, n))
+    Xc = sp.csr_matrix(X)
+    got = encode_rows(table, Xc, d, position, a, b)
+    want = encode_chunk(table, Xc[a:b], d, position)
+    if table.zero_code.any() or table.sketched.any():
+        assert got is None
+        return
+    assert got is not None and got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+    np.testing.assert_array_equal(got.indices, want.indices)
+    np.testing.assert_array_equal(got.data, want.data)
+    if Xc.nnz:  # a value the first pass never saw
+        Xc.data[rng.integers(Xc.nnz)] = 1000.5
+        assert encode_rows(table, Xc, d, position) is None
+        with pytest.raises(InputError, match="changed between"):
+            encode_chunk(table, Xc, d, position)

@@ -246,8 +246,16 @@ class ChunkedDataset:
         self.progress = None
         #: Bytes the first pass reads at a time (tables and ARFF).
         self.scan_block = SCAN_BLOCK
+        # Byte ranges (LIBSVM/XMC, plain local files): (file, start, end, header); None: one per file.
+        self._pieces: list[tuple[int, int, int | None, Any]] | None = None
+        self._piece_meta: list[tuple[int, int, int]] | None = None  # (first line, tail, rows)
 
     # ------------------------------------------------------------------ shape
+    @property
+    def scanned(self) -> bool:
+        """Whether the first pass is done (its numbers travel with the object)."""
+        return self._rows is not None
+
     @property
     def sparse(self) -> bool:
         return self.format in ("libsvm", "xmc")
@@ -282,11 +290,128 @@ class ChunkedDataset:
         self.scan()
         return list(self._rows)
 
+    # ------------------------------------------------------------------ byte ranges
+    def plan_pieces(self, piece_bytes: int, bounds: dict[int, list[int]] | None = None) -> list[tuple[int, int, int | None]]:
+        """Cut every plain local LIBSVM/XMC file larger than ``piece_bytes`` into byte ranges of
+        about that size, so that its passes spread over workers (``bounds``: a file's cut
+        points, for tests). A range holds the lines that start in it; the file's first line
+        that is not a comment (its header, if any) always lies in its first range; compressed
+        files and URLs stay whole. Before the first pass; returns ``(file, start, end)`` of
+        every piece in order (``end`` None: to the end of the file)."""
+        from coreselect.io import libsvm
+        from coreselect.io.text import COMPRESSED_SUFFIXES
+
+        if self._rows is not None:
+            raise DatasetError("plan_pieces comes before the first pass", path=self.files[0])
+        pieces: list[tuple[int, int, int | None, Any]] = []
+        for i, f in enumerate(self.files):
+            cuts: list[int] = []
+            size = 0
+            if self.sparse and not is_url(f) and not f.lower().endswith(COMPRESSED_SUFFIXES):
+                size = os.path.getsize(f)
+                cuts = (sorted(bounds[i]) if bounds and i in bounds
+                        else list(range(int(piece_bytes), size, int(piece_bytes)))
+                        if size > piece_bytes else [])
+            first = libsvm.first_line_end(f) if cuts else None
+            if first is None:
+                pieces.append((i, 0, None, None))
+                continue
+            ends = [max(c, first[0]) for c in cuts]  # the first range holds the first line
+            starts = [0, *ends]
+            for a, b in zip(starts, [*ends, None]):
+                pieces.append((i, a, b, first[1]))
+        self._pieces = pieces
+        return [(i, a, b) for i, a, b, _ in pieces]
+
+    @property
+    def pieces_planned(self) -> bool:
+        return self._pieces is not None
+
+    @property
+    def pieces(self) -> list[tuple[int, int, int | None]]:
+        """``(file, start, end)`` of every piece (one per file unless :meth:`plan_pieces`)."""
+        return [(i, a, b) for i, a, b, _ in self._all_pieces()]
+
+    def _all_pieces(self):
+        return self._pieces if self._pieces is not None else [(i, 0, None, None) for i in range(len(self.files))]
+
+    def piece_size(self, k: int) -> int:
+        i, a, b, _ = self._all_pieces()[k]
+        if b is None:
+            try:
+                b = os.path.getsize(self.files[i]) if not is_url(self.files[i]) else a
+            except OSError:
+                b = a
+        return max(int(b) - int(a), 0)
+
+    def piece_scan(self, k: int):
+        """Piece ``k``'s first-pass numbers: ``(FileScan, info)``, lines counted from the
+        piece's first (the file's scan and info, for a whole file)."""
+        from coreselect.io import libsvm
+
+        i, a, b, _ = self._all_pieces()[k]
+        if a == 0 and b is None:
+            return self.file_scan(i), {}
+        scan, info = libsvm.FileScan(), {}
+        for raw in self.piece_raw(k, libsvm.SCAN_BYTES, info):
+            scan.add(raw)
+        return self.piece_scan_of(k, scan, info), info
+
+    def piece_scan_of(self, k: int, scan, info: dict):
+        """The scan of piece ``k`` (gathered from :meth:`piece_raw`'s blocks) completed."""
+        i, a, _, header = self._all_pieces()[k]
+        scan.header = header if a > 0 else info.get("header")
+        scan.stat = _stat(self.files[i])
+        return scan
+
+    def piece_raw(self, k: int, block_bytes: int, info: dict):
+        """Piece ``k``'s raw blocks (:class:`coreselect.io.libsvm.RawBlock`, indices as written)
+        before the first pass: a pass that scans and counts at once. Lines are counted from the
+        piece's first; :meth:`line_error` names the file's line in an error."""
+        from coreselect.io import libsvm
+
+        i, a, b, header = self._all_pieces()[k]
+        f = self.files[i]
+        if self.format == "xmc" and a == 0:
+            from coreselect.io.xmc import check_header
+
+            check_header(f)
+        try:
+            if a == 0 and b is None:
+                for h, raw in libsvm.raw_blocks(f, block_bytes):
+                    info["header"] = h
+                    yield raw
+            else:
+                for _h, raw in libsvm.raw_blocks(f, block_bytes, start=a, end=b, header=header, info=info):
+                    yield raw
+        except DatasetError as exc:
+            raise self.line_error(k, exc, info) from None
+
+    def line_error(self, k: int, exc: DatasetError, info: dict) -> DatasetError:
+        """``exc`` (raised on piece ``k``, lines counted from the piece's first) with the file's
+        line number."""
+        from coreselect.io import libsvm
+
+        i, a, _, _ = self._all_pieces()[k]
+        if a == 0 or exc.line is None:
+            return exc
+        line = libsvm.newlines_before(self.files[i], info.get("pos", a)) + exc.line
+        where = f"{exc.path}:{exc.line}: "
+        text = str(exc)
+        return DatasetError(text[len(where):] if text.startswith(where) else text, exc.path, line)
+
+    @property
+    def bases(self) -> tuple[bool, bool]:
+        """Whether feature indices and labels are 0-based (after the first pass)."""
+        self.scan()
+        return self._layout.f_zero, self._layout.l_zero
+
     # ------------------------------------------------------------------ first pass
     def __getstate__(self) -> dict:
         return {**self.__dict__, "progress": None}  # a callback stays in its process
 
-    def scan(self, file_scans: list | None = None, progress=None) -> None:
+    def scan(self, file_scans: list | None = None, piece_scans: list | None = None,
+             progress=None) -> None:
         """The first pass (once): bases, widths, rows per file, every whole-file check.
         ``progress(n)``: called with the bytes each block of the pass reads (tables and ARFF,
         :attr:`scan_block` at a time).
@@ -300,9 +425,9 @@ class ChunkedDataset:
         if progress is not None:
             self.progress = progress
         if self.sparse:
-            self._scan_sparse(file_scans)
+            self._scan_sparse(file_scans, piece_scans)
         else:
-            if file_scans is not None:
+            if file_scans is not None or piece_scans is not None:
                 raise DatasetError("file_scans applies to LIBSVM and XMC files", path=self.files[0])
             self._scan_tables()
 
@@ -332,8 +457,11 @@ class ChunkedDataset:
                                path=self.files[0])
         return opts
 
-    def _scan_sparse(self, file_scans: list | None = None) -> None:
+    def _scan_sparse(self, file_scans: list | None = None, piece_scans: list | None = None) -> None:
         from coreselect.io import libsvm
+
+        if file_scans is None and (piece_scans is not None or self._pieces is not None):
+            file_scans = self._merge_pieces(piece_scans)
 
         opts = self._libsvm_options()
         if self.labels is not None:
@@ -385,6 +513,41 @@ class ChunkedDataset:
             check_declared_width("labels", nl, n_lab, self.files[0])
             self._layout = libsvm.Layout(bases[0], bases[1], int(nf), int(nl))
         self._rows = [s.n_rows for s in scans]
+
+    def _merge_pieces(self, piece_scans: list | None):
+        """Each file's scan from its pieces' (computed here when not given), and every piece's
+        first line, held blank rows kept and rows."""
+        from coreselect.io import libsvm
+
+        pieces = self._all_pieces()
+        if piece_scans is None:
+            piece_scans = [self.piece_scan(k) for k in range(len(pieces))]
+        if len(piece_scans) != len(pieces):
+            raise DatasetError(f"{len(piece_scans)} piece scans for {len(pieces)} pieces", path=self.files[0])
+        file_scans, meta = [], []
+        for i in range(len(self.files)):
+            ks = [k for k, p in enumerate(pieces) if p[0] == i]
+            if len(ks) == 1 and pieces[ks[0]][1] == 0 and pieces[ks[0]][2] is None:
+                file_scans.append(piece_scans[ks[0]][0])
+                meta.append((1, 0, piece_scans[ks[0]][0].n_rows))
+                continue
+            scans = [piece_scans[k][0] for k in ks]
+            infos = [piece_scans[k][1] for k in ks]
+            merged, firsts, tails = libsvm.merge_ranges(scans, infos)
+            merged.stat = scans[0].stat
+            if any(s.stat != merged.stat for s in scans):
+                raise DatasetError("changed while its pieces were read; read it again", path=self.files[i])
+            file_scans.append(merged)
+            meta.extend((fl, t, s.n_rows + t) for fl, t, s in zip(firsts, tails, scans))
+        self._piece_meta = meta
+        return file_scans
+
+    def piece_rows(self) -> list[int]:
+        """Rows per piece, in order."""
+        self.scan()
+        if self._piece_meta is None:
+            return list(self._rows)
+        return [m[2] for m in self._piece_meta]
 
     def _scan_tables(self) -> None:
         """Names from each file's header or footer (checked to agree), then one pass that
@@ -478,31 +641,61 @@ class ChunkedDataset:
     def file_chunks(self, i: int, chunk_rows: int | None = None, chunk_bytes: int | None = None) -> Iterator[Chunk]:
         """File ``i``'s rows in chunks; ``first_row`` counts from the dataset's first row."""
         self.scan()
+        if self._piece_meta is not None:
+            for k, p in enumerate(self._all_pieces()):
+                if p[0] == i:
+                    yield from self.piece_chunks(k, chunk_rows, chunk_bytes)
+            return
+        yield from self._chunks_of(i, None, chunk_rows, chunk_bytes)
+
+    def piece_chunks(self, k: int, chunk_rows: int | None = None, chunk_bytes: int | None = None) -> Iterator[Chunk]:
+        """Piece ``k``'s rows in chunks (see :meth:`plan_pieces`); ``first_row`` dataset-wide."""
+        self.scan()
+        if self._piece_meta is None:
+            yield from self.file_chunks(self._all_pieces()[k][0], chunk_rows, chunk_bytes)
+            return
+        yield from self._chunks_of(self._all_pieces()[k][0], k, chunk_rows, chunk_bytes)
+
+    def _chunks_of(self, i: int, k: int | None, chunk_rows: int | None, chunk_bytes: int | None) -> Iterator[Chunk]:
         if chunk_rows is not None and chunk_rows < 1:
             raise DatasetError(f"chunk_rows must be at least 1, not {chunk_rows}")
         path = self.files[i]
-        start = sum(self._rows[:i])
+        if k is None:
+            start, expect = sum(self._rows[:i]), self._rows[i]
+        else:
+            rows = [m[2] for m in self._piece_meta]
+            start, expect = sum(rows[:k]), rows[k]
         if self._stats and self._stats[i] is not None and _stat(path) != self._stats[i]:
             raise DatasetError("changed or vanished since it was first read; read it again", path=path)
         seen = 0
-        parts = (self._sparse_parts(path, chunk_bytes) if self.sparse
+        parts = (self._sparse_parts(path, chunk_bytes, k) if self.sparse
                  else self._table_parts(path, chunk_rows, chunk_bytes))
         for X, Y in parts:
             n = X.shape[0]
             step = chunk_rows or max(n, 1)
             for a in range(0, n, step):
                 b = min(n, a + step)
-                yield Chunk(X=X[a:b], Y=Y[a:b], file=path, first_row=start + seen + a)
+                whole = a == 0 and b == n  # X[0:n] would copy the block
+                yield Chunk(X=X if whole else X[a:b], Y=Y if whole else Y[a:b], file=path,
+                            first_row=start + seen + a)
             seen += n
-        if seen != self._rows[i]:
-            raise DatasetError(f"holds {seen} rows now but held {self._rows[i]} when first read; it changed "
+        if seen != expect:
+            raise DatasetError(f"holds {seen} rows now but held {expect} when first read; it changed "
                                "while being read", path=path)
 
-    def _sparse_parts(self, path: str, chunk_bytes: int | None):
+    def _sparse_parts(self, path: str, chunk_bytes: int | None, k: int | None = None):
         from coreselect.io import libsvm
 
         block = chunk_bytes or libsvm.BLOCK_BYTES
-        for _header, raw in libsvm.raw_blocks(path, block):
+        if k is None or self._piece_meta is None:
+            blocks = libsvm.raw_blocks(path, block)
+        else:
+            _, a, b, header = self._all_pieces()[k]
+            first_line, tail, _ = self._piece_meta[k]
+            blocks = (libsvm.raw_blocks(path, block) if a == 0 and b is None else
+                      libsvm.raw_blocks(path, block, start=a, end=b, first_line=first_line,
+                                        header=header, keep_tail=tail))
+        for _header, raw in blocks:
             if raw.n:
                 yield libsvm.finish(raw, self._layout, path)
 

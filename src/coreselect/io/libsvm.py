@@ -248,22 +248,107 @@ def _byte_blocks(fh, block_bytes: int):
         line += out.count(b"\n")
 
 
-def raw_blocks(path: str, block_bytes: int = BLOCK_BYTES, fast: bool = True, opener=None):
+def _range_blocks(fh, start: int, end: int | None, block_bytes: int, first_line: int,
+                  info: dict):
+    """``_byte_blocks`` of the lines that *start* in bytes ``[start, end)`` of a plain file
+    (the last one read to its end; a line that starts before ``start`` belongs to the range
+    before). ``info`` gets ``pos`` (where the first line starts) and ``lines`` (lines read)."""
+    pos = start
+    if start > 0:
+        fh.seek(start - 1)
+        if fh.read(1) != b"\n":  # inside a line: it belongs to the range before
+            while True:
+                buf = fh.read(1 << 16)
+                if not buf:
+                    pos = -1
+                    break
+                k = buf.find(b"\n")
+                if k >= 0:
+                    pos += k + 1
+                    fh.seek(pos)
+                    break
+                pos += len(buf)
+    else:
+        fh.seek(0)
+    info["pos"], info["lines"] = pos, 0
+    if pos < 0 or (end is not None and pos >= end):
+        return
+    left = None if end is None else end - pos  # bytes in which our lines start
+    rest = bytearray()
+    line = first_line
+    while True:
+        # Each block read into its own bytearray after the previous block's partial last line,
+        # then cut after its last newline in place: no copy of the block (bytes would take two).
+        want = block_bytes if left is None else min(block_bytes, left)
+        if want > 0:
+            buf = bytearray(len(rest) + want)
+            buf[:len(rest)] = rest
+            view = memoryview(buf)
+            try:
+                got = fh.readinto(view[len(rest):])
+            finally:
+                view.release()
+            if left is not None:
+                left -= got
+            if got < want:
+                del buf[len(rest) + got:]
+        elif rest:  # the last line runs past the range: read it to its end
+            more = fh.read(1 << 16)
+            k = more.find(b"\n")
+            more = more if k < 0 else more[:k + 1]
+            got = len(more)
+            buf = rest + more
+        else:
+            break
+        if not got:
+            if rest.strip():  # text after the last newline is a line unless blank
+                info["lines"] = line - first_line + 1
+                yield bytes(rest), line
+            else:
+                info["lines"] = line - first_line
+            return
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            rest = buf
+            continue
+        rest = buf[cut + 1:]
+        del buf[cut + 1:]
+        yield buf, line
+        line += buf.count(b"\n")
+        info["lines"] = line - first_line
+    info["lines"] = line - first_line
+
+
+def raw_blocks(path: str, block_bytes: int = BLOCK_BYTES, fast: bool = True, opener=None, *,
+               start: int = 0, end: int | None = None, first_line: int = 1,
+               header: tuple[int, int, int] | None = None, keep_tail: int = 0,
+               info: dict | None = None):
     """Yield ``(header, RawBlock)`` for each block of a LIBSVM file, the file's blank-line rule
     applied: without a header a blank line is no row; with one it is an empty instance,
     except blank lines at the end past the announced count (held back until what follows
     them is known). The header (or None) is the same in every item; an empty file yields one
-    item with an empty block."""
+    item with an empty block.
+
+    A *range* of a plain file (``start > 0`` or ``end`` given): the lines that start in
+    ``[start, end)``, numbered from ``first_line``; past the first range, ``header`` is the
+    file's (from its first range). The blank rows at the range's end are held back; ``keep_tail``
+    of them are yielded (how many the whole file keeps is decided over all ranges), their
+    number goes into ``info["held"]`` with ``info["rows"]`` (the other rows), ``pos`` and
+    ``lines`` (see :func:`_range_blocks`)."""
     from coreselect.io.text import open_binary
 
     spath = str(path)
-    first = True
-    header = None
+    piece = start > 0 or end is not None
+    info = {} if info is None else info
+    first = start == 0  # the header can only be in the file's first range
+    header = header if start > 0 else None
     held = _empty_block()  # trailing blank rows of the blocks so far (header files only)
     n_rows = 0
-    with (opener or open_binary)(spath) as fh:
+    with (open(spath, "rb") if piece else (opener or open_binary)(spath)) as fh:
         try:
-            for block, line in _byte_blocks(fh, block_bytes):
+            blocks = (_range_blocks(fh, start, end, block_bytes, first_line, info) if piece
+                      else _byte_blocks(fh, block_bytes))
+            for block, line in blocks:
                 raw, blank, h = _parse_block(block, line, spath, header_ok=first, fast=fast)
                 if first:
                     header = h
@@ -290,10 +375,46 @@ def raw_blocks(path: str, block_bytes: int = BLOCK_BYTES, fast: bool = True, ope
             raise
         except (OSError, EOFError, ValueError) as exc:
             raise DatasetError(f"cannot read the file: {exc}", path=spath) from None
+    if piece:
+        info["rows"], info["held"], info["header"] = n_rows, held.n, header
+        if header is not None and held.n and keep_tail:
+            yield header, _take_rows(held, np.arange(held.n) < keep_tail)
+        return
     if header is not None and held.n:
         yield header, _take_rows(held, np.arange(held.n) < max(0, header[0] - n_rows))
     elif n_rows == 0:
         yield header, _empty_block()
+
+
+def first_line_end(path: str, limit: int = 1 << 20) -> tuple[int, tuple[int, int, int] | None] | None:
+    """Where the file's first line that is not a comment ends (the byte after its newline) and
+    the header it is (or None): the line a first range must hold. None when not found within
+    ``limit`` bytes."""
+    with open(path, "rb") as fh:
+        head = fh.read(limit)
+    pos = 0
+    while True:
+        end = head.find(b"\n", pos)
+        if end < 0:
+            return None
+        raw = _text_of(head[pos:end])
+        if not raw.strip().startswith("#"):
+            s = raw.split("#", 1)[0].strip()
+            return end + 1, (_is_header(s) if s else None)
+        pos = end + 1
+
+
+def newlines_before(path: str, pos: int) -> int:
+    """The number of newlines in the first ``pos`` bytes of a plain file."""
+    n = 0
+    with open(path, "rb") as fh:
+        while pos > 0:
+            buf = fh.read(min(pos, 16 << 20))
+            if not buf:
+                break
+            n += buf.count(b"\n")
+            pos -= len(buf)
+    return n
 
 
 @dataclass
@@ -331,6 +452,47 @@ class FileScan:
             if hi > self.lab_max:
                 self.lab_max = hi
                 self.lab_max_line = _line_of(b.lab_counts, b.row_lines, int(np.argmax(b.labs)))
+
+
+def merge_ranges(scans: list[FileScan], infos: list[dict]) -> tuple[FileScan, list[int], list[int]]:
+    """One file's scan from the scans of its consecutive ranges (each numbered from line 1;
+    ``infos`` as :func:`raw_blocks` fills them): the file's scan (lines shifted), each range's
+    first line, and how many of its held blank rows each range keeps (header files: all of
+    them when a later range holds a row, else as far as the header's count goes, as the
+    whole-file reader keeps them)."""
+    out = FileScan(header=scans[0].header if scans else None)
+    firsts, line = [], 1
+    for s, info in zip(scans, infos):
+        firsts.append(line)
+        shift = line - 1
+        out.n_rows += s.n_rows
+        out.nnz += s.nnz
+        out.n_lab += s.n_lab
+        if s.nnz:
+            out.idx_min = min(out.idx_min, s.idx_min)
+            if s.idx_zero_line and not out.idx_zero_line:
+                out.idx_zero_line = s.idx_zero_line + shift
+            if s.idx_max > out.idx_max:
+                out.idx_max, out.idx_max_line = s.idx_max, s.idx_max_line + shift
+        if s.n_lab:
+            out.lab_min = min(out.lab_min, s.lab_min)
+            if s.lab_max > out.lab_max:
+                out.lab_max, out.lab_max_line = s.lab_max, s.lab_max_line + shift
+        line += int(info.get("lines", 0))
+    tails = [0] * len(scans)
+    if out.header is not None:
+        last = max([k for k, i in enumerate(infos) if i.get("rows", 0)], default=-1)
+        before = sum(int(i.get("rows", 0)) for i in infos[:last + 1])
+        for k in range(len(infos)):
+            held = int(infos[k].get("held", 0))
+            if k < last:
+                tails[k] = held
+                before += held
+            else:  # the file's trailing blank lines: instances up to the announced count
+                tails[k] = max(0, min(held, out.header[0] - before))
+                before += tails[k]
+        out.n_rows += sum(tails)
+    return out, firsts, tails
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,11 @@ def truncate(values: np.ndarray) -> np.ndarray:
     return (v.view(np.int64) & _MASK).view(np.float64)
 
 
+#: Small integer values (counts) are counted in a dense ``columns x SMALL_WIDTH`` table of the
+#: values ``SMALL_LO ..`` while it holds at most ``SMALL_CELLS`` cells (int64: 32 MiB).
+SMALL_LO = -8
+SMALL_WIDTH = 32
+SMALL_CELLS = 1 << 22
 #: Integer values spanning at most this many steps are keyed by their offset (no float sort).
 _INT_SPAN = 1 << 20
 
@@ -148,6 +153,8 @@ class ColumnCounts:
             self.sketched = np.zeros(self.d, dtype=bool)
         self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._pending_size = 0
+        self._small: np.ndarray | None = None  # the dense table of small integer values
+        self._small_cells = 0
 
     def _widen(self, d: int) -> None:
         if d > self.d:
@@ -158,7 +165,29 @@ class ColumnCounts:
         """Count the non-zero values of a row chunk (its columns are columns ``0 ..``)."""
         self._widen(X.shape[1])
         self.n_rows += X.shape[0]
-        cols, vals = _cells(X)
+        if sp.issparse(X) and X.shape[1] * SMALL_WIDTH <= SMALL_CELLS:
+            # Count data: small integers straight into the dense table (compiled), the
+            # other cells (if any) by the general path below.
+            X = sp.csr_matrix(X)
+            if not X.has_canonical_format:
+                X = X.copy()
+                X.sum_duplicates()
+            from coreselect.store._numba_counts import count_small
+
+            if self._small is None or self._small.shape[0] < X.shape[1]:
+                self.flush()
+                self._small = np.zeros((X.shape[1], SMALL_WIDTH), np.int64)
+            data = np.asarray(X.data, dtype=np.float64)
+            rest = np.zeros(data.size, dtype=bool)
+            n_rest = count_small(X.indices, data, self._small, float(SMALL_LO), rest)
+            self._small_cells += data.size - n_rest
+            if self._small_cells > 1 << 40:  # far from int64's limit: fold it in
+                self.flush()
+            if not n_rest:
+                return
+            cols, vals = X.indices[rest].astype(np.int64), data[rest]
+        else:
+            cols, vals = _cells(X)
         check_values(vals, strategy)
         self._add(cols, vals, np.ones(cols.size, np.int64))
 
@@ -167,6 +196,16 @@ class ColumnCounts:
         self._pending_size += cols.size
         if self._pending_size > max(self.cols.size, 1 << 20):  # amortized: linear in all
             self.flush()
+
+    def shift_columns(self, by: int) -> None:
+        """Columns ``j`` become ``j - by`` (counts of indices as written, once the base is
+        known); the first ``by`` columns must hold nothing."""
+        self.flush()
+        if self.cols.size and int(self.cols.min()) < by:
+            raise ValueError("shift_columns would drop counted columns")
+        self.cols = self.cols - by
+        self.sketched = self.sketched[by:]
+        self.d = max(self.d - by, 0)
 
     def merge(self, other: "ColumnCounts") -> "ColumnCounts":
         """Add the counts of ``other`` (rows of other files) to these."""
@@ -180,7 +219,19 @@ class ColumnCounts:
         self.flush()
         return self
 
+    def _fold_small(self) -> None:
+        """The dense table's counts as pending entries (then zeroed)."""
+        if self._small is None or not self._small_cells:
+            return
+        c, v = np.nonzero(self._small)
+        self._pending.append((c.astype(np.int64), (v + SMALL_LO).astype(np.float64),
+                              self._small[c, v].astype(np.int64)))
+        self._pending_size += c.size
+        self._small[:] = 0
+        self._small_cells = 0
+
     def flush(self) -> None:
+        self._fold_small()
         if not self._pending:
             return
         parts = [(self.cols, self.vals, self.counts)] + self._pending
@@ -208,6 +259,7 @@ class ColumnCounts:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._pending, self._pending_size = [], 0
+        self._small, self._small_cells = None, 0
 
 
 @dataclass
@@ -314,6 +366,34 @@ def bin_table(counts: ColumnCounts, n_bins: int, strategy: str, min_bin_count: i
     keep = ~is_zero_value
     return BinTable(u_col[keep], u_val[keep], u_code[keep], zero_code, n_codes,
                     counts.sketched.copy())
+
+
+def encode_rows(table: BinTable, X, d: int, position: np.ndarray, a: int = 0,
+                b: int | None = None) -> sp.csc_matrix | None:
+    """:func:`encode_chunk` of rows ``a .. b`` of a CSR chunk by the compiled kernel, when the
+    table allows it (small-range integer values with a direct lookup, no sketched column, every
+    zero coded 0), else None. No copy of the rows; int32 codes, as the general path's."""
+    if (not sp.isspmatrix_csr(X) or table._lookup is None or table._uniq is not None
+            or X.shape[1] > d or table.sketched.any() or table.zero_code.any()):
+        return None
+    from coreselect.store._numba_counts import encode_rows as kernel
+
+    b = X.shape[0] if b is None else b
+    if not X.has_canonical_format:
+        return None
+    n_cells = int(X.indptr[b] - X.indptr[a])
+    ptr = np.zeros(d + 1, dtype=np.int64)
+    rows = np.empty(n_cells, dtype=np.int32)
+    codes = np.empty(n_cells, dtype=np.int32)
+    nnz = kernel(X.indptr, X.indices, np.asarray(X.data, dtype=np.float64), a, b, table._lookup,
+                 float(table._span[0]), int(table._G), np.asarray(position, dtype=np.int64),
+                 np.empty(n_cells, dtype=np.int32), ptr, rows, codes)
+    if nnz < 0:
+        return None
+    idx_dtype = np.int32 if nnz < 2**31 else np.int64
+    out = sp.csc_matrix((codes[:nnz], rows[:nnz], ptr.astype(idx_dtype)), shape=(b - a, d))
+    out.has_sorted_indices = True
+    return out
 
 
 def encode_chunk(table: BinTable, X, d: int, position: np.ndarray | None = None

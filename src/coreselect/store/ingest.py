@@ -5,12 +5,17 @@ interface: ``files``, ``file_chunks(i)`` yielding row chunks with ``.X`` and ``.
 ``feature_names``/``label_names``/``n_features``/``n_labels``; picklable, so that a worker
 opens the files itself). Three passes, each a map of small tasks over an engine:
 
-1. **count** (a task per group of files): exact value counts per column
+The unit of work is a *piece*: a file, or a byte range of a large plain LIBSVM/XMC file
+(:data:`PIECE_BYTES`; the lines that start in it), so one big file spreads over workers too.
+
+1. **count** (a task per group of pieces; for LIBSVM/XMC files not scanned yet, the readers'
+   first pass in the same read, indices counted as written and shifted once every piece's
+   scan has decided the bases): exact value counts per column
    (:class:`~coreselect.store._binning.ColumnCounts`; the cap's sketch for columns with more
    distinct values than ``cap``), label ones, rows per file. The driver merges them (counts
    add, so the merge is independent of the split) and turns them into each value's code
    (:func:`~coreselect.store._binning.bin_table`), the column order and the row blocks.
-2. **encode** (a task per group of files): every chunk's codes, cut at column blocks and
+2. **encode** (a task per group of pieces): every chunk's codes, cut at column blocks and
    row blocks, written as pieces into a spill folder inside the store being built.
 3. **tile** (a task per row block): the pieces of a row block stacked into its tiles
    (column block x row block) and its label tile, each written with its checksum.
@@ -36,6 +41,7 @@ code, plus scipy's stacking copy). Never the file. Disk: the spill holds the cod
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import io
@@ -54,10 +60,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from coreselect.core.discretize import STRATEGIES
-from coreselect.errors import InputError, OutputError
+from coreselect.errors import DatasetError, InputError, OutputError
 from coreselect.files import atomic_dir
 from coreselect.store._binning import (
-    DEFAULT_CAP, ColumnCounts, bin_table, encode_chunk, encode_labels, label_ones,
+    DEFAULT_CAP, ColumnCounts, bin_table, encode_chunk, encode_labels, encode_rows, label_ones,
 )
 from coreselect.store._format import (
     DEFAULT_BLOCK_SIZE, FORMAT, FORMAT_VERSION, META_FILE, StoreRef, label_dir, meta_checksum,
@@ -144,19 +150,46 @@ def row_bounds(n: int, rbs: int) -> np.ndarray:
 _LIVE: Callable[[float], None] | None = None
 
 
-def _chunks(shared: Shared, i: int):
-    """File ``i``'s chunks as ``(X, Y, file)``, ID columns left out."""
+#: A plain LIBSVM/XMC file larger than this is read as byte ranges of about this size (its
+#: passes spread over the workers; rows stay in file order, the store is the same bytes).
+PIECE_BYTES = 64 << 20
+
+
+# The build's unit of work is a *piece*: a byte range of a file for sources that plan them
+# (:meth:`coreselect.io.chunks.ChunkedDataset.plan_pieces`), else a whole file.
+def _n_pieces(source) -> int:
+    return len(source.pieces) if hasattr(source, "pieces") else len(source.files)
+
+
+def _piece_size(source, k: int) -> int:
+    return int(source.piece_size(k)) if hasattr(source, "piece_size") else _file_size(source, k)
+
+
+def _piece_file(source, k: int) -> str:
+    return source.files[source.pieces[k][0]] if hasattr(source, "pieces") else source.files[k]
+
+
+def _chunks(shared: Shared, i: int, slices: bool = True):
+    """Piece ``i``'s chunks as ``(X, Y, file)``, ID columns left out; cut into row slices of
+    about :data:`SLICE_CELLS` cells unless ``slices`` is false."""
     o = shared.options
     keep = None if shared.keep is None else np.asarray(shared.keep, dtype=np.int64)
     per_row = 0.0
-    if _LIVE is not None and hasattr(shared.source, "file_rows"):
-        rows = shared.source.file_rows()[i]
-        per_row = _file_size(shared.source, i) / max(rows, 1)
-    for chunk in shared.source.file_chunks(i, chunk_rows=o.chunk_rows,
-                                           chunk_bytes=o.chunk_bytes):
+    source = shared.source
+    if _LIVE is not None and hasattr(source, "file_rows"):
+        rows = source.piece_rows()[i] if hasattr(source, "piece_rows") else source.file_rows()[i]
+        per_row = _piece_size(source, i) / max(rows, 1)
+    chunks = source.piece_chunks if hasattr(source, "piece_chunks") else source.file_chunks
+    for chunk in chunks(i, chunk_rows=o.chunk_rows, chunk_bytes=o.chunk_bytes):
         X = chunk.X if keep is None else chunk.X[:, keep]
-        for a, b in _slices(X):
-            yield X[a:b], chunk.Y[a:b], chunk.file
+        if not slices:
+            yield X, chunk.Y, chunk.file
+        elif sp.isspmatrix_csr(X) and X.has_canonical_format:
+            for a, b in _slices(X):  # views of the chunk's rows (no copy)
+                yield _rows_view(X, a, b), chunk.Y[a:b], chunk.file
+        else:
+            for a, b in _slices(X):
+                yield X[a:b], chunk.Y[a:b], chunk.file
         if per_row and _LIVE is not None:
             _LIVE(per_row * X.shape[0])
 
@@ -165,6 +198,26 @@ def _chunks(shared: Shared, i: int):
 #: slices of about this many, so the coding temporaries (~10 arrays of 8 bytes per cell)
 #: follow this, not the reader's block.
 SLICE_CELLS = 1 << 20
+
+
+def _rows_view(X: sp.csr_matrix, a: int, b: int) -> sp.csr_matrix:
+    """Rows ``a .. b`` of a canonical CSR matrix sharing its arrays (``X[a:b]`` copies)."""
+    if a == 0 and b == X.shape[0]:
+        return X
+    p0, p1 = X.indptr[a], X.indptr[b]
+    out = sp.csr_matrix((X.data[p0:p1], X.indices[p0:p1], X.indptr[a:b + 1] - p0),
+                        shape=(b - a, X.shape[1]))
+    out.has_canonical_format = True
+    return out
+
+
+def _columns_view(c: sp.csc_matrix, lo: int, hi: int) -> sp.csc_matrix:
+    """Columns ``lo .. hi`` of a CSC matrix sharing its arrays (``c[:, lo:hi]`` copies)."""
+    if lo == 0 and hi == c.shape[1]:
+        return c
+    p0, p1 = c.indptr[lo], c.indptr[hi]
+    return sp.csc_matrix((c.data[p0:p1], c.indices[p0:p1], c.indptr[lo:hi + 1] - p0),
+                         shape=(c.shape[0], hi - lo))
 
 
 def _slices(X) -> list[tuple[int, int]]:
@@ -202,6 +255,59 @@ class Counted:
     sparse: bool | None
     n_labels: int
     bytes: int
+    scans: list = field(default_factory=list)  # count_raw_task: the readers' first pass
+
+
+def count_raw_task(shared: Shared, pieces: Sequence[int]) -> Counted:
+    """Pass 1 of a LIBSVM/XMC source not scanned yet: the readers' first pass (each piece's
+    :class:`~coreselect.io.libsvm.FileScan`, in ``Counted.scans``) and the value counts in one
+    read of the text. Columns and labels are counted by their index as written (the base is
+    known only once every piece is scanned); :func:`_from_raw` shifts them."""
+    from coreselect.io import libsvm
+
+    source, o = shared.source, shared.options
+    counts = ColumnCounts(cap=o.cap)
+    ones = np.zeros(0, np.int64)
+    rows: dict[int, int] = {}
+    scans, nnz, nbytes = [], 0, 0
+    for k in pieces:
+        scan, info = libsvm.FileScan(), {}
+        path = _piece_file(source, k)
+        try:
+            for raw in source.piece_raw(k, o.chunk_bytes or libsvm.BLOCK_BYTES, info):
+                scan.add(raw)
+                width = int(raw.idx.max()) + 1 if raw.idx.size else 0
+                n_lab = int(raw.labs.max()) + 1 if raw.labs.size else 0
+                X, Y = libsvm.finish(raw, libsvm.Layout(True, True, width, n_lab), path)
+                for a, b in _slices(X):
+                    counts.add_chunk(_rows_view(X, a, b), o.strategy)
+                got = label_ones(Y)
+                if got.size > ones.size:
+                    ones = np.concatenate([ones, np.zeros(got.size - ones.size, np.int64)])
+                ones[:got.size] += got
+                nnz += int(X.nnz)
+        except DatasetError as exc:
+            raise source.line_error(k, exc, info) from None
+        scans.append((source.piece_scan_of(k, scan, info), info))
+        rows[k] = scan.n_rows
+        nbytes += _piece_size(source, k)
+    counts.flush()
+    return Counted(counts, ones, rows, nnz, True, 0, nbytes, scans)
+
+
+def _from_raw(counted: list[Counted], source) -> None:
+    """The first pass done (``source.scan`` of every piece's scan): counts of raw indices
+    shifted to columns and labels by the decided bases, rows with the blank rows kept."""
+    source.scan(piece_scans=[s for c in counted for s in c.scans])
+    f_zero, l_zero = source.bases
+    rows = source.piece_rows()
+    for c in counted:
+        if not f_zero:
+            c.counts.shift_columns(1)
+        if not l_zero:
+            c.ones = c.ones[1:]
+        c.rows = {k: rows[k] for k in c.rows}
+        c.counts.n_rows = sum(c.rows.values())
 
 
 def count_task(shared: Shared, files: Sequence[int]) -> Counted:
@@ -227,7 +333,7 @@ def count_task(shared: Shared, files: Sequence[int]) -> Counted:
             n_labels = max(n_labels, Y.shape[1])
             nnz += int(X.nnz) if sp.issparse(X) else int(np.count_nonzero(X))
             rows[i] += X.shape[0]
-        nbytes += _file_size(shared.source, i)
+        nbytes += _piece_size(shared.source, i)
     counts.flush()
     return Counted(counts, ones, rows, nnz, sparse, n_labels, nbytes)
 
@@ -370,6 +476,12 @@ def _tile_writer(shared: Shared):
 def encode_task(shared: Shared, files: Sequence[int]) -> int:
     plan = _plan(shared)
     nbytes = 0
+    dtype = np.int16 if plan.table.n_codes.max(initial=0) < 2**15 else np.int32
+    t = plan.table
+    # The compiled coder takes whole reader chunks (its scratch is 12 bytes a cell, not the
+    # general path's ~80): small-range integer values with a direct lookup (count data).
+    fast = (plan.sparse and t._lookup is not None and t._uniq is None
+            and not t.sketched.any() and not t.zero_code.any())
     for i in files:
         row = plan.first_row[i]
         end = row + _rows_of(plan, i)
@@ -378,32 +490,36 @@ def encode_task(shared: Shared, files: Sequence[int]) -> int:
             if row + m > end:
                 raise InputError(f"{file}: the file changed between the build's passes "
                                  "(more rows than counted)")
-            codes = encode_chunk(plan.table, X, plan.d, plan.position)
-            codes.data = codes.data.astype(np.int16 if plan.table.n_codes.max(initial=0) < 2**15
-                                           else np.int32)
             labels = encode_labels(Y, plan.flip)
             r0 = int(np.searchsorted(plan.bounds, row, side="right") - 1)
             r1 = int(np.searchsorted(plan.bounds, row + m - 1, side="right") - 1) if m else r0
-            rows_c = codes.tocsr() if r1 > r0 else None
+            codes = rows_c = None
             rows_l = labels.tocsr() if r1 > r0 else None
             for r in range(r0, r1 + 1):
                 a = max(int(plan.bounds[r]), row) - row
                 b = min(int(plan.bounds[r + 1]), row + m) - row
                 if b <= a:
                     continue
-                c_part = codes if rows_c is None else rows_c[a:b].tocsc()
+                c_part = (encode_rows(t, X, plan.d, plan.position, a, b)
+                          if fast and sp.isspmatrix_csr(X) else None)
+                if c_part is None:
+                    if codes is None:
+                        codes = encode_chunk(t, X, plan.d, plan.position)
+                        rows_c = codes.tocsr() if r1 > r0 else None
+                    c_part = codes if rows_c is None else rows_c[a:b].tocsc()
+                c_part.data = c_part.data.astype(dtype)
                 l_part = labels if rows_l is None else rows_l[a:b].tocsc()
                 first = row + a
                 _save_piece(_piece_path(shared.root, r, "labels", first), l_part)
                 for blk in range(plan.n_blocks):
                     lo, hi = blk * plan.block_size, min(plan.d, (blk + 1) * plan.block_size)
                     _save_piece(_piece_path(shared.root, r, f"b{blk:06d}", first),
-                                c_part[:, lo:hi])
+                                _columns_view(c_part, lo, hi))
             row += m
         if row != end:
-            raise InputError(f"{shared.source.files[i]}: the file changed between the build's "
-                             "passes (fewer rows than counted)")
-        nbytes += _file_size(shared.source, i)
+            raise InputError(f"{_piece_file(shared.source, i)}: the file changed between the "
+                             "build's passes (fewer rows than counted)")
+        nbytes += _piece_size(shared.source, i)
     return nbytes
 
 
@@ -633,18 +749,24 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
 
         engine = LocalEngine()
     n_workers = int(getattr(engine, "n_workers", None) or _dask_workers(engine) or 1)
-    sizes = [_file_size(source, i) for i in range(n_files)]
+    if hasattr(source, "plan_pieces") and not source.scanned and not source.pieces_planned:
+        source.plan_pieces(PIECE_BYTES)
+    sizes = [_piece_size(source, k) for k in range(_n_pieces(source))]
     groups = plan_groups(sizes, n_workers)
     total_bytes = sum(sizes)
-    keep = _candidates(source)
     start = time.perf_counter()
+    # LIBSVM/XMC not scanned yet: the readers' first pass (widths, bases, rows of every piece)
+    # runs inside the counting pass, one read of the text for both.
+    raw = hasattr(source, "piece_raw") and source.sparse and not source.scanned
     from coreselect.store._resume import identities
 
     seen = identities(source)  # every file's size and time (ETag): checked after the reads
     if checkpoint is not None:
+        if raw:  # a checkpoint keeps plain counts: the readers' first pass runs apart
+            source.scan()
         try:
             _build_resumable(source, target, options, engine, progress, checkpoint, groups,
-                             total_bytes, keep, seen)
+                             total_bytes, _candidates(source), seen)
         except OSError as exc:
             if isinstance(exc, OutputError):
                 raise
@@ -655,11 +777,15 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
         from coreselect.store.opening import open_store
 
         return open_store(target)
+    keep = None if raw else _candidates(source)
     try:
         with atomic_dir(target) as tmp:
             shared = _shared(source, options, tmp, keep, _url)
-            counted = _run(engine, count_task, shared, groups, "count", total_bytes, progress,
-                           lambda res: res.bytes)
+            counted = _run(engine, count_raw_task if raw else count_task, shared, groups,
+                           "count", total_bytes, progress, lambda res: res.bytes)
+            if raw:
+                _from_raw(counted, source)
+                shared = dataclasses.replace(shared, source=source)  # scanned: workers read only
             plan = _merge(counted, source, options, keep)
             _save_plan(shared, plan)
             _run(engine, encode_task, shared, groups, "encode", total_bytes, progress,
@@ -679,8 +805,8 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
         raise OutputError(str(target), exc.strerror or str(exc), exc.errno) from exc
     finally:
         _PLANS.clear()
-    log.info("built store %s from %d files (%d bytes) in %.1fs", target, n_files, total_bytes,
-             time.perf_counter() - start)
+    log.info("built store %s from %d files (%d pieces, %d bytes) in %.1fs", target, n_files,
+             len(sizes), total_bytes, time.perf_counter() - start)
     if _url is not None:
         return None  # the tiles are at the URL: build_direct publishes and opens the store
     from coreselect.store.opening import open_store
