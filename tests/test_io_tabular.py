@@ -222,3 +222,18 @@ def test_parquet_whole_and_chunked_equal_the_old_reader(tmp_path_factory, text, 
     assert digest(got[1]) == digest(want[1])
     parts = list(open_chunks(str(p), labels=2).chunks(chunk_rows=rows))
     assert np.vstack([c.X for c in parts]).tobytes() == np.asarray(want[1].X).tobytes()
+
+
+def test_a_header_that_is_not_utf8_is_one_typed_error(tmp_path):
+    """Found by the readers' fuzz test: pyarrow hands the column names back decoded, so a
+    Latin-1 byte in the header escaped as a bare UnicodeDecodeError (load and the streamed
+    first pass alike)."""
+    from coreselect.io.chunks import open_chunks
+
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(b"f,g,\xb5,y,z\n1,0.5,2,0,1\n3,1.5,4,1,0\n")
+    for load in (lambda: read(path, labels=2),
+                 lambda: open_chunks(str(path), labels=2).scan()):
+        with pytest.raises(DatasetError, match="header holds bytes that are not UTF-8") as got:
+            load()
+        assert got.value.line == 1

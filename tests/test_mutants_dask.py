@@ -36,6 +36,7 @@ def _map_raising(monkeypatch, exc):
     monkeypatch.setattr(dask_engine, "as_completed_watched", cancelled)
     engine = dask_engine.DaskEngine.__new__(dask_engine.DaskEngine)
     engine.client = _Client()
+    engine._runs = []  # what __init__ sets: the key prefixes settle() waits for
     with pytest.raises(EngineError, match="Dask cluster failed"):
         engine.map(lambda shared, task: task, None, [0, 1])
 

@@ -255,6 +255,10 @@ def _scan_header(path: str, sep: str, whole: bool = True, progress=None, block: 
         longest = max(longest, pos - last)
     if whole:
         _check_cells(rows + seps, path, "the file holds about")
+    try:  # pyarrow hands the names back as UTF-8 (a decode error, untyped, otherwise)
+        bytes(head).decode("utf-8")
+    except UnicodeDecodeError:
+        raise DatasetError("the header holds bytes that are not UTF-8 text", path=path, line=1) from None
     text = bytes(head).decode("utf-8", errors="replace").rstrip("\r")
     if not text.strip():
         raise DatasetError("empty file", path=path, line=1)
@@ -386,6 +390,8 @@ def csv_table(spath: str, sep: str, names: list[str], chunk_bytes: int | None = 
             raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
         except pa.ArrowException as exc:
             raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
+        except UnicodeDecodeError:
+            raise DatasetError("the CSV holds bytes that are not UTF-8 text", path=spath) from None
         if not batches:
             raise DatasetError("a CSV dataset needs a header and at least one row of two or more columns", path=spath)
         final = {f.name: (pa.float64() if pa.types.is_null(f.type) else f.type) for f in batches[0].schema}
