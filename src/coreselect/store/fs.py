@@ -525,50 +525,68 @@ def _failed(exc: BaseException, shown: str, options: dict) -> BaseException:
     return error
 
 
+class _UrlBuild:
+    """The frame every URL build shares: the temporary prefix and a local scratch folder, and
+    all or nothing on the way out. A failure once :meth:`mark` has run calls ``undo`` (what the
+    build had written under the target), removes the prefix and becomes one line
+    (:func:`_failed`); SIGINT and SIGTERM (the CLI's Terminated) clean up too. A server that
+    does not answer would keep each removal to its deadline: the next build to this URL
+    removes what was left (:func:`clean_stale_staging`, by the prefix's mark)."""
+
+    def __init__(self, url: str, options: dict | None, temp_dir: str | os.PathLike | None = None):
+        self.options = storage_options(options)
+        self.shown = scrub(url)
+        self.fs, self.root, self.staging = _begin_build(url, self.options)
+        self.scratch = Path(tempfile.mkdtemp(prefix="coreselect-build-", dir=temp_dir))
+        self.staged = False
+        self.undo: Callable[[], Any] = lambda: None
+
+    def mark(self, direct: bool = False) -> None:
+        self.staged = True  # first: a mark whose write failed may still have landed
+        _mark(self.fs, self.staging, self.root, direct=direct)
+
+    def __enter__(self) -> "_UrlBuild":
+        return self
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        try:
+            if exc is None or not self.staged:
+                return False
+            silent = is_no_answer(exc)
+            if not silent:
+                self.undo()
+            self.staged = not silent
+            if not isinstance(exc, Exception):
+                return False
+            raise _failed(exc, self.shown, self.options) from None
+        finally:
+            if self.staged:
+                _quietly(self.fs.rm, self.staging, recursive=True)
+            _ACTIVE.discard(self.staging)
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
 def build_at_url(url: str, build: Callable[[Path], ColumnStore], options: dict | None = None,
                  temp_dir: str | os.PathLike | None = None) -> ColumnStore:
     """Build a store with ``build(local_folder)`` and publish it at ``url``: all or nothing
     (files under a temporary prefix, copied to ``url``, ``store.json`` written last)."""
     from coreselect.files import checkpoint as test_hold
 
-    options = storage_options(options)
-    shown = scrub(url)
-    fs, root, staging = _begin_build(url, options)
-    scratch = Path(tempfile.mkdtemp(prefix="coreselect-build-", dir=temp_dir))
-    files: list[str] = []
-    staged = False
-    try:
-        local = build(scratch / "store")
+    with _UrlBuild(url, options, temp_dir) as b:
+        fs, root, staging = b.fs, b.root, b.staging
+        local = build(b.scratch / "store")  # a failure here has written nothing remote
         files = sorted(local.meta["files"])
-        try:
-            staged = True
-            _mark(fs, staging, root)
-            for rel in files:  # everything but store.json, under the temporary prefix
-                fs.put_file(str(local.path / rel), f"{staging}/{rel}")
-            test_hold("remote-staged")  # tests signal or freeze the build here
-            for rel in files:
-                fs.copy(f"{staging}/{rel}", f"{root}/{rel}")
-            fs.put_file(str(local.path / META_FILE), f"{root}/{META_FILE}")  # the commit
-        except BaseException as exc:  # SIGINT, SIGTERM (the CLI's Terminated) clean up too
-            # The prefix was empty: whatever is under it now is this build's, a copy that
-            # landed although its answer was lost included. A prefix without store.json is
-            # no store; leave nothing.
-            # A server that does not answer would keep each removal to its deadline: the
-            # next build to this URL removes them (clean_stale_staging).
-            silent = is_no_answer(exc)
-            if not silent:
-                for rel in [META_FILE, *files]:
-                    _quietly(fs.rm_file, f"{root}/{rel}")
-            staged = staged and not silent
-            if not isinstance(exc, Exception):
-                raise
-            raise _failed(exc, shown, options) from None
-    finally:
-        if staged:
-            _quietly(fs.rm, staging, recursive=True)
-        _ACTIVE.discard(staging)
-        shutil.rmtree(scratch, ignore_errors=True)
-    return open_remote(url, options)
+        # The prefix was empty: whatever is under it is this build's, a copy that landed
+        # although its answer was lost included. A prefix without store.json is no store.
+        b.undo = lambda: [_quietly(fs.rm_file, f"{root}/{rel}") for rel in [META_FILE, *files]]
+        b.mark()
+        for rel in files:  # everything but store.json, under the temporary prefix
+            fs.put_file(str(local.path / rel), f"{staging}/{rel}")
+        test_hold("remote-staged")  # tests signal or freeze the build here
+        for rel in files:
+            fs.copy(f"{staging}/{rel}", f"{root}/{rel}")
+        fs.put_file(str(local.path / META_FILE), f"{root}/{META_FILE}")  # the commit
+    return open_remote(url, b.options)
 
 
 def build_direct(url: str, build: Callable[[Path, StoreRef, StoreRef], Any],
@@ -583,45 +601,29 @@ def build_direct(url: str, build: Callable[[Path, StoreRef, StoreRef], Any],
     last (the commit: a reader refuses a prefix without it). On any failure, SIGINT and
     SIGTERM included, ``settle()`` waits for the build's tasks still running (a task of a
     failed map runs on until it ends), then everything under ``url`` is removed (it was
-    empty when the build began) and the temporary prefix too; a silent server leaves them to
-    the next build to ``url`` (:func:`clean_stale_staging`, by the prefix's mark)."""
+    empty when the build began) and the temporary prefix too (:class:`_UrlBuild`)."""
     from coreselect.files import checkpoint as test_hold
 
-    options = storage_options(options)
-    shown = scrub(url)
-    fs, root, staging = _begin_build(url, options)
-    proto = scheme(url)
-    scratch = Path(tempfile.mkdtemp(prefix="coreselect-build-"))
-    staged = False
-    try:
-        try:
-            staged = True
-            _mark(fs, staging, root, direct=True)
-            build(scratch / "store", StoreRef(url.rstrip("/"), options),
-                  StoreRef(f"{proto}://{staging}", options))
-            local = scratch / "store"
-            small = sorted(p.relative_to(local).as_posix() for p in local.rglob("*")
-                           if p.is_file() and p.name != META_FILE)
-            test_hold("remote-staged")  # tests signal or freeze the build here
-            for rel in small:
-                fs.put_file(str(local / rel), f"{root}/{rel}")
-            fs.put_file(str(local / META_FILE), f"{root}/{META_FILE}")  # the commit
-        except BaseException as exc:  # SIGINT, SIGTERM (the CLI's Terminated) clean up too
-            silent = is_no_answer(exc)
-            if not silent:
-                if settle is not None:
-                    _quietly(settle)
-                _remove_under(fs, root)
-            staged = staged and not silent
-            if not isinstance(exc, Exception):
-                raise
-            raise _failed(exc, shown, options) from None
-    finally:
-        if staged:
-            _quietly(fs.rm, staging, recursive=True)
-        _ACTIVE.discard(staging)
-        shutil.rmtree(scratch, ignore_errors=True)
-    return open_remote(url, options)
+    with _UrlBuild(url, options) as b:
+        fs, root = b.fs, b.root
+
+        def undo() -> None:
+            if settle is not None:
+                _quietly(settle)
+            _remove_under(fs, root)
+
+        b.undo = undo
+        b.mark(direct=True)
+        local = b.scratch / "store"
+        build(local, StoreRef(url.rstrip("/"), b.options),
+              StoreRef(f"{scheme(url)}://{b.staging}", b.options))
+        small = sorted(p.relative_to(local).as_posix() for p in local.rglob("*")
+                       if p.is_file() and p.name != META_FILE)
+        test_hold("remote-staged")  # tests signal or freeze the build here
+        for rel in small:
+            fs.put_file(str(local / rel), f"{root}/{rel}")
+        fs.put_file(str(local / META_FILE), f"{root}/{META_FILE}")  # the commit
+    return open_remote(url, b.options)
 
 
 def _remove_under(fs, root: str) -> None:
