@@ -395,18 +395,19 @@ def _is_default(name: str, value: Any) -> bool:
 
 # -- the option matrix of `coreselect evaluate` ---------------------------------------------
 def is_gds_method(name: str) -> bool:
-    """Whether an ``evaluate`` method is a GDS selection (``--lam``, ``--relevance`` apply)."""
-    return name in ("gds", "cgds", "dgds") or name.startswith("gds-")
+    """Whether an ``evaluate`` method is a GDS selection (``--lam``, ``--relevance`` apply;
+    not to ``gds-tuned``, which chooses them on the training fold)."""
+    return name in ("gds", "cgds", "dgds") or (name.startswith("gds-") and name != "gds-tuned")
 
 
 #: ``evaluate`` options that some runs ignore: option -> ((condition, why), ...), with the
 #: conditions ``"no_gds"`` (no GDS method in --methods) and ``"sweep"`` (--lam-sweep given).
 EVALUATE_UNUSED: dict[str, tuple[tuple[str, str], ...]] = {
     "lam": (("no_gds", "only the GDS methods (gds, gds-CALIBRATION, cgds, dgds) weigh "
-                       "diversity, and --methods has none"),
+                       "diversity by it (gds-tuned chooses), and --methods has none"),
             ("sweep", "--lam-sweep sets lambda itself")),
-    "relevance": (("no_gds", "only the GDS methods (gds, gds-CALIBRATION, cgds, dgds) have a "
-                             "relevance term, and --methods has none"),),
+    "relevance": (("no_gds", "only the GDS methods (gds, gds-CALIBRATION, cgds, dgds) take "
+                             "it (gds-tuned chooses), and --methods has none"),),
 }
 
 

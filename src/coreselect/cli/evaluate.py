@@ -26,7 +26,8 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False):
 @click.argument("data")
 @click.option("--methods", default=_DEFAULT_METHODS, show_default=True,
               help="Comma-separated: gds (the library's default calibration), cgds / dgds (the paper's "
-                   "objective, centralized / distributed), gds-CALIBRATION, br-ig, lp-ig, br-rf, lp-rf, "
+                   "objective, centralized / distributed), gds-CALIBRATION, gds-tuned (the training fold chooses the "
+                   "objective's form among stated candidates: coreselect.tuning), br-ig, lp-ig, br-rf, lp-rf, "
                    "br-chi2, max-chi2, random; the published MI selectors pmu, mdmr, d2f, scls, lrfs, lsmfs, "
                    "mlsmfs, ppt-mi, igmf, atr; the embedded l1 (L1 logistic regression) and trees "
                    "(extra-trees importances); all (the evaluator on every feature: the reference each "

@@ -54,3 +54,43 @@ class CalibratedGDS:
         self.selected_ = np.asarray(result.selected, dtype=np.int64)
         self.seconds_ = result.seconds
         return self
+
+
+class TunedGDS:
+    """``gds-tuned``: centralized GDS whose objective's form is chosen on the training rows
+    among :data:`coreselect.tuning.CANDIDATES` (:func:`coreselect.tuning.tune`); a ranker (the
+    chosen candidate's order up to ``k``). ``k="auto"``: the cap of :mod:`coreselect.autok`,
+    then that module's rule on the chosen order."""
+
+    is_ranker = True
+
+    def __init__(self, k: int | str = 10, random_state=None):
+        self.k, self.random_state = k, random_state
+
+    @property
+    def ranking_(self) -> np.ndarray:
+        return self.order_
+
+    def fit(self, X, Y) -> "TunedGDS":
+        import time
+
+        import scipy.sparse as sp
+
+        from coreselect.autok import cap_for, choose_k
+        from coreselect.tuning import tune
+
+        start = time.perf_counter()
+        auto = self.k == "auto"
+        if auto:  # as for every ranking in evaluate: the columns that vary, up to AUTO_CAP
+            high, low = ((X.max(axis=0).toarray().ravel(), X.min(axis=0).toarray().ravel())
+                         if sp.issparse(X) else (np.max(X, axis=0), np.min(X, axis=0)))
+            cap = max(1, cap_for(int(np.count_nonzero(high != low))))
+        else:
+            cap = int(self.k)
+        self.tuned_ = tune(X, Y, cap)
+        self.order_ = self.tuned_.order
+        self.choice_ = self.tuned_.choice
+        self.selected_ = (self.order_[:choose_k(X, Y, self.order_).k] if auto
+                          else self.order_[:cap])
+        self.seconds_ = time.perf_counter() - start
+        return self

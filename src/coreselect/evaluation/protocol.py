@@ -85,7 +85,9 @@ Progress = Callable[[int, int], None]
 GREEDY_METHODS = ("gds", "cgds", "dgds")
 METHOD_NAMES = ("gds", "cgds", "dgds", "br-ig", "lp-ig", "br-rf", "lp-rf", "br-chi2", "random",
                 "pmu", "mdmr", "d2f", "scls", "lrfs", "lsmfs", "mlsmfs", "ppt-mi", "igmf",
-                "atr", "max-chi2", "l1", "trees", "all")
+                "atr", "max-chi2", "l1", "trees", "gds-tuned", "all")
+#: GDS whose objective's form the training fold chooses (coreselect.tuning)
+TUNED_METHOD = "gds-tuned"
 #: the full-feature reference: the evaluator on every feature (not a selector)
 FULL_METHOD = "all"
 #: the full model's memory estimate, in copies of the training fold's feature matrix (the
@@ -184,6 +186,12 @@ def _make_calibrated(k: int, seed: int, *, lam: float, relevance: str, p: int | 
                          random_state=seed)
 
 
+def _make_tuned(k: int, seed: int):
+    from coreselect.evaluation.gds import TunedGDS
+
+    return TunedGDS(k=k, random_state=seed)
+
+
 def _make_baseline(k: int, seed: int, *, name: str, options: dict | None = None):
     from coreselect.baselines import BASELINES
 
@@ -231,6 +239,9 @@ def method_factories(
 
     out: dict[str, MethodFactory] = {}
     for name in names:
+        if name == TUNED_METHOD:
+            out[name] = _make_tuned
+            continue
         cal = DEFAULT_CALIBRATION if name == "gds" else (
             name[4:] if name.startswith("gds-") else None)
         if cal is not None:

@@ -1,0 +1,105 @@
+"""Let the training data choose the objective's form among a few stated candidates (issue 30,
+point 6): the fixed default wins on sparse text and loses on some small dense sets.
+
+The candidates (:data:`CANDIDATES`) are fixed in advance, not fitted to any dataset: the
+library default, the previous default calibration, more relevance, more diversity, and
+normalized MI. The rule, on the training rows only (inside ``evaluate``, the training fold):
+
+1. each candidate's greedy order is computed on the training rows up to the cap (the ``k``
+   asked for, or :func:`coreselect.autok.cap_for` for ``k="auto"``);
+2. the prefixes of each order (:func:`coreselect.autok.k_grid`) are scored by the internal
+   cross-validation of :mod:`coreselect.autok` (the same inner folds, rows and cheap
+   evaluator, BRkNN-b, example F1 on the held-out inner fold); a candidate's per-fold score is
+   the mean over the grid (the area under its prefix curve, so the choice serves every ``k``
+   up to the cap, and the selection stays a ranking);
+3. the default is kept unless another candidate beats it by more than one standard error of
+   their paired per-fold difference; among those that do, the largest mean difference wins.
+
+Its cost is one selection at the cap per candidate plus the inner scoring of each order. As in
+:mod:`coreselect.autok`, the orders see every training row, including the inner validation
+rows: a shared optimism, the same for every candidate up to how much each one overfits.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from coreselect.errors import InputError
+
+#: name -> (calibration, lam, relevance); the first is the library default and is kept on ties
+CANDIDATES: dict[str, dict] = {
+    "default": dict(calibration="information", lam=0.5, relevance="mi"),
+    "range": dict(calibration="range", lam=0.5, relevance="mi"),
+    "lam0.25": dict(calibration="information", lam=0.25, relevance="mi"),
+    "lam0.75": dict(calibration="information", lam=0.75, relevance="mi"),
+    "nmi": dict(calibration="information", lam=0.5, relevance="nmi"),
+}
+
+
+@dataclass
+class Tuned:
+    """The choice: the chosen candidate's name and parameters, its order up to the cap, and per
+    candidate the per-fold areas (``areas``, folds x candidates), their means and the paired
+    difference to the default (mean and standard error)."""
+
+    choice: str
+    params: dict
+    order: np.ndarray
+    cap: int
+    names: list[str]
+    areas: np.ndarray
+    orders: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        diff = self.areas - self.areas[:, :1]
+        se = diff.std(axis=0) / np.sqrt(max(diff.shape[0], 1))
+        return {"choice": self.choice, "params": dict(self.params), "cap": int(self.cap),
+                "rule": "the default unless beaten by more than one standard error",
+                "candidates": {n: {"area": round(float(self.areas[:, i].mean()), 6),
+                                   "diff": round(float(diff[:, i].mean()), 6),
+                                   "se": round(float(se[i]), 6)}
+                               for i, n in enumerate(self.names)},
+                "seconds": round(float(self.seconds), 4)}
+
+
+def pick(areas: np.ndarray) -> int:
+    """Column of ``areas`` (folds x candidates; column 0 the default) chosen by the module's
+    rule: 0 unless some column's mean paired difference to column 0 exceeds its standard error
+    (fold std / sqrt(folds)); then the largest such difference (the first on ties)."""
+    areas = np.asarray(areas, dtype=np.float64)
+    if areas.ndim != 2 or areas.shape[1] == 0:
+        raise InputError("pick needs a folds x candidates array with at least one candidate")
+    diff = areas - areas[:, :1]
+    mean = diff.mean(axis=0)
+    se = diff.std(axis=0) / np.sqrt(diff.shape[0])
+    beats = (mean > se + 1e-12) & (mean > 1e-12)
+    if not beats.any():
+        return 0
+    return int(np.argmax(np.where(beats, mean, -np.inf)))
+
+
+def tune(X, Y, cap: int, *, candidates: dict[str, dict] | None = None) -> Tuned:
+    """Choose among ``candidates`` (default :data:`CANDIDATES`) on ``X, Y`` (the training rows
+    only) by the module's rule, with orders up to ``cap`` columns."""
+    from coreselect.autok import k_grid, score_prefixes
+    from coreselect.selection import select
+
+    candidates = dict(CANDIDATES if candidates is None else candidates)
+    if not candidates:
+        raise InputError("tuning needs at least one candidate")
+    start = time.perf_counter()
+    names = list(candidates)
+    orders = {name: np.asarray(select(X, Y, k=int(cap), **candidates[name]).selected,
+                               dtype=np.int64) for name in names}
+    # the same prefix sizes for every candidate (an order may stop early on few columns)
+    grid = k_grid(min(o.size for o in orders.values()))
+    areas = np.column_stack([score_prefixes(X, Y, orders[name], grid)[0].mean(axis=1)
+                             for name in names])
+    chosen = names[pick(areas)]
+    return Tuned(choice=chosen, params=dict(candidates[chosen]), order=orders[chosen],
+                 cap=int(cap), names=names, areas=areas, orders=orders,
+                 seconds=time.perf_counter() - start)
