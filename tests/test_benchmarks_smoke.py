@@ -7,6 +7,7 @@ developer machine, failure in CI).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -42,6 +43,7 @@ SCRIPTS = {
 }
 
 
+@functools.lru_cache(maxsize=None)  # a script's --help starts numpy, pandas, scikit-learn: 4 s
 def _help(*args: str) -> str:
     proc = subprocess.run([sys.executable, "-m", "coreselect", "bench", *args, "--help"],
                           capture_output=True, text=True, cwd=ROOT)
