@@ -53,3 +53,22 @@ def test_ties_in_share_go_to_the_better_mean_rank():
         rows += _cells(d, "pmu", 0.5) + _cells(d, "gds", 0.51) + _cells(d, "gds-nmi", 0.52)
     per, _ = rivals.leave_one_dataset_out(pd.DataFrame(rows), ["gds", "gds-nmi"])
     assert set(per.pick) == {"gds-nmi"}  # both tie every cell; gds-nmi ranks first
+
+
+def test_the_pick_serves_the_worse_kind_of_data_first():
+    """More sparse sets than dense ones must not outvote the dense ones: a candidate that wins
+    every sparse set and loses every dense one (the larger share over all cells) loses the
+    pick to one that holds on both kinds."""
+    rivals = _rivals()
+    good = {"gds": {"emotions": 0.6, "scene": 0.6, "genbase": 0.6, "medical": 0.1,
+                    "enron": 0.1, "bibtex": 0.1, "yeast": 0.6},
+            "gds-range": {"emotions": 0.1, "scene": 0.1, "genbase": 0.6, "medical": 0.6,
+                          "enron": 0.6, "bibtex": 0.6, "yeast": 0.1}}
+    rows = []
+    for d in good["gds"]:
+        rows += _cells(d, "pmu", 0.5)
+        for c, by in good.items():
+            rows += _cells(d, c, by[d])
+    per, _ = rivals.leave_one_dataset_out(pd.DataFrame(rows), ["gds", "gds-range"])
+    row = per.set_index("dataset").loc["yeast"]
+    assert row.pick == "gds" and row.worst == 0.25 and row.share == 0.5

@@ -311,6 +311,7 @@ def test_limits_are_one_line(capsys, data):
 
 # -- evaluate ---------------------------------------------------------------------------------
 EVAL_CONTEXTS = {"gds": ["--methods", "cgds"], "baselines": ["--methods", "br-chi2"],
+                 "tuned": ["--methods", "gds-tuned"],  # chooses lambda and relevance itself
                  "sweep": ["--methods", "cgds", "--lam-sweep", "0,1"]}
 EVAL_VALUES = {"lam": ["--lam", "0.9"], "relevance": ["--relevance", "nmi"],
                "seed": ["--seed", "3"], "folds": ["--folds", "3"], "k_spec": ["--k", "2,3"],
