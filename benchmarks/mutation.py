@@ -51,7 +51,7 @@ class Mutant:
     new: str
     description: str
     named: bool = False  # one of the three issue 13 names
-    round: int = 1  # 1: issue 13's list; 2: issue 16's, chosen by someone who wrote none of the tests
+    round: int = 1  # 1: issue 13's list; 2: issue 16's, chosen by someone who wrote none of the tests; 3: likewise
 
 
 M = Mutant
@@ -343,6 +343,67 @@ MUTANTS += [
       "spread: the std over all candidates, selected ones included"),
 ]
 
+
+# -- round 3: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# coreselect.tuning (the paired one-standard-error rule), evaluate's gds-tuned, the option
+# matrix's is_gds_method, and store/fs.py's shared URL-build frame (_UrlBuild).
+def R3(file: str, old: str, new: str, description: str) -> Mutant:
+    return Mutant(file, old, new, description, round=3)
+
+
+MUTANTS += [
+    # -- tuning.py ------------------------------------------------------------------------------
+    R3("tuning.py", "    beats = (mean > se + 1e-12) & (mean > 1e-12)\n", "    beats = mean > 1e-12\n",
+       "tuning pick: any positive mean difference beats the default (no standard error)"),
+    R3("tuning.py", "    return int(np.argmax(np.where(beats, mean, -np.inf)))",
+       "    return int(np.argmax(mean))",
+       "tuning pick: the largest mean difference wins even if it does not beat the default"),
+    R3("tuning.py", "    candidates = dict(CANDIDATES if candidates is None else candidates)",
+       "    candidates = dict(CANDIDATES)",
+       "tuning tune: the candidates passed are ignored (always CANDIDATES)"),
+    R3("tuning.py", "    grid = k_grid(min(o.size for o in orders.values()))",
+       "    grid = k_grid(max(o.size for o in orders.values()))",
+       "tuning tune: the common grid runs to the longest order, not the shortest"),
+    R3("tuning.py", "return Tuned(choice=chosen, params=dict(candidates[chosen]), order=orders[chosen],",
+       "return Tuned(choice=chosen, params=dict(candidates[chosen]), order=orders[names[0]],",
+       "tuning tune: the default's order is returned whatever the choice"),
+    R3("tuning.py", '"diff": round(float(diff[:, i].mean()), 6),',
+       '"diff": round(float(self.areas[:, i].mean()), 6),',
+       "tuning to_dict: diff reports the area, not the paired difference"),
+    # -- evaluation/gds.py, evaluation/protocol.py: gds-tuned ----------------------------------
+    R3("evaluation/gds.py", "            cap = max(1, cap_for(int(np.count_nonzero(high != low))))",
+       "            cap = max(1, cap_for(X.shape[1]))",
+       "TunedGDS auto: the cap counts constant columns too"),
+    R3("evaluation/gds.py", "        self.selected_ = (self.order_[:choose_k(X, Y, self.order_).k] if auto\n"
+       "                          else self.order_[:cap])",
+       "        self.selected_ = self.order_[:cap]",
+       "TunedGDS auto: selected_ is the whole capped order (no choose_k)"),
+    R3("evaluation/protocol.py", "    return TunedGDS(k=k, random_state=seed)",
+       "    return TunedGDS(random_state=seed)",
+       "gds-tuned factory ignores k (default 10)"),
+    # -- spec.py ----------------------------------------------------------------------------------
+    R3("spec.py", 'or (name.startswith("gds-") and name != "gds-tuned")', 'or name.startswith("gds-")',
+       "is_gds_method: gds-tuned counts as taking --lam/--relevance"),
+    # -- store/fs.py: _UrlBuild --------------------------------------------------------------------
+    R3("store/fs.py", "            if not silent:\n                self.undo()\n", "",
+       "_UrlBuild: a failure after the mark does not undo what was written under the target"),
+    R3("store/fs.py", "        self.staged = True  # first: a mark whose write failed may still have landed\n"
+       "        _mark(self.fs, self.staging, self.root, direct=direct)\n",
+       "        _mark(self.fs, self.staging, self.root, direct=direct)\n"
+       "        self.staged = True\n",
+       "_UrlBuild: staged set after the mark's write (a failed mark write is not cleaned up)"),
+    R3("store/fs.py", "            if not isinstance(exc, Exception):\n                return False\n", "",
+       "_UrlBuild: SIGINT/SIGTERM become a one-line error instead of re-raising"),
+    R3("store/fs.py", "            raise _failed(exc, self.shown, self.options) from None\n",
+       "            return False\n",
+       "_UrlBuild: the raw exception escapes (no one-line error via _failed)"),
+    R3("store/fs.py", "            shutil.rmtree(self.scratch, ignore_errors=True)\n", "",
+       "_UrlBuild: the local scratch folder is left behind"),
+    R3("store/fs.py", "            if self.staged:\n                _quietly(self.fs.rm, self.staging, recursive=True)",
+       "            if self.staged and exc is not None:\n                _quietly(self.fs.rm, self.staging, recursive=True)",
+       "_UrlBuild: a successful build leaves its temporary prefix"),
+]
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -370,9 +431,14 @@ EXTRA = {
     "strategies.py": ["tests/test_mutants_store_rows.py", "tests/test_strategy_rows.py",
                       "tests/test_rowsharded.py", "tests/test_cli_e2e.py"],
     "sources.py": ["tests/test_store.py", "tests/test_cli_e2e.py"],
+    "store/fs.py": ["tests/test_remote_hostile.py", "tests/test_remote_urls.py", "tests/test_remote_s3.py",
+                    "tests/test_store_ingest_s3.py", "tests/test_remote_tempdir.py"],
     "store/": ["tests/test_props_store.py", "tests/test_mutants_store_rows.py", "tests/test_store_integrity.py",
                "tests/test_store.py"],
-    "spec.py": ["tests/test_spec.py"],
+    "spec.py": ["tests/test_tuning.py", "tests/test_spec.py"],
+    "tuning.py": ["tests/test_tuning.py"],
+    "evaluation/gds.py": ["tests/test_tuning.py"],
+    "evaluation/protocol.py": ["tests/test_tuning.py"],
     "files.py": ["tests/test_props_outputs.py", "tests/test_files.py"],
     "baselines/": ["tests/test_props_baselines.py"],
 }
@@ -470,7 +536,8 @@ def main() -> None:
     p.add_argument("--match", default=None,
                    help="only mutants whose description contains one of these substrings (a,b)")
     p.add_argument("--round", type=int, default=None,
-                   help="only the mutants of this round (1: issue 13's list, 2: issue 16's)")
+                   help="only the mutants of this round (1: issue 13's list, 2: issue 16's, "
+                        "3: tuning, gds-tuned and the URL-build frame)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
