@@ -431,7 +431,7 @@ EXTRA = {
     "strategies.py": ["tests/test_mutants_store_rows.py", "tests/test_strategy_rows.py",
                       "tests/test_rowsharded.py", "tests/test_cli_e2e.py"],
     "sources.py": ["tests/test_store.py", "tests/test_cli_e2e.py"],
-    "store/fs.py": ["tests/test_remote_hostile.py", "tests/test_remote_urls.py", "tests/test_remote_s3.py",
+    "store/fs.py": ["tests/test_url_build_frame.py", "tests/test_remote_hostile.py", "tests/test_remote_urls.py", "tests/test_remote_s3.py",
                     "tests/test_store_ingest_s3.py", "tests/test_remote_tempdir.py"],
     "store/": ["tests/test_props_store.py", "tests/test_mutants_store_rows.py", "tests/test_store_integrity.py",
                "tests/test_store.py"],

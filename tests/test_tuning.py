@@ -68,6 +68,11 @@ def test_tune_leaves_a_default_made_bad_on_purpose():
     assert got.areas.shape[1] == 2 and got.areas[:, 1].mean() > got.areas[:, 0].mean()
     kept = tune(X, Y, 10, candidates={"good": good, "bad": bad})
     assert kept.choice == "good"
+    from coreselect.selection import select
+
+    want = [int(i) for i in select(X, Y, k=10, **good).selected]
+    assert got.order.tolist() == want == kept.order.tolist()  # the chosen one's own order
+    assert got.orders["bad"].tolist() != want
 
 
 def test_tune_returns_the_chosen_candidates_own_selection():
@@ -144,3 +149,43 @@ def test_evaluate_gds_tuned_with_k_auto(capsys, tmp_path, arff):
     df = pd.read_csv(tmp_path / "ev" / "results.csv")
     tuned = df[df.method == "gds-tuned"]
     assert set(tuned.k) == {"auto"} and tuned.k_chosen.between(1, 30).all()
+
+
+def test_candidates_are_scored_on_the_same_prefix_sizes(monkeypatch):
+    """An order that stops early (fewer columns) bounds every candidate's grid: the areas are
+    means over the same prefix sizes, none beyond a candidate's order."""
+    import coreselect.autok as autok
+    import coreselect.selection as selection
+
+    X, Y = _data(seed=4)
+    real_select, real_score = selection.select, autok.score_prefixes
+    grids = []
+
+    def short(X, Y, k, **kw):
+        got = real_select(X, Y, k=k, **kw)
+        if kw.get("lam") == 0.75:
+            got.selected = list(got.selected)[:5]
+        return got
+
+    def spy(X, Y, order, grid, **kw):
+        grids.append((len(order), list(grid)))
+        return real_score(X, Y, order, grid, **kw)
+
+    monkeypatch.setattr(selection, "select", short)
+    monkeypatch.setattr(autok, "score_prefixes", spy)
+    tune(X, Y, 10)
+    assert len(grids) == len(CANDIDATES)
+    assert all(g == grids[0][1] for _, g in grids) and max(grids[0][1]) == 5
+    assert all(max(g) <= n for n, g in grids)
+
+
+def test_tuned_gds_auto_caps_at_the_columns_that_vary_and_applies_the_rule():
+    from coreselect.autok import choose_k
+    from coreselect.evaluation.gds import TunedGDS
+
+    X, Y = _data(n=150, seed=5)
+    X[:, :6] = 1.0  # constant columns: never selectable
+    m = TunedGDS(k="auto").fit(X, Y)
+    assert m.tuned_.cap == X.shape[1] - 6 == m.order_.size
+    assert m.selected_.tolist() == m.order_[:choose_k(X, Y, m.order_).k].tolist()
+    assert 0 < m.selected_.size < m.order_.size  # the rule cut the order
