@@ -43,6 +43,8 @@ WHOLE_FILES = {
                         "--out docs/mutation.md",
     "docs/mutation-round2.md": "python benchmarks/mutation.py --round 2 --jobs 1 --workers 1 "
                                "--timeout 400 --out docs/mutation-round2.md",
+    "docs/mutation-round3.md": "python benchmarks/mutation.py --round 3 --jobs 1 --no-baseline "
+                               "--timeout 1200 --out docs/mutation-round3.md",
     "docs/mutation-reanchored.md": "python benchmarks/mutation.py --no-baseline --jobs 1 "
                                    "--timeout 600 --match 'coefficient c without the 2,h: "
                                    "lambda weighs,old threshold (numba kernel),feature relevance "
