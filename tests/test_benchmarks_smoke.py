@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 import re
 import signal
@@ -43,12 +44,49 @@ SCRIPTS = {
 }
 
 
-@functools.lru_cache(maxsize=None)  # a script's --help starts numpy, pandas, scikit-learn: 4 s
-def _help(*args: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "coreselect", "bench", *args, "--help"],
+#: What ``python benchmarks/NAME.py [SUB] --help`` prints, for many scripts in one interpreter:
+#: each is run as ``__main__`` with that argv (a script starts numpy, pandas and scikit-learn,
+#: about 4 s a process; ~30 of them here). test_help_in_one_process_is_the_cli_s checks one
+#: against ``coreselect bench NAME --help``.
+_HELP_CHILD = r"""
+import contextlib, io, json, runpy, sys
+bench, calls = sys.argv[1], json.loads(sys.argv[2])
+out = {}
+for call in calls:
+    path = f"{bench}/{call[0]}.py"
+    sys.argv = [path, *call[1:], "--help"]
+    buf, code = io.StringIO(), 0
+    try:
+        with contextlib.redirect_stdout(buf):
+            runpy.run_path(path, run_name="__main__")
+    except SystemExit as exc:
+        code = exc.code or 0
+    out[" ".join(call)] = [code, buf.getvalue()]
+print(json.dumps(out))
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _all_help() -> dict:
+    calls = [[name, *sub] for name in _scripts()
+             for sub in [[]] + [[s] for s in SUBCOMMANDS.get(name, [])]]
+    proc = subprocess.run([sys.executable, "-c", _HELP_CHILD, str(BENCH), json.dumps(calls)],
                           capture_output=True, text=True, cwd=ROOT)
-    assert proc.returncode == 0, f"bench {' '.join(args)} --help: {proc.stderr[-2000:]}"
-    return proc.stdout
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def _help(*args: str) -> str:
+    code, text = _all_help()[" ".join(args)]
+    assert code == 0, f"bench {' '.join(args)} --help exited {code}"
+    return text
+
+
+def test_help_in_one_process_is_the_cli_s():
+    for args in (["table2"], ["published", "report"]):
+        proc = subprocess.run([sys.executable, "-m", "coreselect", "bench", *args, "--help"],
+                              capture_output=True, text=True, cwd=ROOT)
+        assert proc.returncode == 0 and proc.stdout == _help(*args), proc.stderr[-2000:]
 
 
 def _plots(name: str) -> bool:
