@@ -367,12 +367,12 @@ MUTANTS += [
     R3("tuning.py", "return Tuned(choice=chosen, params=dict(candidates[chosen]), order=orders[chosen],",
        "return Tuned(choice=chosen, params=dict(candidates[chosen]), order=orders[names[0]],",
        "tuning tune: the default's order is returned whatever the choice"),
-    R3("tuning.py", '"diff": round(float(diff[:, i].mean()), 6),',
+    R3("tuning.py", '"diff": round(float(mean[i]), 6),',
        '"diff": round(float(self.areas[:, i].mean()), 6),',
        "tuning to_dict: diff reports the area, not the paired difference"),
     # -- evaluation/gds.py, evaluation/protocol.py: gds-tuned ----------------------------------
-    R3("evaluation/gds.py", "            cap = max(1, cap_for(int(np.count_nonzero(high != low))))",
-       "            cap = max(1, cap_for(X.shape[1]))",
+    R3("evaluation/gds.py", "        cap = auto_cap(X) if auto else int(self.k)",
+       "        cap = X.shape[1] if auto else int(self.k)",
        "TunedGDS auto: the cap counts constant columns too"),
     R3("evaluation/gds.py", "        self.selected_ = (self.order_[:choose_k(X, Y, self.order_).k] if auto\n"
        "                          else self.order_[:cap])",

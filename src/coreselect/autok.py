@@ -48,6 +48,16 @@ def cap_for(n_selectable: int) -> int:
     return int(max(0, min(int(n_selectable), AUTO_CAP)))
 
 
+def auto_cap(X) -> int:
+    """The cap for a ranking of ``X``'s columns (the training rows): :func:`cap_for` of the
+    columns that vary on them, at least 1."""
+    if sp.issparse(X):
+        high, low = X.max(axis=0).toarray().ravel(), X.min(axis=0).toarray().ravel()
+    else:
+        high, low = np.max(X, axis=0), np.min(X, axis=0)
+    return max(1, cap_for(int(np.count_nonzero(high != low))))
+
+
 def k_grid(cap: int) -> np.ndarray:
     """The prefix sizes scored: the 1-2-3-5-7 ladder (1, 2, 3, 5, 7, 10, 20, 30, 50, 70,
     100, ...) below ``cap``, and ``cap``."""

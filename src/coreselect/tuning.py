@@ -55,15 +55,22 @@ class Tuned:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        diff = self.areas - self.areas[:, :1]
-        se = diff.std(axis=0) / np.sqrt(max(diff.shape[0], 1))
+        mean, se = paired_to_default(self.areas)
         return {"choice": self.choice, "params": dict(self.params), "cap": int(self.cap),
                 "rule": "the default unless beaten by more than one standard error",
                 "candidates": {n: {"area": round(float(self.areas[:, i].mean()), 6),
-                                   "diff": round(float(diff[:, i].mean()), 6),
+                                   "diff": round(float(mean[i]), 6),
                                    "se": round(float(se[i]), 6)}
                                for i, n in enumerate(self.names)},
                 "seconds": round(float(self.seconds), 4)}
+
+
+def paired_to_default(areas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of ``areas`` (folds x candidates; column 0 the default): the mean of its
+    per-fold difference to column 0, and that difference's standard error (fold std /
+    sqrt(folds))."""
+    diff = areas - areas[:, :1]
+    return diff.mean(axis=0), diff.std(axis=0) / np.sqrt(diff.shape[0])
 
 
 def pick(areas: np.ndarray) -> int:
@@ -73,9 +80,7 @@ def pick(areas: np.ndarray) -> int:
     areas = np.asarray(areas, dtype=np.float64)
     if areas.ndim != 2 or areas.shape[1] == 0:
         raise InputError("pick needs a folds x candidates array with at least one candidate")
-    diff = areas - areas[:, :1]
-    mean = diff.mean(axis=0)
-    se = diff.std(axis=0) / np.sqrt(diff.shape[0])
+    mean, se = paired_to_default(areas)
     beats = (mean > se + 1e-12) & (mean > 1e-12)
     if not beats.any():
         return 0

@@ -74,19 +74,12 @@ class TunedGDS:
     def fit(self, X, Y) -> "TunedGDS":
         import time
 
-        import scipy.sparse as sp
-
-        from coreselect.autok import cap_for, choose_k
+        from coreselect.autok import auto_cap, choose_k
         from coreselect.tuning import tune
 
         start = time.perf_counter()
         auto = self.k == "auto"
-        if auto:  # as for every ranking in evaluate: the columns that vary, up to AUTO_CAP
-            high, low = ((X.max(axis=0).toarray().ravel(), X.min(axis=0).toarray().ravel())
-                         if sp.issparse(X) else (np.max(X, axis=0), np.min(X, axis=0)))
-            cap = max(1, cap_for(int(np.count_nonzero(high != low))))
-        else:
-            cap = int(self.k)
+        cap = auto_cap(X) if auto else int(self.k)  # as for every ranking in evaluate
         self.tuned_ = tune(X, Y, cap)
         self.order_ = self.tuned_.order
         self.choice_ = self.tuned_.choice

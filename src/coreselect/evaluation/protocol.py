@@ -50,6 +50,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.model_selection import KFold
 
+from coreselect.autok import auto_cap
 from coreselect.errors import InputError
 from coreselect.evaluation.brknn import BRkNNb
 from coreselect.evaluation.measures import MEASURES
@@ -450,7 +451,7 @@ def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[di
     # ("auto",): a GDS method chooses k itself (nested); any other method's ranking up to the
     # cap gets the same rule (coreselect.autok) here, on the training fold only.
     by_rule = ks == ("auto",) and not chooses_own_k(method)
-    cap = _auto_cap(Xtr) if by_rule else None
+    cap = auto_cap(Xtr) if by_rule else None  # as for GDS: the columns that vary, capped
     est = methods[method](cap or max(ks), seed)
     t0 = time.perf_counter()
     est.fit(Xtr, Ytr)
@@ -484,19 +485,6 @@ def chooses_own_k(method: str) -> bool:
     """Whether ``method`` takes ``k="auto"`` itself (the GDS methods); the others get the same
     rule over their ranking in :func:`run_protocol`."""
     return method in AUTO_K_METHODS or method.startswith("gds-")
-
-
-def _auto_cap(Xtr) -> int:
-    """The cap of ``k="auto"`` for a method that ranks every column: as for GDS,
-    ``min(AUTO_CAP, columns that vary on the training fold)`` (at least 1)."""
-    from coreselect.autok import cap_for
-
-    if sp.issparse(Xtr):
-        high, low = Xtr.max(axis=0).toarray().ravel(), Xtr.min(axis=0).toarray().ravel()
-    else:
-        high, low = np.max(Xtr, axis=0), np.min(Xtr, axis=0)
-    varies = high != low
-    return max(1, cap_for(int(np.count_nonzero(varies))))
 
 
 def _is_ranker(factory: MethodFactory) -> bool:

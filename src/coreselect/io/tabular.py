@@ -335,6 +335,16 @@ def _retype(exc: Exception, names: list[str], types: dict) -> bool:
     return True
 
 
+def _widen_or_fail(exc: Exception, names: list[str], types: dict, spath: str) -> None:
+    """After pyarrow failed reading a CSV: widen the type of the column a conversion error
+    names (:func:`_retype`; the caller reads again), or raise the one-line DatasetError."""
+    import pyarrow as pa
+
+    if isinstance(exc, (pa.ArrowInvalid, pa.ArrowNotImplementedError)) and _retype(exc, names, types):
+        return
+    raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
+
+
 def csv_batches(spath: str, sep: str, names: list[str], types: dict, chunk_bytes: int | None = None,
                 include: list[str] | None = None):
     """pyarrow record batches of a CSV file (``open_csv``, ``chunk_bytes`` of text at a time),
@@ -384,12 +394,9 @@ def csv_table(spath: str, sep: str, names: list[str], chunk_bytes: int | None = 
         except _Untyped as exc:
             types.update({c: pa.string() for c in exc.columns})
             continue
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            if _retype(exc, names, types):
-                continue
-            raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
         except pa.ArrowException as exc:
-            raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
+            _widen_or_fail(exc, names, types, spath)
+            continue
         except UnicodeDecodeError:
             raise DatasetError("the CSV holds bytes that are not UTF-8 text", path=spath) from None
         if not batches:
@@ -794,12 +801,9 @@ def table_columns(path: str, fmt: str, labels: Any = None, chunk_bytes: int | No
                 rows += batch.num_rows
         except _Untyped:
             return TableInfo(features, label_cols, False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-            if _retype(exc, cols, types):
-                continue
-            raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
         except pa.ArrowException as exc:
-            raise DatasetError(f"cannot parse CSV: {' '.join(str(exc).split())}", path=spath) from None
+            _widen_or_fail(exc, cols, types, spath)
+            continue
         if rows == 0:
             raise DatasetError("a CSV dataset needs a header and at least one row of two or more columns", path=spath)
         settled = {c: (pa.float64() if pa.types.is_null(t) else t) for c, t in schema.items()}
