@@ -249,7 +249,7 @@ def test_label_sets_select_what_the_binary_matrix_selects(case):
 def test_label_sets_match_multilabel_binarizer():
     from sklearn.preprocessing import MultiLabelBinarizer
 
-    from coreselect.sources import label_sets_to_matrix
+    from coreselect.selection.sources import label_sets_to_matrix
 
     sets = [{0, 2}, {1}, set(), {2, 5}]
     M, classes = label_sets_to_matrix(sets)
@@ -269,7 +269,7 @@ def test_ragged_lists_are_label_lists(rows):
     as MultiLabelBinarizer reads them (they used to be refused as ragged)."""
     from sklearn.preprocessing import MultiLabelBinarizer
 
-    from coreselect.sources import as_label_matrix
+    from coreselect.selection.sources import as_label_matrix
 
     np.testing.assert_array_equal(as_label_matrix(rows, len(rows)),
                                   MultiLabelBinarizer().fit_transform(rows))

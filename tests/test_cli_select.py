@@ -197,7 +197,7 @@ def test_verbose_dask_run_logs_our_stages_only(small_store):
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stderr.strip().splitlines()
     # our stages (partition, cluster start, parts, union) and nothing of Dask's internals
-    assert any("coreselect.strategies: parts" in line for line in lines)
+    assert any("coreselect.selection.strategies: parts" in line for line in lines)
     assert not [line for line in lines if " distributed." in line], lines
     assert len(lines) < 10 and json.loads(proc.stdout)["engine"] == "dask"
 

@@ -33,10 +33,10 @@ def test_check_passes_on_the_current_code(mutation, capsys):
 
 
 def test_check_fails_on_a_stale_mutant(mutation, capsys, monkeypatch):
-    stale = mutation.Mutant("selection.py", "text the code does not hold", "x", "a stale one")
+    stale = mutation.Mutant("selection/__init__.py", "text the code does not hold", "x", "a stale one")
     monkeypatch.setattr(mutation, "MUTANTS", mutation.MUTANTS + [stale])
     with pytest.raises(SystemExit) as exc:
         mutation.main()
     out = capsys.readouterr().out
-    assert exc.value.code == 1 and "STALE selection.py: a stale one" in out
+    assert exc.value.code == 1 and "STALE selection/__init__.py: a stale one" in out
     assert out.splitlines()[-1].endswith("mutants apply, 1 stale")

@@ -1,4 +1,4 @@
-"""The option matrix (coreselect.spec.UNUSED, EVALUATE_UNUSED), walked cell by cell.
+"""The option matrix (coreselect.selection.spec.UNUSED, EVALUATE_UNUSED), walked cell by cell.
 
 For every option of ``coreselect select`` x mode x source (data file, column store) x engine
 (local, dask: for the modes that run on an engine), the option is either honoured (the report or
@@ -20,7 +20,7 @@ import pytest
 
 from coreselect.cli import main
 from coreselect.errors import InputError
-from coreselect.spec import (
+from coreselect.selection.spec import (
     ENGINE_MODES, ENGINES, MODES, SELECT_OPTIONS, SOURCES, evaluate_unused_reason, max_workers,
     unused_reason,
 )

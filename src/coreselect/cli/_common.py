@@ -21,7 +21,7 @@ from typing import Callable, NoReturn
 
 import click
 
-from coreselect.files import atomic_output, atomic_path  # noqa: F401 - re-exported for the commands
+from coreselect.io.files import atomic_output, atomic_path  # noqa: F401 - re-exported for the commands
 
 EXIT_BAD_INPUT = 2
 
@@ -168,7 +168,7 @@ def _on_signal(signum, frame):  # noqa: ARG001
     output (it unwinds, so `finally` blocks remove temporaries and roll back output sets).
     Once the command's last outputs are in place (files.last_outputs_committed) or it has
     returned, the run is finished: it ends with its own code, promptly on a second signal."""
-    from coreselect.files import last_outputs_committed, note_signal
+    from coreselect.io.files import last_outputs_committed, note_signal
 
     if _FINISHED or last_outputs_committed():
         _LATE.append(signum)
@@ -245,7 +245,7 @@ def handle_errors(func: Callable) -> Callable:
         if kwargs.get("verbose"):
             VERBOSE = True
         previous = {}
-        from coreselect.files import last_outputs_committed
+        from coreselect.io.files import last_outputs_committed
 
         last_outputs_committed(reset=True)
         if threading.current_thread() is threading.main_thread():

@@ -163,7 +163,7 @@ def _check_force_targets(name: str) -> None:
     $COREDATA copy it would replace (COREDATA_HOME=$COREDATA, or a link into it)."""
     from coreselect.datasets.fetch import cache_dir, coredata_dir
     from coreselect.datasets.registry import find
-    from coreselect.files import check_outputs
+    from coreselect.io.files import check_outputs
 
     info, local = find(name), coredata_dir()
     if info is None or local is None:

@@ -10,7 +10,7 @@ from coreselect.cli._common import (
     LABELS_HELP, fail, handle_errors, labels_as_features_option, load_options, log_to_stderr,
     quiet_option, reporter, verbose_option,
 )
-from coreselect.spec import evaluate_unused_reason, max_workers
+from coreselect.selection.spec import evaluate_unused_reason, max_workers
 
 _DEFAULT_METHODS = "gds,cgds,dgds,br-ig,br-rf,lp-ig,lp-rf,br-chi2"
 _DEFAULT_K = "10:100:10"
@@ -98,7 +98,7 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
         raise InputError("--methods is empty")
     if len(set(names)) != len(names):
         raise InputError("--methods names a method twice")
-    # The option matrix of evaluate (coreselect.spec.EVALUATE_UNUSED): one line for an option
+    # The option matrix of evaluate (coreselect.selection.spec.EVALUATE_UNUSED): one line for an option
     # given explicitly that this run would ignore.
     ctx = click.get_current_context()
     for name, flag in (("lam", "--lam"), ("relevance", "--relevance")):
@@ -125,7 +125,7 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
     # XML), never a folder or read-only file; they are written together at the end.
     from coreselect.datasets.inputs import check_read_outputs, check_run_outputs
     from coreselect.evaluation.report import report_paths
-    from coreselect.files import check_writable, checkpoint
+    from coreselect.io.files import check_writable, checkpoint
 
     planned = report_paths(out_dir, sweep=lams is not None, measures=measure_names)
     outputs = {str(p): p for p in planned}
@@ -182,7 +182,7 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
         notes += "."
     for note in df.attrs.get("notes", []):
         click.echo(f"note: {note}", err=True)  # a warning: also with -q
-    from coreselect.files import final_outputs
+    from coreselect.io.files import final_outputs
 
     # Its last act: a signal after the report is in place finds a finished run.
     with shown.stage("writing the report"), final_outputs():

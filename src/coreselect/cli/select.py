@@ -2,7 +2,7 @@
 
 The command parses, refuses options that would be ignored, and delegates to
 :func:`coreselect.selection.select`; defaults and choices come from
-:data:`coreselect.spec.CONSTRAINTS`.
+:data:`coreselect.selection.spec.CONSTRAINTS`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from coreselect.cli._common import (
     LABELS_HELP, QUIET_HELP, VERBOSE_HELP, fail, handle_errors, labels_as_features_option,
     load_options, log_to_stderr,
 )
-from coreselect.spec import (
+from coreselect.selection.spec import (
     CONSTRAINTS, ENGINE_MODES, HARD_MAX_WORKERS, MAX_P, SELECT_OPTIONS, WORKERS_PER_CORE,
     default, default_calibration, max_workers, unused_reason,
 )
@@ -166,7 +166,7 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
     # a name through $COREDATA or the cache, and the label XML found beside it) or over each
     # other, and an unknown --export format is refused now rather than after the selection.
     from coreselect.datasets.inputs import check_read_outputs, check_run_outputs
-    from coreselect.files import checkpoint as test_hold
+    from coreselect.io.files import checkpoint as test_hold
 
     outputs = {"--out": out, "--export": export, "--coverage": coverage_png,
                "--k-curve": k_curve}
@@ -174,7 +174,7 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
     written = {**outputs, "--checkpoint": None if scheme(checkpoint) not in (None, "file")
                else local_path(checkpoint)}
     check_run_outputs(data, labels, written)
-    from coreselect.files import check_writable
+    from coreselect.io.files import check_writable
 
     check_writable(outputs.values())  # a folder, a missing parent folder: before any work
     if export and not str(export).lower().endswith(EXPORT_SUFFIXES):
@@ -246,7 +246,7 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
         report["export"] = str(export)
     report["total_seconds"] = round(time.perf_counter() - started, 4)
     if out or export or coverage_png or k_curve:
-        from coreselect.files import output_set
+        from coreselect.io.files import output_set
         from coreselect.io import export_columns, format_of
 
         # One command, all outputs or none: they are renamed into place only when all wrote.
@@ -254,13 +254,13 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
                 output_set([out, export, xml, coverage_png, k_curve], last=True) as (
                     out_tmp, export_tmp, xml_tmp, png_tmp, curve_tmp):
             if curve_tmp is not None:
-                from coreselect.autok import plot_k_curve
+                from coreselect.selection.autok import plot_k_curve
 
                 plot_k_curve(result.auto_k, curve_tmp,
                              title=f"Automatic k on {report.get('dataset', data)}: chosen "
                                    f"k = {result.auto_k.k} (cap {result.auto_k.cap})")
             if png_tmp is not None:
-                from coreselect.explain import plot_coverage
+                from coreselect.selection.explain import plot_coverage
 
                 plot_coverage(result.label_relevance, report["p"], png_tmp,
                               label_names=result.shown_label_names(label_names),
@@ -314,7 +314,7 @@ def _transient_store(source, temp_dir, n_bins, strategy, min_bin_count, seed, ro
     Returns (scratch folder, opened store)."""
     import tempfile
 
-    from coreselect.files import scratch_dir
+    from coreselect.io.files import scratch_dir
     from coreselect.store.ingest import BuildOptions, build_store_from_source
 
     root = Path(temp_dir) if temp_dir is not None else Path(tempfile.gettempdir())
@@ -423,7 +423,7 @@ def _explanation(e) -> dict:
 
 def _refuse_ignored(given: set[str], source: str, mode: str, engine: str) -> None:
     """One line and exit 2 for an option given explicitly that this run would ignore (the
-    option matrix: :data:`coreselect.spec.UNUSED`)."""
+    option matrix: :data:`coreselect.selection.spec.UNUSED`)."""
     for name in SELECT_OPTIONS:
         if name not in given:
             continue
@@ -435,7 +435,7 @@ def _refuse_ignored(given: set[str], source: str, mode: str, engine: str) -> Non
 
 
 def _int_or_auto(value: str) -> str | int:
-    """'auto' or an integer; anything else goes on to the one check (coreselect.spec)."""
+    """'auto' or an integer; anything else goes on to the one check (coreselect.selection.spec)."""
     try:
         return int(value)
     except ValueError:

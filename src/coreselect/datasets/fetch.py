@@ -31,7 +31,7 @@ Downloads are safe against bad or hostile servers:
 * the **SHA-256** is checked before the file is renamed into the cache; files without a
   known checksum are refused unless ``verify=False``;
 * the partial file is ``.NAME.p<pid>-XXXX.part`` beside the target, removed on any error,
-  and removed by the next run if a kill left it (:func:`coreselect.files.clean_stale`).
+  and removed by the next run if a kill left it (:func:`coreselect.io.files.clean_stale`).
 
 Why not ``pooch``: it is the scientific Python standard for hash-checked, cached,
 mirror-able downloads, and its ``retrieve(url, known_hash)`` would replace the hashing and
@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # the network modules (~20 ms) load with the first download, 
 
 from coreselect.datasets.registry import DatasetFile, DatasetInfo, get
 from coreselect.errors import DatasetError, FetchError, ParameterError
-from coreselect.files import clean_stale, file_mode, temp_name_prefix
+from coreselect.io.files import clean_stale, file_mode, temp_name_prefix
 
 __all__ = [
     "cache_dir",

@@ -17,8 +17,8 @@ import uuid
 from typing import Any
 
 from coreselect.engines.dask import cluster_errors, cluster_failure, result_watched
-from coreselect.files import checkpoint_once
-from coreselect.rowsharded import RowShards, ShardFunction
+from coreselect.io.files import checkpoint_once
+from coreselect.engines.rowsharded import RowShards, ShardFunction
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def _sum(*parts: Any) -> Any:
 
 
 class DaskRows:
-    """A :class:`~coreselect.rowsharded.RowMapReduce` over tiles persisted on Dask workers.
+    """A :class:`~coreselect.engines.rowsharded.RowMapReduce` over tiles persisted on Dask workers.
 
     Parameters
     ----------

@@ -50,7 +50,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.model_selection import KFold
 
-from coreselect.autok import auto_cap
+from coreselect.selection.autok import auto_cap
 from coreselect.errors import InputError
 from coreselect.evaluation.brknn import BRkNNb
 from coreselect.evaluation.measures import MEASURES
@@ -159,7 +159,7 @@ AUTO_K_METHODS = ("gds", "cgds")
 def parse_k(spec: str | Iterable[int]) -> list:
     """Parse the ``--k`` option: ``"10,20,50"`` or ``"10:100:10"``; sorted, unique, >= 1; or
     ``"auto"`` (``["auto"]``: each selection's k is chosen on the training fold by
-    :mod:`coreselect.autok`: a GDS method itself, any other over its ranking)."""
+    :mod:`coreselect.selection.autok`: a GDS method itself, any other over its ranking)."""
     if spec == "auto" or list(spec) == ["auto"]:
         return ["auto"]
     vals = list(spec) if not isinstance(spec, str) else parse_values(spec)
@@ -449,14 +449,14 @@ def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[di
     train, test = folds[fold]
     Xtr, Ytr, Xte, Yte = X[train], Y[train], X[test], Y[test]
     # ("auto",): a GDS method chooses k itself (nested); any other method's ranking up to the
-    # cap gets the same rule (coreselect.autok) here, on the training fold only.
+    # cap gets the same rule (coreselect.selection.autok) here, on the training fold only.
     by_rule = ks == ("auto",) and not chooses_own_k(method)
     cap = auto_cap(Xtr) if by_rule else None  # as for GDS: the columns that vary, capped
     est = methods[method](cap or max(ks), seed)
     t0 = time.perf_counter()
     est.fit(Xtr, Ytr)
     if by_rule:
-        from coreselect.autok import choose_k
+        from coreselect.selection.autok import choose_k
 
         order = np.asarray(est.ranking_)[:cap]
         auto_selected = order[:choose_k(Xtr, Ytr, order).k]

@@ -1,7 +1,7 @@
 """Result files of an evaluation: ``results.csv``, ``summary.md`` and PNG plots.
 
 Every file is written atomically (a temporary file renamed into place), and
-:func:`write_report` writes them as one set (:func:`coreselect.files.output_set`): all are
+:func:`write_report` writes them as one set (:func:`coreselect.io.files.output_set`): all are
 renamed into place only when every one was written, so a failed or interrupted report
 leaves each file as it was.
 """
@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from coreselect.files import atomic_path, output_set
+from coreselect.io.files import atomic_path, output_set
 from coreselect.evaluation.measures import MEASURE_LABELS as _CLASSIC_LABELS
 from coreselect.evaluation.ranking import RANKING_LABELS
 

@@ -1064,7 +1064,7 @@ def write_arff(
     Path or None
         The label XML written or kept, if any.
     """
-    from coreselect.files import atomic_output, atomic_path
+    from coreselect.io.files import atomic_output, atomic_path
 
     target = Path(path)
     xml_path = label_xml_path(target, dataset.label_names, xml)

@@ -620,7 +620,7 @@ def to_frame(dataset: Dataset):
 
 def write_csv(dataset: Dataset, path: str | os.PathLike) -> None:
     """Write features then labels as CSV with a header row, atomically (floats round-trip exactly)."""
-    from coreselect.files import atomic_path
+    from coreselect.io.files import atomic_path
 
     df = to_frame(dataset)
     with atomic_path(path) as tmp:
@@ -632,7 +632,7 @@ def write_parquet(dataset: Dataset, path: str | os.PathLike) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from coreselect.files import atomic_path
+    from coreselect.io.files import atomic_path
 
     table = pa.Table.from_pandas(to_frame(dataset), preserve_index=False)
     md = dict(table.schema.metadata or {})

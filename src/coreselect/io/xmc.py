@@ -88,7 +88,7 @@ def _compressed(raw, path: str):
 
 def write_xmc(dataset: Dataset, path: str | os.PathLike) -> None:
     """Write a Dataset in XMC format (header, 0-based), atomically, block by block."""
-    from coreselect.files import atomic_output
+    from coreselect.io.files import atomic_output
 
     X = sp.csr_matrix(dataset.X, dtype=np.float64)
     if not np.all(np.isfinite(X.data)):

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from coreselect.core.discretize import discretize, discretize_labels
 from coreselect.errors import InputError, OutputError
-from coreselect.files import atomic_dir, clean_stale, temp_name_prefix
+from coreselect.io.files import atomic_dir, clean_stale, temp_name_prefix
 from coreselect.store._format import (
     DEFAULT_BLOCK_SIZE,
     FORMAT,
@@ -240,7 +240,7 @@ def auto_row_block_size(n: int, d: int, nnz: int, block_size: int) -> int:
 
 def _spill_dir(target: Path) -> Path:
     """A hidden scratch folder beside ``target``, named like every temporary of
-    :mod:`coreselect.files` so that a killed build's one is cleaned by the next write there."""
+    :mod:`coreselect.io.files` so that a killed build's one is cleaned by the next write there."""
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(target.parent, (f".{glob.escape(target.name)}.p*-*.tmp",))
     return Path(tempfile.mkdtemp(prefix=temp_name_prefix(target.name), suffix=".tmp",

@@ -570,7 +570,7 @@ def build_at_url(url: str, build: Callable[[Path], ColumnStore], options: dict |
                  temp_dir: str | os.PathLike | None = None) -> ColumnStore:
     """Build a store with ``build(local_folder)`` and publish it at ``url``: all or nothing
     (files under a temporary prefix, copied to ``url``, ``store.json`` written last)."""
-    from coreselect.files import checkpoint as test_hold
+    from coreselect.io.files import checkpoint as test_hold
 
     with _UrlBuild(url, options, temp_dir) as b:
         fs, root, staging = b.fs, b.root, b.staging
@@ -602,7 +602,7 @@ def build_direct(url: str, build: Callable[[Path, StoreRef, StoreRef], Any],
     SIGTERM included, ``settle()`` waits for the build's tasks still running (a task of a
     failed map runs on until it ends), then everything under ``url`` is removed (it was
     empty when the build began) and the temporary prefix too (:class:`_UrlBuild`)."""
-    from coreselect.files import checkpoint as test_hold
+    from coreselect.io.files import checkpoint as test_hold
 
     with _UrlBuild(url, options) as b:
         fs, root = b.fs, b.root
@@ -689,7 +689,7 @@ def clean_stale_staging(fs, root: str) -> list[str]:
     (SIGKILL, a server that died mid-build): those whose mark names ``root`` and a build of
     this host that no longer runs (another host's: older than :data:`STALE_ELSEWHERE`).
     A prefix without the mark, or of a live build, is never touched."""
-    from coreselect.files import _pid_alive
+    from coreselect.io.files import _pid_alive
 
     parent, _, name = root.rpartition("/")
     try:

@@ -30,7 +30,7 @@ in one line naming what differs (:class:`~coreselect.errors.CheckpointError`), a
 damaged one (a SHA-256 over the payload): never silently started over.
 
 ``--mode rows`` on a column store keeps row-major copies of the store's tiles in a scratch
-folder (:class:`coreselect.sources.StoreRowShards`); a checkpointed run names that folder
+folder (:class:`coreselect.selection.sources.StoreRowShards`); a checkpointed run names that folder
 after its checkpoint and the data's fingerprint (:meth:`Resumable.scratch_key`), so that
 when the run is killed (SIGKILL: nothing can clean up) the resumed run takes the copies
 over (each checked against its CRC-32) instead of reading and transposing every tile again.
@@ -254,7 +254,7 @@ class Checkpoint:
         one: a folder of the user's of that name is refused, never written into."""
         if getattr(self, "_parts_ok", False):
             return
-        from coreselect.files import OWNED_MARK, is_owned, mark_owned
+        from coreselect.io.files import OWNED_MARK, is_owned, mark_owned
 
         refuse = CheckpointError(f"checkpoint {self.shown}: {self.shown}.parts exists and "
                                  "coreselect did not make it; move it, or give another "
@@ -315,7 +315,7 @@ class Checkpoint:
 
     def _put(self, path: Path | None, suffix: str, data: bytes) -> None:
         if not self.url:
-            from coreselect.files import atomic_output
+            from coreselect.io.files import atomic_output
 
             with atomic_output(path, "wb") as fh:
                 fh.write(data)
@@ -585,7 +585,7 @@ class Resumable:
         self._write()
 
     def _write(self) -> None:
-        from coreselect.files import checkpoint as test_hold
+        from coreselect.io.files import checkpoint as test_hold
 
         arrays: dict[str, np.ndarray] = {}
         step = None
@@ -636,7 +636,7 @@ def _part_arrays(out, i: int) -> dict[str, np.ndarray]:
 def _part_from(arrays: dict, i: int):
     import scipy.sparse as sp
 
-    from coreselect.distributed import PartOutput
+    from coreselect.selection.distributed import PartOutput
 
     shape = tuple(int(v) for v in arrays[f"part{i}_shape"])
     codes = sp.csc_matrix((arrays[f"part{i}_data"], arrays[f"part{i}_indices"],

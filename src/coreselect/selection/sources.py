@@ -1,11 +1,11 @@
 """Where a strategy's candidate columns come from.
 
 * :class:`InMemorySource`: a feature matrix and labels, discretized here with a
-  :class:`~coreselect.spec.Binning`;
+  :class:`~coreselect.selection.spec.Binning`;
 * :class:`StoreSource`: a column store (:mod:`coreselect.store`), discretized when it was
   built, read by each part task on its own.
 
-A :class:`Source` answers what the strategies of :mod:`coreselect.strategies` ask, and
+A :class:`Source` answers what the strategies of :mod:`coreselect.selection.strategies` ask, and
 nothing else:
 
 * ``n_columns`` and :meth:`~Source.n_selectable`: how many candidate columns, and how many of
@@ -39,14 +39,14 @@ from coreselect.core.discretize import (
     DiscreteMatrix, discretize, discretize_labels, slot_offsets,
 )
 from coreselect.core.problem import Problem
-from coreselect.distributed import ProblemParts, StoreParts, partition, partition_bounds
+from coreselect.selection.distributed import ProblemParts, StoreParts, partition, partition_bounds
 from coreselect.errors import InputError
-from coreselect.spec import Binning, Objective
+from coreselect.selection.spec import Binning, Objective
 from coreselect.store import ColumnStore, open_store
 from coreselect.store._format import load_npy
 
 if TYPE_CHECKING:
-    from coreselect.rowsharded import RowShards
+    from coreselect.engines.rowsharded import RowShards
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ Recorded = Callable[[DiscreteMatrix, DiscreteMatrix], Any]
 
 @dataclass
 class ColumnParts:
-    """A partition of a source's columns, ready for :func:`coreselect.distributed.run_part`:
+    """A partition of a source's columns, ready for :func:`coreselect.selection.distributed.run_part`:
     ``shared`` is what every part task reads (shipped once per engine), ``columns[i]`` what
     ``shared.load`` takes for part ``i``; ``labels`` are the discretized labels (for the union)
     and ``timings`` the seconds spent preparing."""
@@ -118,7 +118,7 @@ class Source(abc.ABC):
         return np.asarray(ids, dtype=np.int64)
 
     def fingerprint(self) -> str:
-        """A hash of the data selected on, for checkpoints (:mod:`coreselect.checkpoint`)."""
+        """A hash of the data selected on, for checkpoints (:mod:`coreselect.selection.checkpoint`)."""
         from coreselect.errors import CheckpointError
 
         raise CheckpointError(f"{type(self).__name__} has no fingerprint: its runs cannot be "
@@ -494,7 +494,7 @@ class InMemorySource(Source):
 
     def row_shards(self, n_shards: str | int, keep_as: str | None = None,
                    ) -> tuple["RowShards", np.ndarray | None]:
-        from coreselect.rowsharded import InMemoryRowShards
+        from coreselect.engines.rowsharded import InMemoryRowShards
 
         features, labels, _ = self._discrete
         n = 1 if n_shards == "auto" else min(int(n_shards), max(self.n_samples, 1))
@@ -510,7 +510,7 @@ class InMemorySource(Source):
     def fingerprint(self) -> str:
         """A hash of what is selected on: the discretized codes, the labels and the candidate
         columns (a resumed run checks its checkpoint against it)."""
-        from coreselect.checkpoint import hash_arrays, matrix_fingerprint
+        from coreselect.selection.checkpoint import hash_arrays, matrix_fingerprint
 
         features, labels, _ = self._discrete
         return "codes:" + hash_arrays(*matrix_fingerprint(features), *matrix_fingerprint(labels),
@@ -660,7 +660,7 @@ def _store_tile(ref, row_block: int) -> tuple[DiscreteMatrix, DiscreteMatrix]:
 
 
 class StoreRowShards:
-    """A store's row blocks as row shards (:class:`coreselect.rowsharded.RowShards`): every
+    """A store's row blocks as row shards (:class:`coreselect.engines.rowsharded.RowShards`): every
     tile is read when asked for (streaming holds one tile at a time) and its columns are put
     back in original-id order, so ties break as in memory.
 
@@ -721,7 +721,7 @@ class StoreRowShards:
     def _scratch(self) -> Path:
         import tempfile
 
-        from coreselect.files import scratch_dir
+        from coreselect.io.files import scratch_dir
 
         return scratch_dir(self._cache_root or tempfile.gettempdir(), "coreselect-rows",
                            self._keep_as)

@@ -4,7 +4,7 @@
 * :class:`Binning`: how raw values become codes (``n_bins``, ``strategy``, ``min_bin_count``)
   and whether constant columns may be picked (``keep_constant``);
 * the run parameters (``mode``, ``partitions``, ``coreset_size``, ``engine``, ``n_workers``,
-  ``backend``, ...), which the strategies of :mod:`coreselect.strategies` take.
+  ``backend``, ...), which the strategies of :mod:`coreselect.selection.strategies` take.
 
 Every parameter is described once, in :data:`CONSTRAINTS`. That table is plain data read by
 three consumers: :func:`check` (the one-line :class:`~coreselect.errors.InputError` of the
@@ -145,7 +145,7 @@ def _calibrations() -> tuple[str, ...]:
 CONSTRAINTS: dict[str, Constraint] = {
     # the objective
     # None: DEFAULT_K, at most the selectable features; "auto": chosen by internal
-    # cross-validation of the greedy order's prefixes (coreselect.autok)
+    # cross-validation of the greedy order's prefixes (coreselect.selection.autok)
     "k": Constraint("int", None, low=1, options=("auto",), none=True),
     # select ceil(percentile / 100 * selectable features) instead of k (0 is refused)
     "percentile": Constraint("real", None, low=0, high=100, none=True),
