@@ -28,6 +28,7 @@ from coreselect.core.discretize import STRATEGIES
 from coreselect.core.entropy import RELEVANCES, Backend
 from coreselect.engines import ENGINES
 from coreselect.errors import InputError
+from coreselect.store._format import MAX_BINS
 
 MODES = ("centralized", "distributed", "streaming", "rows")
 BACKENDS: tuple[str, ...] = get_args(Backend)
@@ -132,9 +133,6 @@ _WORKERS_WHY = (f"at most {WORKERS_PER_CORE} per core of this machine and "
 #: ``p`` above this is refused (a count of features per label; S holds at most k of them).
 MAX_P = _objective.P_ALL
 
-
-#: ``n_bins`` above this is refused (a bin's code is a 32-bit integer).
-MAX_BINS = 2**31 - 1
 
 
 def _calibrations() -> tuple[str, ...]:

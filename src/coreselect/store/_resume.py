@@ -268,7 +268,7 @@ def run_kept(kept: Kept, task: Any) -> Any:
         arrays: dict[str, np.ndarray] = {}
         header = {"format": FORMAT, "kind": KIND, "stage": kept.stage, "key": key,
                   "build": kept.digest, "files": files, "result": to_tree(result, arrays)}
-        from coreselect.selection.checkpoint import encode
+        from coreselect.store.checkpoint_file import encode
 
         (work / MANIFEST).write_bytes(encode(header, arrays))
         try:
@@ -287,7 +287,7 @@ class BuildCheckpoint:
     """The checkpoint of one build at a local ``location`` (see the module docstring)."""
 
     def __init__(self, location: str | os.PathLike, prints: dict):
-        from coreselect.selection.checkpoint import Checkpoint
+        from coreselect.store.checkpoint_file import Checkpoint
         from coreselect.store.fs import is_url
 
         text = os.fspath(location)
@@ -310,7 +310,7 @@ class BuildCheckpoint:
 
     def open(self) -> None:
         """Read the record (refused when it is of another build) or write a first one."""
-        from coreselect.selection.checkpoint import _version, decode
+        from coreselect.store.checkpoint_file import _version, decode
 
         shutil.rmtree(self.folder.with_name(self.folder.name + ".removed"),
                       ignore_errors=True)  # a finished build's, killed while deleting it
@@ -356,7 +356,7 @@ class BuildCheckpoint:
         return list(self.tasks[stage])
 
     def _write(self) -> None:
-        from coreselect.selection.checkpoint import _version, encode
+        from coreselect.store.checkpoint_file import _version, encode
 
         arrays: dict[str, np.ndarray] = {}
         header = {"format": FORMAT, "kind": KIND, "coreselect": _version(),
@@ -367,7 +367,7 @@ class BuildCheckpoint:
     def finished(self, stage: str, task: Any) -> tuple[bool, Any]:
         """Whether ``task`` of ``stage`` is kept whole (its manifest and every file pass their
         SHA-256), and its result. A damaged one is removed, to be done again."""
-        from coreselect.selection.checkpoint import decode
+        from coreselect.store.checkpoint_file import decode
 
         key = task_key(stage, task)
         final = self.folder / stage / key
@@ -409,7 +409,7 @@ class BuildCheckpoint:
         if hit is not None:
             names = hit[1]
         else:
-            from coreselect.selection.checkpoint import decode
+            from coreselect.store.checkpoint_file import decode
 
             header, _ = decode((final / MANIFEST).read_bytes(), f"{final}/{MANIFEST}")
             names = header["files"]

@@ -640,7 +640,7 @@ def _remove_under(fs, root: str) -> None:
 class UrlWriter:
     """The files of a store being built, written straight to its URL (by the worker that
     computed them), each one's size and crc32 recorded: the interface and the bytes of
-    :class:`coreselect.store.build._Writer`'s local files. A file is one PUT of bytes held
+    :class:`coreselect.store.writer.Writer`'s local files. A file is one PUT of bytes held
     in memory (a tile's). A failed write is a one-line :class:`StoreError` naming it."""
 
     def __init__(self, ref: StoreRef):
@@ -669,9 +669,9 @@ class UrlWriter:
         self.files[rel] = [len(data), zlib.crc32(data)]
 
     def save_csc(self, folder: str, ptr: np.ndarray, idx: np.ndarray, dat: np.ndarray) -> None:
-        from coreselect.store.build import _Writer
+        from coreselect.store.writer import Writer
 
-        _Writer.save_csc(self, folder, ptr, idx, dat)  # the same arrays, so the same bytes
+        Writer.save_csc(self, folder, ptr, idx, dat)  # the same arrays, so the same bytes
 
 
 #: A build's temporary prefix beside its target: ``TARGET.coreselect-tmp-<pid>-<hex>``, holding

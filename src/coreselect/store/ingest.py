@@ -734,7 +734,7 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
                          f"{', '.join(STRATEGIES)}")
     if int(options.n_bins) < 2 or int(options.min_bin_count) < 1 or int(options.cap) < 1:
         raise InputError("n_bins must be at least 2, min_bin_count and cap at least 1")
-    from coreselect.selection.spec import MAX_BINS
+    from coreselect.store._format import MAX_BINS
 
     if int(options.n_bins) > MAX_BINS:  # a code is a 32-bit integer: refused before any file
         raise InputError(f"n_bins must be an integer in [2, {MAX_BINS}] (codes are 32-bit "
