@@ -1,4 +1,4 @@
-"""Tests written for mutants that survived the mutation run (benchmarks/mutation.py): a
+"""Tests written for mutants that survived the mutation run (tests/tools/mutation.py): a
 store tile's indptr length checked exactly, and RowSharded mapping the selected shard
 positions back to the candidates' original column ids."""
 

@@ -1,4 +1,4 @@
-"""`benchmarks/mutation.py --check` can fail: it exits 1 when a mutant no longer applies to
+"""`tests/tools/mutation.py --check` can fail: it exits 1 when a mutant no longer applies to
 the code (its snippet moved), and passes on the current code (every mutant applies)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def mutation(monkeypatch):
-    spec = importlib.util.spec_from_file_location("mutation_script", ROOT / "benchmarks" / "mutation.py")
+    spec = importlib.util.spec_from_file_location("mutation_script", ROOT / "tests" / "tools" / "mutation.py")
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setattr(sys, "path", list(sys.path))  # the script puts benchmarks/ first
     monkeypatch.setitem(sys.modules, "mutation_script", module)  # its dataclasses look it up

@@ -13,10 +13,10 @@ the mutated module are run against the copy with a timeout. A mutant is
 Prints a Markdown table of the kill rate per module and the list of survivors. Not part of CI
 (minutes of work); run it after changing the code or the tests::
 
-    python benchmarks/mutation.py                 # every mutant
-    python benchmarks/mutation.py --only named    # the three from issue 13
-    python benchmarks/mutation.py --only core/greedy.py --jobs 2
-    python benchmarks/mutation.py --match "RowSharded,indptr"   # by description
+    python tests/tools/mutation.py                 # every mutant
+    python tests/tools/mutation.py --only named    # the three from issue 13
+    python tests/tools/mutation.py --only core/greedy.py --jobs 2
+    python tests/tools/mutation.py --match "RowSharded,indptr"   # by description
 
 Tests that fail on the unmutated code (real bugs, see ``KNOWN_FAILING``) are deselected.
 The last run's results are in docs/mutation.md.
@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from _common import REPO_ROOT, emit, md_table  # noqa: E402
 
 SRC = "src/coreselect/"

@@ -8,9 +8,9 @@ Escaped: anything else (a hang past the deadline, a crash or signal death, exit 
 report", several lines, a modified input, a partial output, a silently ignored option, a
 MemoryError where a bomb should be refused before allocating).
 
-    python benchmarks/hostile.py                    # default: 4 attempts per class (~64), < 10 min
-    python benchmarks/hostile.py --quick            # 1 attempt per class, deadlines capped at 30 s
-    python benchmarks/hostile.py --classes bombs,downloads -n 6 --out hostile.json
+    python tests/tools/hostile.py                    # default: 4 attempts per class (~64), < 10 min
+    python tests/tools/hostile.py --quick            # 1 attempt per class, deadlines capped at 30 s
+    python tests/tools/hostile.py --classes bombs,downloads -n 6 --out hostile.json
 
 Prints a Markdown table of attempts and escapes per class, and the escapes (class, attempt,
 reason). Every attempt works in its own temporary folder, with ``$COREDATA`` pointed at a
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 PY = sys.executable
 SHARED = Path(os.environ.get("COREDATA") or (ROOT / ".." / "shared" / "data")).resolve()
