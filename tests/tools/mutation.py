@@ -139,7 +139,7 @@ MUTANTS: list[Mutant] = [
     M("selection/distributed.py", "        if not self.keep_constant:\n            sort = sort[~block.is_constant[sort]]",
       "        if True:\n            sort = sort[~block.is_constant[sort]]",
       "store parts drop constant columns even with keep_constant"),
-    M("selection/sources/__init__.py", "shared = StoreParts(self.store.ref, objective, self.binning.keep_constant)",
+    M("selection/sources/store.py", "shared = StoreParts(self.store.ref, objective, self.binning.keep_constant)",
       "shared = StoreParts(self.store.ref, objective, False)",
       "StoreSource ignores keep_constant in the parts"),
     M("selection/distributed.py", "    order = shuffled_order(n_columns, random_state)\n    bounds",
@@ -157,7 +157,7 @@ MUTANTS: list[Mutant] = [
     M("selection/__init__.py", "scheduler=scheduler, random_state=random_state,\n",
       "scheduler=scheduler, random_state=None,\n",
       "the seed does not reach the partition"),
-    M("selection/sources/__init__.py", "if classes.size > 2:", "if classes.size >= 2:",
+    M("selection/sources/memory.py", "if classes.size > 2:", "if classes.size >= 2:",
       "two classes become two labels"),
     # -- new code (after the redesign): calibration, row shards, store checks, spec, files ----
     M("core/greedy.py", "return (values - low) / spread if spread > 0", "return values / spread if spread > 0",
@@ -214,11 +214,11 @@ MUTANTS: list[Mutant] = [
     # -- cli -----------------------------------------------------------------------------------
     # The CLI no longer maps indices itself: the source carries the candidates' original ids
     # (in memory: ``column_ids`` of the problem; store: ``data_columns``).
-    M("selection/sources/__init__.py", "column_ids=self.column_ids, progress=progress,",
+    M("selection/sources/memory.py", "column_ids=self.column_ids, progress=progress,",
       "column_ids=None, progress=progress,",
       "select reports indices not mapped back through dropped ID columns (in memory)",
       named=True),
-    M("selection/sources/__init__.py", "return ids if file_ids is None else file_ids[ids]", "return ids",
+    M("selection/sources/store.py", "return ids if file_ids is None else file_ids[ids]", "return ids",
       "a store of a file with ID columns reports store ids, not file columns"),
     M("selection/strategies.py", "        result.selected = source.data_columns(result.selected)\n", "",
       "Strategy.run does not map the selection through data_columns"),
@@ -430,7 +430,7 @@ EXTRA = {
     "engines/rowsharded.py": ["tests/test_props_engines.py", "tests/test_rowsharded.py", "tests/test_strategy_rows.py"],
     "selection/strategies.py": ["tests/test_mutants_store_rows.py", "tests/test_strategy_rows.py",
                       "tests/test_rowsharded.py", "tests/test_cli_e2e.py"],
-    "selection/sources/__init__.py": ["tests/test_store.py", "tests/test_cli_e2e.py"],
+    "selection/sources/": ["tests/test_store.py", "tests/test_cli_e2e.py"],
     "store/fs.py": ["tests/test_url_build_frame.py", "tests/test_remote_hostile.py", "tests/test_remote_urls.py", "tests/test_remote_s3.py",
                     "tests/test_store_ingest_s3.py", "tests/test_remote_tempdir.py"],
     "store/": ["tests/test_props_store.py", "tests/test_mutants_store_rows.py", "tests/test_store_integrity.py",
