@@ -1,9 +1,14 @@
 """One call from data to a selection, with flat parameters: :func:`select`.
 
-It builds the spec (:class:`~coreselect.selection.spec.Objective`, :class:`~coreselect.selection.spec.Binning`),
-the strategy (:func:`make_strategy`) and the source (:func:`as_source`), and runs
-``strategy.run(objective, source)``. ``GDSSelector.fit`` and the ``select`` command both call
-it. Nothing here imports scikit-learn, so the command line starts fast.
+It builds the spec (:class:`~coreselect.selection.spec.Objective`,
+:class:`~coreselect.selection.spec.Binning`), the strategy (:func:`make_strategy`) and the
+source (:func:`as_source`), and runs ``strategy.run(objective, source)``. ``GDSSelector.fit``
+and the ``select`` command both call it. Nothing here imports scikit-learn, so the command
+line starts fast.
+
+The package's modules: :mod:`.spec` (what to select), :mod:`.sources` (where the data is),
+:mod:`.strategies` (how), :mod:`.distributed` (Algorithm 3's parts), :mod:`.checkpoint`
+(resumable runs), :mod:`.autok` (``k="auto"``) and :mod:`.explain`.
 """
 
 from __future__ import annotations
