@@ -725,7 +725,7 @@ class ChunkedDataset:
         """The whole dataset as one :class:`Dataset` (a single file reads as
         :func:`coreselect.io.read` reads it)."""
         from coreselect import io as cio
-        from coreselect.datasets.load import stack
+        from coreselect.io.dataset import stack
 
         if len(self.files) == 1:
             return cio.read(self.files[0], labels=self.labels, **self.options)

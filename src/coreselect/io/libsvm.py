@@ -709,9 +709,9 @@ def write_libsvm(dataset: Dataset, path: str | os.PathLike) -> None:
     data = X.data if sp.issparse(X) else np.asarray(X)
     if np.isnan(data).any() or np.isinf(data).any():
         raise DatasetError("LIBSVM cannot hold NaN or infinite values", path=str(path))
-    from coreselect.io.xmc import _compressed
+    from coreselect.io.text import compressed_writer
 
     text = libsvm_text(dataset)
     # compressed by the suffix (.svm.gz was written as plain text before)
-    with atomic_output(path, mode="wb") as raw, _compressed(raw, str(path)) as fh:
+    with atomic_output(path, mode="wb") as raw, compressed_writer(raw, str(path)) as fh:
         fh.write(text)

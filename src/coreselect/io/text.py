@@ -30,6 +30,7 @@ from coreselect.errors import DatasetError
 
 __all__ = [
     "open_binary",
+    "compressed_writer",
     "read_bytes",
     "open_text",
     "read_quoted",
@@ -206,6 +207,20 @@ def open_binary(path: str | os.PathLike) -> BinaryIO:
         raise DatasetError("permission denied", path=p) from None
     except OSError as exc:
         raise DatasetError(f"cannot read the file: {exc.strerror or exc}", path=p) from None
+
+
+def compressed_writer(raw: BinaryIO, path: str) -> io.TextIOWrapper:
+    """A text stream into ``raw``, compressed by the suffix of ``path``."""
+    low = path.lower()
+    if low.endswith(".gz"):
+        inner = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)
+    elif low.endswith(".bz2"):
+        inner = bz2.BZ2File(raw, "wb")
+    elif low.endswith(".xz"):
+        inner = lzma.LZMAFile(raw, "wb")
+    else:
+        return io.TextIOWrapper(raw, encoding="utf-8", newline="\n", write_through=True)
+    return io.TextIOWrapper(inner, encoding="utf-8", newline="\n")
 
 
 def read_bytes(path: str | os.PathLike) -> bytes:
