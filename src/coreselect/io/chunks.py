@@ -557,12 +557,13 @@ class ChunkedDataset:
         columns (nominal columns distinct in every row) are decided on the way, as the
         whole-file reader decides them."""
         from coreselect import io as cio
-        from coreselect.io.tabular import table_chunks, table_columns
+        from coreselect.io.tabular import check_same_kinds, column_kinds, table_chunks, table_columns
 
         opts = dict(self.options)
         opts.pop("name", None)
         rows, self._streamable, self._columns, self._infos = [], [], None, []
-        nominal = None
+        nominal = None  # (file, its text columns' values): the first shard read whole
+        first_kinds = None
         ids: set[int] | None = None
         id_state = _IdColumns()
         for f in self.files:
@@ -602,16 +603,24 @@ class ChunkedDataset:
                     self.progress(_size_of(f))
                 feats, labs, n = list(ds.feature_names), list(ds.label_names), ds.X.shape[0]
                 ids = set(ds.id_columns) if ids is None else ids & set(ds.id_columns)
-                if nominal is None:
-                    nominal = ds.metadata.nominal_values
-                elif ds.metadata.nominal_values != nominal:
-                    raise DatasetError(f"the values of its text columns differ from those of {self.files[0]} (their "
-                                       "codes would disagree); convert the columns to numbers", path=f)
             if self._columns is None:
                 self._columns = (list(feats), list(labs))
             elif (list(feats), list(labs)) != self._columns:
                 raise DatasetError(f"its columns differ from those of {self.files[0]}; the shards of a dataset "
                                    "have the same features and labels", path=f)
+            if self.format in ("csv", "parquet"):
+                kinds = column_kinds(f, self.format, feats, None if streamable else ds.metadata.nominal_values,
+                                     info, **opts)
+                if first_kinds is None:
+                    first_kinds = kinds
+                else:
+                    check_same_kinds(self.files[0], first_kinds, f, kinds)
+            if not streamable:
+                if nominal is None:
+                    nominal = (f, ds.metadata.nominal_values)
+                elif ds.metadata.nominal_values != nominal[1]:
+                    raise DatasetError(f"the values of its text columns differ from those of {nominal[0]} (their "
+                                       "codes would disagree); convert the columns to numbers", path=f)
             self._streamable.append(streamable)
             self._infos.append(info)
             rows.append(n)
@@ -754,11 +763,28 @@ class ChunkedDataset:
                        name=name or _common_name(self.files), metadata=meta)
 
     def _check_tables(self, parts: list[Dataset]) -> None:
+        """The first pass's checks on shards read whole: the same columns, each of one kind,
+        text columns with the same values (else their codes would disagree)."""
+        from coreselect.io.tabular import check_same_kinds, column_kinds
+
+        opts = dict(self.options)
+        opts.pop("name", None)
         first = parts[0]
-        for f, p in zip(self.files[1:], parts[1:]):
+        first_kinds = None
+        for f, p in zip(self.files, parts):
             if list(p.feature_names) != list(first.feature_names) or list(p.label_names) != list(first.label_names):
                 raise DatasetError(f"its columns differ from those of {self.files[0]}; the shards of a dataset "
                                    "have the same features and labels", path=f)
+            if self.format not in ("csv", "parquet"):
+                continue
+            kinds = column_kinds(f, self.format, list(p.feature_names), p.metadata.nominal_values, **opts)
+            if first_kinds is None:
+                first_kinds = kinds
+                continue
+            check_same_kinds(self.files[0], first_kinds, f, kinds)
+            if p.metadata.nominal_values != first.metadata.nominal_values:
+                raise DatasetError(f"the values of its text columns differ from those of {self.files[0]} (their "
+                                   "codes would disagree); convert the columns to numbers", path=f)
 
 
 #: Bytes the first pass over tables and ARFF files reads at a time (:attr:`ChunkedDataset.scan_block`).

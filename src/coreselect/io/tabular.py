@@ -811,6 +811,57 @@ def table_columns(path: str, fmt: str, labels: Any = None, chunk_bytes: int | No
     raise DatasetError("cannot settle the column types", path=spath)  # pragma: no cover
 
 
+def column_kinds(path: str, fmt: str, features: Sequence[str], nominal: Any = None,
+                 info: TableInfo | None = None, **read_options) -> dict[str, str]:
+    """Each feature column's kind in one CSV or Parquet file, as its reader reads it:
+    ``text`` (the column became codes: a name in ``nominal``, the read file's
+    ``metadata.nominal_values``), ``boolean`` or ``number``. Shards of one dataset must agree
+    on every column's kind: a text column's codes, or a boolean column's 0/1, mean nothing
+    beside another shard's numbers. The types come from the Parquet footer, a CSV's settled
+    types (``info``, streamed files) or the CSV's first block (where a boolean column is
+    inferred; a later non-boolean cell would have made it text)."""
+    import pyarrow as pa
+
+    spath = str(path)
+    text = set(nominal or ())
+    types: dict = {}
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            types = {str(f.name): f.type for f in pq.ParquetFile(_parquet_source(spath)).schema_arrow}
+        elif info is not None and info.types:
+            types = dict(info.types)
+        else:
+            sep = _csv_sep(spath, read_options)
+            names = _csv_names(spath, sep)
+            for batch in csv_batches(spath, sep, names, {}, csv_block(None, info.longest if info else 0)):
+                types = {f.name: f.type for f in batch.schema}
+                break
+    except _Untyped as exc:  # dates and times: read as text
+        text.update(exc.columns)
+    except (pa.ArrowException, OSError):
+        pass  # the reader reported (or will report) what is wrong with the file
+    kinds = {}
+    for c in features:
+        t = types.get(c)
+        if t is not None and pa.types.is_dictionary(t):
+            t = t.value_type
+        kinds[c] = ("text" if c in text else
+                    "boolean" if t is not None and pa.types.is_boolean(t) else "number")
+    return kinds
+
+
+def check_same_kinds(first: str, first_kinds: dict[str, str], path: str, kinds: dict[str, str]) -> None:
+    """Refuse a shard ``path`` whose column kinds (:func:`column_kinds`) differ from those of
+    the first shard, in one line naming both files and the column."""
+    for c, k in kinds.items():
+        k0 = first_kinds.get(c, k)
+        if k != k0:
+            raise DatasetError(f"column {c!r} holds {k} values here but {k0} values in {first}; the shards of a "
+                               "dataset must give each column one type (convert it in one of them)", path=path)
+
+
 def table_chunks(path: str, fmt: str, info: TableInfo, chunk_rows: int | None = None,
                  chunk_bytes: int | None = None, **read_options):
     """``(X, Y)`` of a numeric CSV or Parquet file in batches of at most ``chunk_rows`` rows (or
