@@ -102,3 +102,166 @@ def test_parquet_numbers_kept_as_text_still_merge_with_numbers(tmp_path):
     whole, chunked = _both_ways(tmp_path / "p")
     np.testing.assert_array_equal(whole[:, 1], [1.5, 2, 3, 4])
     np.testing.assert_array_equal(chunked, whole)
+
+
+# ------------------------------------------------------------------ globs, links, special files
+
+def _svm_tree(root):
+    (root / "sub").mkdir(parents=True)
+    (root / "a.svm").write_text("1 1:1\n2 2:1\n")
+    (root / "sub" / "b.svm").write_text("1 1:2\n")
+    return root
+
+
+def test_double_star_reads_each_file_once_through_a_link_loop(tmp_path):
+    root = _svm_tree(tmp_path / "loop")
+    (root / "again").symlink_to(".")
+    files = open_chunks(str(root / "**" / "*.svm")).files
+    assert sorted(files) == [str(root / "a.svm"), str(root / "sub" / "b.svm")]
+    assert open_chunks(str(root / "**" / "*.svm")).n_rows == open_chunks(root).n_rows == 3
+
+
+def test_double_star_ends_with_two_link_loops(tmp_path):
+    """Two loops make 2^40 paths for ``glob.glob``: listed in a child with a deadline."""
+    import subprocess
+    import sys
+
+    root = _svm_tree(tmp_path / "loop")
+    (root / "again").symlink_to(".")
+    (root / "sub" / "up").symlink_to("..")
+    code = ("import sys; from coreselect.io.chunks import resolve_files; "
+            "print(len(resolve_files(sys.argv[1])))")
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, str(root / "**" / "*.svm")], capture_output=True,
+                              text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("listing the glob did not end")
+    assert proc.stdout.strip() == "2", proc.stderr
+
+
+def test_double_star_still_enters_a_linked_folder_elsewhere(tmp_path):
+    root = _svm_tree(tmp_path / "d")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "c.svm").write_text("1 1:3\n")
+    (root / "more").symlink_to(other)
+    files = open_chunks(str(root / "**" / "*.svm")).files
+    assert sorted(files) == [str(root / "a.svm"), str(root / "more" / "c.svm"), str(root / "sub" / "b.svm")]
+
+
+def test_a_link_beside_its_target_is_read_once(tmp_path):
+    root = _svm_tree(tmp_path / "d")
+    (root / "alias.svm").symlink_to("a.svm")
+    assert open_chunks(str(root / "*.svm")).n_rows == 2
+    assert open_chunks(root).n_rows == 3
+
+
+@pytest.mark.parametrize("how", ["folder", "glob", "list"])
+def test_a_dangling_link_shard_is_an_error_naming_it(tmp_path, how):
+    root = _svm_tree(tmp_path / "d")
+    (root / "sub" / "dead.svm").symlink_to("nowhere.svm")
+    data = {"folder": root, "glob": str(root / "**" / "*.svm"),
+            "list": [str(root / "a.svm"), str(root / "sub" / "dead.svm")]}[how]
+    with pytest.raises(DatasetError, match="dead.svm: is a symbolic link to nothing"):
+        open_chunks(data)
+
+
+def test_cli_names_a_dangling_shard(capsys, tmp_path):
+    root = _svm_tree(tmp_path / "d")
+    (root / "dead.svm").symlink_to("nowhere.svm")
+    code, out, err = run(capsys, "select", root, "-k", 1)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "dead.svm" in err, err
+
+
+def _special(tmp_path, kind):
+    import os
+
+    path = tmp_path / "odd.svm"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+@pytest.mark.parametrize("mode", [[], ["--mode", "rows"]])
+def test_special_files_are_refused_before_they_are_opened(capsys, tmp_path, kind, mode):
+    """A FIFO would block ``open`` forever and ``/dev/zero`` never ends: a child process
+    with a deadline, so that the old code fails instead of hanging the suite."""
+    import subprocess
+    import sys
+
+    path = _special(tmp_path, kind)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "coreselect", "select", str(path), "-k", "1", *mode],
+                              capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"reading {kind} did not end")
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_special_files_in_a_folder_are_named(tmp_path, kind):
+    root = _svm_tree(tmp_path / "d")
+    _special(root, kind)
+    with pytest.raises(DatasetError, match="odd.svm: not a regular file"):
+        open_chunks(root)
+
+
+# ------------------------------------------------------------------ lines without end
+
+@pytest.mark.parametrize("suffix,fill", [(".svm", b"\0"), (".svm", b"7"), (".csv", b"\0"), (".csv", b"7")])
+def test_a_line_without_end_is_refused_showing_its_start_only(monkeypatch, tmp_path, suffix, fill):
+    from coreselect.io import read, text
+
+    monkeypatch.setattr(text, "MAX_LINE_BYTES", 1 << 20)
+    path = tmp_path / f"nonl{suffix}"
+    path.write_bytes((b"a,b\n1," if suffix == ".csv" else b"1 1:1\n1 2:") + fill * (3 << 20))
+    with pytest.raises(DatasetError) as exc:
+        read(path, labels=1) if suffix == ".csv" else read(path)
+    msg = str(exc.value)
+    assert f"a line longer than {1 << 20} bytes" in msg and len(msg) < 400, msg[:500]
+    assert f"nonl{suffix}:2:" in msg
+
+
+def test_a_line_without_end_is_refused_in_byte_ranges(monkeypatch, tmp_path):
+    from coreselect.io import text
+
+    monkeypatch.setattr(text, "MAX_LINE_BYTES", 1 << 20)
+    path = tmp_path / "nonl.svm"
+    path.write_bytes(b"1 1:1\n" * 100 + b"1 2:" + b"7" * (3 << 20))
+    ds = open_chunks([str(path)])
+    ds.plan_pieces(1 << 30, bounds={0: [300]})
+    with pytest.raises(DatasetError, match=r"nonl.svm:101: a line longer than"):
+        ds.scan()
+
+
+def test_a_malformed_token_is_shown_shortened(tmp_path):
+    from coreselect.io import read
+
+    path = tmp_path / "long.svm"
+    path.write_text("1 1:1\n1 2:" + "x" * 100_000 + "\n")
+    with pytest.raises(DatasetError) as exc:
+        read(path)
+    assert "long.svm:2:" in str(exc.value) and len(str(exc.value)) < 400
+
+
+# ------------------------------------------------------------------ lines after the first range
+
+def test_a_malformed_line_after_the_first_range_names_its_own_line(tmp_path):
+    """The store build's counting pass passes on what the range reader raised: the file's line,
+    not that line plus the lines before the range again."""
+    from coreselect.store.ingest import build_store_from_source
+
+    lines = [f"{i % 3} 1:{i + 1} 2:1" for i in range(40)]
+    lines[29] = "1 1:x"
+    path = tmp_path / "bad.svm"
+    path.write_text("\n".join(lines) + "\n")
+    source = open_chunks([str(path)])
+    source.plan_pieces(100, bounds={0: [150]})
+    with pytest.raises(DatasetError) as exc:
+        build_store_from_source(source, tmp_path / "out.store")
+    assert exc.value.line == 30 and str(exc.value).startswith(f"{path}:30: ")
+    assert not (tmp_path / "out.store").exists()

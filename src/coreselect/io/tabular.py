@@ -42,7 +42,8 @@ import scipy.sparse as sp
 from coreselect.errors import DatasetError
 from coreselect.io.dataset import Dataset, DatasetMeta, detect_id_columns
 from coreselect.io.labels import resolve_label_spec
-from coreselect.io.text import open_binary, stem
+from coreselect.io import text as _text
+from coreselect.io.text import line_too_long, open_binary, stem
 
 __all__ = ["read_csv", "read_parquet", "write_csv", "write_parquet", "from_arrays", "resolve_labels"]
 
@@ -220,6 +221,8 @@ def _scan_header(path: str, sep: str, whole: bool = True, progress=None, block: 
                     f"the header declares more than {limit} columns; refusing (tables are read dense: "
                     "write wide data as LIBSVM or sparse ARFF)", path=path, line=1)
             head += part
+            if len(head) > _text.MAX_LINE_BYTES:
+                raise line_too_long(head, path, 1)
             if nl >= 0:
                 rest = chunk[nl + 1:]
                 break
@@ -239,12 +242,19 @@ def _scan_header(path: str, sep: str, whole: bool = True, progress=None, block: 
         longest, last = len(head) + 1, -1
         pos = 0
         chunk = rest
+        lines, opening = 1, b""  # newlines so far; the first bytes of the line still open
         while True:
             ends = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10) + pos
             if len(ends):
                 longest = max(longest, int(ends[0] - last), int(np.diff(ends).max(initial=0)))
                 last = int(ends[-1])
+                lines += len(ends)
+                opening = bytes(chunk[last - pos + 1:last - pos + 81])
+            elif len(opening) < 80:
+                opening += chunk[:80 - len(opening)]
             pos += len(chunk)
+            if pos - last > _text.MAX_LINE_BYTES:  # refused while it streams in, not at the end
+                raise line_too_long(opening, path, lines + 1)
             chunk = fh.read(block)
             if not chunk:
                 break
@@ -253,6 +263,8 @@ def _scan_header(path: str, sep: str, whole: bool = True, progress=None, block: 
             rows += chunk.count(b"\n")
             seps += chunk.count(bsep)
         longest = max(longest, pos - last)
+    if longest > _text.MAX_LINE_BYTES:  # pyarrow's blocks would hold two of it
+        raise line_too_long(None, path, None)
     if whole:
         _check_cells(rows + seps, path, "the file holds about")
     try:  # pyarrow hands the names back as UTF-8 (a decode error, untyped, otherwise)
@@ -471,6 +483,9 @@ def _is_url(spath: str) -> bool:
 def _parquet_source(spath: str):
     """What pyarrow opens: the path, or for an fsspec URL (s3://, memory://) a file object."""
     if not _is_url(spath):
+        from coreselect.io.text import check_regular_input
+
+        check_regular_input(spath)  # pyarrow would open a FIFO and wait
         return spath
     from coreselect.io.text import url_fs
 
