@@ -33,11 +33,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # Known exceptions, each (importer, imported) with its reason beside it; each is to be removed,
 # and an entry whose import is gone fails test_every_known_edge_is_still_there.
 KNOWN: set[tuple[str, str]] = {
-    # the readers: libsvm and xmc share their compressed-text helpers both ways
-    ("io/libsvm.py", "io/xmc.py"),
-    ("io/xmc.py", "io/libsvm.py"),
-    # the readers: open_chunks loads a registered dataset's files through datasets.load
-    ("io/chunks.py", "datasets/load.py"),
     # the store build: a build given no engine makes a LocalEngine itself
     ("store/ingest.py", "engines/local.py"),
 }
