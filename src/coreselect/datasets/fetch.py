@@ -107,6 +107,22 @@ def default_coredata() -> Path | None:
     return path.resolve() if path.is_dir() else None
 
 
+#: (variable, value as set) -> the absolute path it named at its first read.
+_RESOLVED: dict[tuple[str, str], Path] = {}
+
+
+def _resolved_once(variable: str, value: str) -> Path:
+    """``value`` made absolute against the working folder of the first read of this value
+    (relative values only; an absolute one never depends on the folder)."""
+    key = (variable, value)
+    path = _RESOLVED.get(key)
+    if path is None:
+        path = Path(os.path.abspath(Path(value).expanduser()))
+        if not Path(value).expanduser().is_absolute():
+            _RESOLVED[key] = path
+    return path
+
+
 def coredata_dir() -> Path | None:
     """The local dataset folder: ``$COREDATA``; when unset, :func:`default_coredata`
     (``../shared/data`` beside the source checkout, if there); None when there is none.
@@ -120,10 +136,11 @@ def coredata_dir() -> Path | None:
     value = os.environ["COREDATA"].strip()
     if not value:
         return None
-    # A relative value is taken against the working folder at the time it is read, and made
-    # absolute here, so that every path built from it stays right if the folder changes.
-    path = Path(os.path.abspath(Path(value).expanduser()))
+    # A relative value is taken against the working folder at its first read, and that
+    # absolute path kept for this value: a later os.chdir must not move the datasets.
+    path = _resolved_once("COREDATA", value)
     if not path.is_dir():
+        _RESOLVED.pop(("COREDATA", value), None)  # read again from the next folder
         raise DatasetError(f"COREDATA={value} is not a folder (from {Path.cwd()}); point it at a "
                            "copy of the datasets (a folder with mulan/, meka/, rcv1v2/) or unset it")
     return path
@@ -140,7 +157,7 @@ def cache_dir() -> Path:
             raise DatasetError(f"{var}={value.split('://')[0]}://... is a URL; the dataset cache is a "
                                "local folder: point it at a local path")
     if home:
-        path = Path(os.path.abspath(Path(home).expanduser()))  # as $COREDATA: against the cwd now
+        path = _resolved_once("COREDATA_HOME", home)  # as $COREDATA: against the first read's cwd
         if path.exists() and not path.is_dir():
             raise DatasetError(f"COREDATA_HOME={home} is a file, not a folder; point it at a "
                                "folder for the dataset cache")
