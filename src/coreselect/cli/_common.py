@@ -286,6 +286,10 @@ def load_options(labels: str | None, labels_as_features: bool) -> dict:
     if labels_as_features and not labels:
         fail("--labels-as-features needs --labels: only --labels leaves declared labels out "
              "(without it every declared label is a label)")
+    if labels:
+        from coreselect.datasets.fetch import label_file_under_coredata
+
+        labels = label_file_under_coredata(labels)  # under $COREDATA as the data path is
     options: dict = {"labels": labels} if labels else {}
     if labels_as_features:
         options["labels_as_features"] = True

@@ -68,6 +68,7 @@ from coreselect.files import clean_stale, file_mode, temp_name_prefix
 __all__ = [
     "cache_dir",
     "coredata_dir",
+    "label_file_under_coredata",
     "default_coredata",
     "fetch",
     "fetch_files",
@@ -144,6 +145,27 @@ def coredata_dir() -> Path | None:
         raise DatasetError(f"COREDATA={value} is not a folder (from {Path.cwd()}); point it at a "
                            "copy of the datasets (a folder with mulan/, meka/, rcv1v2/) or unset it")
     return path
+
+
+def label_file_under_coredata(labels):
+    """A label spec that names a relative ``.xml`` file found nowhere from the working folder
+    but under ``$COREDATA``: that file (looked up as a data path is); any other spec unchanged.
+
+    ``--labels mulan/enron/enron.xml`` then works wherever ``mulan/enron/enron.arff`` does.
+    """
+    if not isinstance(labels, (str, os.PathLike)) or isinstance(labels, bytes):
+        return labels
+    path = Path(labels)
+    if (not str(labels).strip().lower().endswith(".xml") or path.is_absolute()
+            or path.exists()):
+        return labels
+    try:
+        local = coredata_dir()
+    except DatasetError:
+        return labels  # the data's lookup reports a bad $COREDATA
+    if local is None or not (local / path).is_file():
+        return labels
+    return str(local / path) if isinstance(labels, str) else local / path
 
 
 def cache_dir() -> Path:
