@@ -40,3 +40,81 @@ def test_label_file_is_looked_up_under_coredata_like_the_data(coredata, tmp_path
     code, out, err = run(capsys, "select", rel_data, "--labels", "mulan/emotions/nothing.xml",
                          "-k", "3", "-q")
     assert code == 2 and "no such label file" in err
+
+
+# ----------------------------------------------------------------- evaluate
+def _narrow(path, n=60, d=12, seed=0):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(n, d))
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(d)])
+    frame["y0"], frame["y1"] = (X[:, 0] > 1).astype(int), (X[:, 1] + X[:, 2] > 3).astype(int)
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_evaluate_prints_its_table_without_out(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data = _narrow(tmp_path / "narrow.csv")
+    code, out, err = run(capsys, "evaluate", data, "--labels", "y0,y1", "--methods", "gds",
+                         "--k", "3", "--folds", "2", "-q")
+    assert code == 0, err
+    assert out.startswith("mean ± std over 2 folds") and "Example-based F1" in out
+    assert sorted(os.listdir(tmp_path)) == ["narrow.csv"]  # nothing written
+
+
+def test_evaluate_caps_k_at_the_features_with_one_line(tmp_path, capsys):
+    data = _narrow(tmp_path / "narrow.csv")
+    code, out, err = run(capsys, "evaluate", data, "--labels", "y0,y1", "--methods", "br-chi2",
+                         "--k", "5,20,100", "--folds", "2", "-q")
+    assert code == 0, err
+    assert err.strip() == "narrow has 12 features: k capped at 12 (k = 5,12)"
+    rows = [line.split()[0] for line in out.splitlines() if re.match(r"\s+\d+\s", line)]
+    assert rows[:2] == ["5", "12"]
+
+
+def test_evaluate_scores_a_given_test_set(tmp_path, capsys):
+    """``--test FILE``: trained on DATA, scored once on FILE; the full-feature reference's
+    scores are those of BRkNN-b fitted on DATA and applied to FILE, computed here directly."""
+    import pandas as pd
+
+    from coreselect.evaluation import BRkNNb
+    from coreselect.evaluation.measures import evaluate_all
+
+    train, test = _narrow(tmp_path / "train.csv"), _narrow(tmp_path / "test.csv", n=30, seed=1)
+    out_dir = tmp_path / "report"
+    code, out, err = run(capsys, "evaluate", train, "--test", test, "--labels", "y0,y1",
+                         "--methods", "all,gds", "--k", "4", "--out", out_dir, "-q")
+    assert code == 0, err
+    assert out.startswith("scores on the given test set") and "±" not in out
+    results = pd.read_csv(out_dir / "results.csv")
+    assert set(results["fold"]) == {0}
+    a, b = coreselect.load(str(train), labels="y0,y1"), coreselect.load(str(test), labels="y0,y1")
+    expected = evaluate_all(b.Y, BRkNNb(n_neighbors=5).fit(a.X, a.Y).predict(b.X))
+    got = results[results["method"] == "all"].set_index("measure")["value"]
+    for measure, value in expected.items():
+        assert got[measure] == pytest.approx(value, abs=1e-6), measure
+    # A test set with other columns is refused in one line.
+    other = tmp_path / "other.csv"
+    pd.read_csv(test).rename(columns={"f3": "g3"}).to_csv(other, index=False)
+    code, _, err = run(capsys, "evaluate", train, "--test", other, "--labels", "y0,y1",
+                       "--methods", "gds", "--k", "4", "-q")
+    assert code == 2 and "'g3' where the training set has 'f3'" in err
+    code, _, err = run(capsys, "evaluate", train, "--test", test, "--folds", "3", "-q")
+    assert code == 2 and "--folds does not apply with --test" in err
+
+
+def test_evaluate_mulan_split_is_the_train_and_test_files(coredata, tmp_path, capsys):
+    base = ["--methods", "all", "--k", "5", "-q"]
+    code, by_name, err = run(capsys, "evaluate", "emotions", "--mulan-split", *base)
+    assert code == 0, err
+    folder = coredata / "mulan/emotions"
+    code, by_file, err = run(capsys, "evaluate", folder / "emotions.arff", "--mulan-split", *base)
+    assert code == 0, err
+    code, explicit, err = run(capsys, "evaluate", folder / "emotions-train.arff", "--test",
+                              folder / "emotions-test.arff", *base)
+    assert code == 0, err
+    assert by_name == by_file == explicit and by_name.startswith("scores on the given test set")
+    code, _, err = run(capsys, "evaluate", "cal500", "--mulan-split", *base)
+    assert code == 2 and "no train/test split of its own" in err

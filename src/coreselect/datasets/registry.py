@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 from coreselect.errors import DatasetError
 
-__all__ = ["DatasetFile", "DatasetInfo", "REGISTRY", "get", "find", "find_file", "names", "close_names"]
+__all__ = ["DatasetFile", "DatasetInfo", "REGISTRY", "get", "find", "find_file", "names", "close_names",
+           "train_test_files"]
 
 MULAN_COMMIT = "43f6389095ad71984264db4387a8074b22bc7d4a"
 MEKA_COMMIT = "f9ffe231e06ebaa75b4a95c5cdeb737419731621"
@@ -317,3 +318,15 @@ def get(name: str) -> DatasetInfo:
         hint = f"; did you mean {', '.join(close)}?" if close else "; `coreselect datasets list` shows them"
         raise DatasetError(f"unknown dataset {name!r}{hint}")
     return info
+
+
+def train_test_files(info: DatasetInfo) -> tuple[str, str] | None:
+    """Mulan's own train/test split of a dataset (``mulan/emotions/emotions-train.arff``,
+    ``...-test.arff``; the sparse pair where that is all there is), or None when it has none."""
+    paths = [f.path for f in info.files]
+    for suffix in ("", "-sparse"):
+        train = [p for p in paths if p.endswith(f"-train{suffix}.arff")]
+        test = [p for p in paths if p.endswith(f"-test{suffix}.arff")]
+        if train and test:
+            return train[0], test[0]
+    return None
