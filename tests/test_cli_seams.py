@@ -118,3 +118,57 @@ def test_evaluate_mulan_split_is_the_train_and_test_files(coredata, tmp_path, ca
     assert by_name == by_file == explicit and by_name.startswith("scores on the given test set")
     code, _, err = run(capsys, "evaluate", "cal500", "--mulan-split", *base)
     assert code == 2 and "no train/test split of its own" in err
+
+
+# ----------------------------------------------------------------- errors in the command's words
+_PYTHON_WORDS = re.compile(r"\b(None|True|False|keep_constant|n_bins|min_bin_count|n_workers|"
+                           r"coreset_size|row_shards|random_state)\b|'auto'|\bk=")
+
+
+def test_select_k_too_large_names_the_option_not_the_parameter(capsys):
+    code, _, err = run(capsys, "select", "emotions", "-k", "500", "-q")
+    assert code == 2
+    assert err.strip() == ("coreselect: error: -k 500 is larger than the number of selectable "
+                           "features (72)")
+
+
+def test_select_k_too_large_with_constant_columns_names_keep_constant(tmp_path, capsys):
+    data = tmp_path / "c.csv"
+    data.write_text("a,b,c,y\n" + "".join(f"{i},5,{i % 2},{(i // 2) % 2}\n" for i in range(8)))
+    code, _, err = run(capsys, "select", data, "--labels", "y", "-k", "3", "-q")
+    assert code == 2 and "-k 3 is larger" in err and "--keep-constant allows them" in err
+    assert not _PYTHON_WORDS.search(err), err
+
+
+@pytest.mark.parametrize("args, flag", [
+    (["-k", "0"], "-k"), (["-k", "-3"], "-k"), (["-k", "many"], "-k"), (["--p", "0"], "--p"),
+    (["--bins", "1"], "--bins"), (["--min-bin-count", "0"], "--min-bin-count"),
+    (["--percentile", "0"], "--percentile"), (["--lam", "2"], "--lam"),
+    (["--mode", "distributed", "--partitions", "0"], "--partitions"),
+    (["--mode", "distributed", "--coreset-size", "0"], "--coreset-size"),
+    (["--mode", "distributed", "--workers", "0"], "--workers"),
+    (["--mode", "rows", "--row-shards", "0"], "--row-shards"),
+])
+def test_select_refusals_name_the_options(capsys, args, flag):
+    code, _, err = run(capsys, "select", "emotions", *args, "-q")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"coreselect: error: {flag} "), err
+    assert not _PYTHON_WORDS.search(err), err
+
+
+def test_cli_words_translates_the_library_s_parameter_names():
+    from coreselect.cli._common import cli_words
+
+    flags = {"k": "-k", "n_bins": "--bins", "min_bin_count": "--min-bin-count",
+             "strategy": "--strategy", "keep_constant": "--keep-constant"}
+    text = ("2 have every sample in one bin (min_bin_count=10 on 593 samples, n_bins=5; a "
+            "smaller min_bin_count or strategy='uniform' keeps more bins) (keep_constant=True "
+            "allows constant columns)")
+    assert cli_words(text, flags) == (
+        "2 have every sample in one bin (--min-bin-count 10 on 593 samples, --bins 5; a "
+        "smaller --min-bin-count or --strategy uniform keeps more bins) (--keep-constant "
+        "allows constant columns)")
+    assert cli_words("k must be 'auto' or an integer >= 1 or None, got 0", flags) == \
+        "-k must be auto or an integer >= 1, got 0"
+    # Words that are not parameters, and paths, stay as they are.
+    assert cli_words("mulan/k=3/a_b.arff: bad 'x'", flags) == "mulan/k=3/a_b.arff: bad 'x'"

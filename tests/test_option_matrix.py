@@ -300,7 +300,7 @@ def test_labels_as_features(capsys, tmp_path, data, light_report):
 def test_limits_are_one_line(capsys, data):
     code, _, err = run(capsys, "select", data["file"], "-k", K, "--mode", "distributed",
                        "--workers", 10**6)
-    assert code == 2 and "n_workers" in err and str(max_workers()) in err
+    assert code == 2 and "--workers must be" in err and str(max_workers()) in err
     code, _, err = run(capsys, "select", data["file"], "-k", K, "--p", 10**18)
     assert code == 2 and len(err.splitlines()) == 1
     code, out, err = run(capsys, "select", data["file"], "-k", K, "--p", 2**31 - 1, "--json")

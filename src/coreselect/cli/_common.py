@@ -85,12 +85,67 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     sys.exit(code)
 
 
+def _command_flags() -> dict[str, str]:
+    """The running command's parameters: Python name -> the option a user types (``k`` ->
+    ``-k``, ``n_bins`` -> ``--bins``, ``keep_constant`` -> ``--keep-constant``)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return {}
+    flags = {}
+    for param in ctx.command.params:
+        if isinstance(param, click.Option) and param.opts and param.name:
+            flags[param.name] = param.opts[0]
+    return flags
+
+
+_VALUE = r"('[^']*'|\"[^\"]*\"|[^\s,;:()]+)"
+
+
+def cli_words(message: str, flags: dict[str, str] | None = None) -> str:
+    """``message`` of the library in the words of the command line: its parameter names
+    become the command's options (``keep_constant=True`` -> ``--keep-constant``,
+    ``k=500`` -> ``-k 500``, ``n_bins must be`` -> ``--bins must be``), and Python's
+    spellings go (``'auto'`` -> ``auto``; "or None": an option left out)."""
+    import re
+
+    flags = _command_flags() if flags is None else flags
+    text = str(message)
+    hit = False
+    for name in sorted(flags, key=len, reverse=True):
+        flag = flags[name]
+        before = text
+
+        def assign(m: re.Match, flag: str = flag) -> str:
+            value = m.group(1).strip("'\"")
+            if value == "True":
+                return flag
+            if value == "False":
+                return f"no {flag}"
+            return f"{flag} {value}"
+
+        text = re.sub(rf"(?<![\w./-]){re.escape(name)}={_VALUE}", assign, text)
+        # "k must be ...", "n_workers must be ...": the subject of a refusal
+        text = re.sub(rf"(^|[;:(]\s*|\s-\s)({re.escape(name)})(?= (must|needs|cannot|is)\b)",
+                      lambda m, flag=flag: m.group(1) + flag, text)
+        if "_" in name:  # a Python identifier anywhere ("a smaller min_bin_count")
+            text = re.sub(rf"(?<![\w./-]){re.escape(name)}(?![\w=])", flag, text)
+        hit = hit or text != before
+    if hit:
+        text = re.sub(r"\s+or None\b", "", text)
+        text = re.sub(r"(?<![\w])'([\w.-]*)'(?![\w])", r"\1", text)  # 'auto' -> auto
+    return text
+
+
 def error_message(exc: BaseException) -> tuple[str, int] | None:
     """The one-line message and exit code of an expected failure, or None for a bug."""
-    from coreselect.errors import CoreselectError
+    from coreselect.errors import CoreselectError, DatasetError
 
     if isinstance(exc, CoreselectError):
-        return str(exc), EXIT_BAD_INPUT
+        text = str(exc)
+        if isinstance(exc, DatasetError) and exc.path is not None:
+            head = text[:len(str(exc.path))]  # the path stays as the user wrote it
+            return head + cli_words(text[len(head):]), EXIT_BAD_INPUT
+        return cli_words(text), EXIT_BAD_INPUT
     # scikit-learn's parameter errors (InvalidParameterError is a ValueError); sklearn is not
     # imported here so that commands that do not need it start fast.
     validation = sys.modules.get("sklearn.utils._param_validation")
