@@ -172,3 +172,34 @@ def test_cli_words_translates_the_library_s_parameter_names():
         "-k must be auto or an integer >= 1, got 0"
     # Words that are not parameters, and paths, stay as they are.
     assert cli_words("mulan/k=3/a_b.arff: bad 'x'", flags) == "mulan/k=3/a_b.arff: bad 'x'"
+
+
+# ----------------------------------------------------------------- datasets list
+def test_datasets_list_is_complete_and_named_as_the_docs_write_them(capsys):
+    import json
+
+    code, out, err = run(capsys, "datasets", "list")
+    assert code == 0, err
+    lines = out.splitlines()
+    names = [line.split()[0] for line in lines[1:] if line.strip() and not line.startswith("status")]
+    assert names[0] == "synthesized" and "CAL500" in names and "Corel5k" in names
+    assert "cal500" not in names and "no-sha" not in out
+    assert lines[0].split()[6] == "status"
+    legend = lines[-1]
+    code, out, _ = run(capsys, "datasets", "list", "--json")
+    rows = [json.loads(line) for line in out.splitlines()]
+    for status in {r["status"] for r in rows}:
+        assert f"{status}: " in legend, status  # every status word shown is explained
+    synthesized = rows[0]
+    ds = coreselect.load("synthesized")
+    assert (synthesized["name"], synthesized["features"], synthesized["instances"],
+            synthesized["labels"]) == ("synthesized", ds.n_features, ds.n_samples, ds.n_labels)
+
+
+def test_registry_names_match_in_any_case(coredata):
+    from coreselect.datasets import registry
+
+    assert registry.find("cal500").name == registry.find("CAL500").name == "CAL500"
+    assert registry.find("COREL5K").name == "Corel5k"
+    assert "CAL500" in registry.close_names("cal50")
+    assert coreselect.load("cal500").name == "CAL500"

@@ -231,8 +231,9 @@ _ENTRIES: list[DatasetInfo] = [
     _mulan("scene", "scene", "scene", 294, 2407, 6, 1.074, "6.2 MB",
            data=("scene-train.arff", "scene-test.arff"), note="train + test stacked (no union file upstream)"),
     _mulan("yeast", "yeast", "yeast", 103, 2417, 14, 4.237, "2.4 MB", extra=("yeast-train.arff", "yeast-test.arff")),
-    _mulan("cal500", "cal500", "cal500", 68, 502, 174, 26.044, "493 KB", aliases=("CAL500",)),
-    _mulan("corel5k", "corel5k", "Corel5k", 499, 5000, 374, 3.522, "378 KB", data=("Corel5k-sparse.arff",),
+    # Named as their papers (and Mulan) write them; every name is matched in any case.
+    _mulan("CAL500", "cal500", "cal500", 68, 502, 174, 26.044, "493 KB"),
+    _mulan("Corel5k", "corel5k", "Corel5k", 499, 5000, 374, 3.522, "378 KB", data=("Corel5k-sparse.arff",),
            extra=("Corel5k-train-sparse.arff", "Corel5k-test-sparse.arff")),
     _mulan("delicious", "delicious", "delicious", 500, 16105, 983, 19.020, "3.8 MB",
            extra=("delicious-train.arff", "delicious-test.arff")),
