@@ -203,3 +203,37 @@ def test_registry_names_match_in_any_case(coredata):
     assert registry.find("COREL5K").name == "Corel5k"
     assert "CAL500" in registry.close_names("cal50")
     assert coreselect.load("cal500").name == "CAL500"
+
+
+# ----------------------------------------------------------------- progress and written files
+def test_select_and_store_build_name_every_file_they_write(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "select", "emotions", "-k", "3", "--out", "r.json",
+                         "--export", "e.arff", "--coverage", "c.png")
+    assert code == 0, err
+    assert [line for line in err.splitlines() if line.startswith("wrote ")] == [
+        "wrote r.json", "wrote e.arff", "wrote e.xml", "wrote c.png"]
+    assert all((tmp_path / name).is_file() for name in ("r.json", "e.arff", "e.xml", "c.png"))
+    code, out, err = run(capsys, "store", "build", "emotions", "st")
+    assert code == 0 and err.splitlines()[-1] == "wrote st (a column store)", err
+    code, out, err = run(capsys, "select", "emotions", "-k", "3", "--out", "q.json", "-q")
+    assert code == 0 and err == ""  # -q: results, warnings and errors only
+
+
+@pytest.mark.dask
+def test_row_sharded_counts_on_dask_report_progress():
+    """``--mode rows --engine dask``: the count pass over the row shards reports its progress
+    (it showed "starting the engine" and then nothing until the greedy steps)."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(200, 12))
+    Y = (rng.random((200, 2)) < 0.4).astype(int)
+    events: list = []
+    result = coreselect.select(X, Y, k=3, mode="rows", engine="dask", n_workers=2,
+                               progress=lambda stage, done, total: events.append((stage, done, total)))
+    counts = [e for e in events if e[0] == "counts"]
+    assert counts and counts[-1][1] == counts[-1][2] >= 1, events
+    assert [e[1] for e in counts] == list(range(1, counts[-1][2] + 1))
+    stages = list(dict.fromkeys(e[0] for e in events))
+    assert stages.index("engine") < stages.index("counts") < stages.index("select")
+    reference = coreselect.select(X, Y, k=3)
+    np.testing.assert_array_equal(result.selected, reference.selected)

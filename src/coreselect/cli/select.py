@@ -272,6 +272,10 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
             if out_tmp is not None:
                 out_tmp.write_text(json.dumps(_json_report(report), indent=2) + "\n")
     click.echo(json.dumps(_json_report(report)) if as_json else _table(report))
+    if not quiet:
+        for path in (out, export, xml, coverage_png, k_curve):
+            if path is not None:
+                click.echo(f"wrote {path}", err=True)
 
 
 def _json_report(report: dict) -> dict:
