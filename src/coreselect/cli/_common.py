@@ -324,6 +324,67 @@ def handle_errors(func: Callable) -> Callable:
     return wrapper
 
 
+class ShownChoice(click.Choice):
+    """A choice that accepts every value but lists only ``shown`` in ``--help`` (the others,
+    kept for research, are listed by ``--help-all``)."""
+
+    def __init__(self, choices, shown, case_sensitive: bool = True):
+        super().__init__(list(choices), case_sensitive=case_sensitive)
+        self.shown = [c for c in choices if c in set(shown)]
+        self.revealed = False
+
+    def get_metavar(self, param, *args, **kwargs) -> str:
+        listed = self.choices if self.revealed else self.shown
+        return "[" + "|".join(map(str, listed)) + "]"
+
+
+def expert_option(*decls, help_all: str | None = None, **attrs) -> Callable:
+    """An option kept out of the main ``--help`` (``hidden``), listed by ``--help-all``
+    (with ``help_all`` as its text there, when given); still accepted everywhere."""
+    def decorator(func: Callable) -> Callable:
+        func = click.option(*decls, hidden=True, **attrs)(func)
+        param = func.__click_params__[-1]
+        param.expert = True
+        if help_all is not None:
+            param.help_all = help_all
+        return func
+    return decorator
+
+
+def _print_help_all(ctx: click.Context, _param, value) -> None:
+    """``--help-all``: the help with the research and expert options and choices too."""
+    if not value or ctx.resilient_parsing:
+        return
+    changed = []
+    for param in ctx.command.params:
+        saved = (param, getattr(param, "hidden", False), getattr(param, "help", None))
+        if getattr(param, "expert", False):
+            param.hidden = False
+        if getattr(param, "help_all", None) is not None:
+            param.help = param.help_all
+        if isinstance(param.type, ShownChoice):
+            param.type.revealed = True
+        changed.append(saved)
+    try:
+        click.echo(ctx.get_help())
+    finally:  # the command objects live for the process (tests run many commands)
+        for param, hidden, text in changed:
+            if hasattr(param, "hidden"):
+                param.hidden = hidden
+            param.help = text
+            if isinstance(param.type, ShownChoice):
+                param.type.revealed = False
+    ctx.exit()
+
+
+def help_all_option(func: Callable) -> Callable:
+    """``--help-all``: ``--help`` with every option and choice, those kept for research too."""
+    return click.option("--help-all", is_flag=True, expose_value=False, is_eager=True,
+                        callback=_print_help_all,
+                        help="Show every option and choice, those kept for research and "
+                             "expert tuning too, and exit.")(func)
+
+
 def quiet_option(func: Callable) -> Callable:
     """The ``-q/--quiet`` flag (argument ``quiet``)."""
     return click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)(func)

@@ -7,8 +7,8 @@ import click
 from click.core import ParameterSource
 
 from coreselect.cli._common import (
-    LABELS_HELP, fail, handle_errors, labels_as_features_option, load_options, log_to_stderr,
-    quiet_option, reporter, verbose_option,
+    LABELS_HELP, expert_option, fail, handle_errors, help_all_option, labels_as_features_option,
+    load_options, log_to_stderr, quiet_option, reporter, verbose_option,
 )
 from coreselect.spec import evaluate_unused_reason, max_workers
 
@@ -69,12 +69,13 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False):
 @click.option("--lam-sweep", default=None,
               help="Instead of the comparison, sweep lambda for the GDS method(s) at the --k values: "
                    "'0,0.1,...,1', '0:1:0.1' or a list (the paper's Figure 4).")
-@click.option("--relevance", type=click.Choice(["mi", "nmi"]), default="mi", show_default=True,
-              help="Relevance term of the GDS methods: gds, gds-CALIBRATION, cgds, dgds.")
+@expert_option("--relevance", type=click.Choice(["mi", "nmi"]), default="mi", show_default=True,
+               help="Relevance term of the GDS methods: gds, gds-CALIBRATION, cgds, dgds.")
 @click.option("--labels", default=None, help=LABELS_HELP)
 @labels_as_features_option
 @quiet_option
 @verbose_option
+@help_all_option
 @handle_errors
 def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_dir, test_data,
                  mulan_split, jobs, lam, lam_sweep, relevance, labels, labels_as_features, quiet,
