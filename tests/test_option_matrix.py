@@ -541,3 +541,22 @@ def test_p_beyond_the_candidates_counts_them_all(d):
     assert huge.relevance == pytest.approx(small.relevance)
     assert huge.relevance == pytest.approx(
         relevance_of(huge.label_relevance, np.arange(k), 2**31 - 1))
+
+
+@pytest.mark.parametrize("command", ["select", "evaluate"])
+def test_every_option_of_the_main_help_is_in_the_options_table(command):
+    """docs/options.md has a row for every option the main --help shows (those --help-all
+    adds are for research and expert tuning)."""
+    import re
+
+    import click
+
+    from coreselect.cli import cli
+
+    table = (Path(__file__).resolve().parents[1] / "docs" / "options.md").read_text()
+    cmd = cli.get_command(click.Context(cli), command)
+    missing = [p.opts[0] for p in cmd.params
+               if isinstance(p, click.Option) and not p.hidden
+               and not set(p.opts) & {"--help", "--help-all"}
+               and not any(re.search(rf"`{re.escape(opt)}[ `]", table) for opt in p.opts)]
+    assert not missing, f"not in docs/options.md: {missing}"
