@@ -149,7 +149,7 @@ def test_defaults_given_explicitly_are_fine_when_used(capsys):
 def test_coresets_smaller_than_k_name_the_cause(capsys):
     code, out, err = run(capsys, "select", "synthesized", "-k", "5", "--mode", "distributed",
                          "--coreset-size", "2", "--partitions", "2")
-    assert code == 2 and "coresets" in err and "fewer than k=5" in err
+    assert code == 2 and "coresets" in err and "fewer than -k 5" in err
     assert "selectable" not in err
 
 

@@ -27,8 +27,9 @@ def input_files(data: str | os.PathLike, labels: Any = None) -> tuple[list[Path]
     empty lists (the load reports it).
     """
     from coreselect.datasets import registry
-    from coreselect.datasets.fetch import cache_dir, coredata_dir
+    from coreselect.datasets.fetch import cache_dir, coredata_dir, label_file_under_coredata
 
+    labels = label_file_under_coredata(labels)
     files: list[Path] = []
     later: list[Path] = []
     if isinstance(labels, (str, os.PathLike)) and Path(labels).is_file():

@@ -74,10 +74,11 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
 
     from coreselect import io as cio
     from coreselect.datasets import registry
-    from coreselect.datasets.fetch import coredata_dir, fetch_files
+    from coreselect.datasets.fetch import coredata_dir, fetch_files, label_file_under_coredata
 
     from coreselect.io.chunks import names_files, open_chunks
 
+    labels = label_file_under_coredata(labels)  # under $COREDATA as the data path is
     if names_files(data):  # a folder of shards, a glob, a .list file, a data file's URL
         return open_chunks(data, labels=labels, **options).read()
     path = Path(data)

@@ -503,6 +503,7 @@ def run_protocol(
     evaluator: str | Sequence[str] = "brknn",
     measures: Sequence[str] | None = None,
     memory_budget: int | None = None,
+    folds: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> pd.DataFrame:
     """Cross-validate every method at every ``k``.
 
@@ -536,6 +537,9 @@ def run_protocol(
         Bytes the full-feature reference (method ``all``) may take by the rule of
         :func:`full_model_bytes`; default half the memory free now. Over it, ``all`` is left
         out with a note.
+    folds : sequence of (train rows, test rows), optional
+        The splits to score instead of ``n_folds`` shuffled folds: e.g. one pair, a given
+        train/test split of the rows (``n_folds`` is then not used).
 
     Returns
     -------
@@ -564,7 +568,13 @@ def run_protocol(
         raise InputError(f"k={ks[-1]} exceeds the number of features ({X.shape[1]})")
     if not methods:
         raise InputError("no methods given")
-    folds = make_folds(X.shape[0], n_folds, seed)
+    if folds is None:
+        folds = make_folds(X.shape[0], n_folds, seed)
+    else:
+        folds = [(np.asarray(tr, dtype=np.intp), np.asarray(te, dtype=np.intp)) for tr, te in folds]
+        if not folds or any(tr.size == 0 or te.size == 0 for tr, te in folds):
+            raise InputError("every given split needs training and test rows")
+    n_folds = len(folds)
     notes: list[str] = []
     methods = dict(methods)
     full = [name for name, factory in methods.items() if getattr(factory(1, 0), "is_full", False)]
@@ -651,8 +661,10 @@ def run_lambda_sweep(
     progress: Progress | None = None,
     evaluator: str | Sequence[str] = "brknn",
     measures: Sequence[str] | None = None,
+    folds: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> pd.DataFrame:
-    """The paper's Figure 4 experiment: cross-validate a GDS method for every ``lam`` and ``k``.
+    """The paper's Figure 4 experiment: cross-validate a GDS method for every ``lam`` and ``k``
+    (``folds``: given splits instead, as in :func:`run_protocol`).
 
     Returns the columns of :func:`run_protocol` plus ``lam`` (after ``method``).
     """
@@ -665,7 +677,7 @@ def run_lambda_sweep(
     methods = {f"{method}@{lam!r}": method_factories([method], lam=lam, relevance=relevance)[method]
                for lam in lams}
     df = run_protocol(X, Y, methods, ks, n_folds=n_folds, seed=seed, jobs=jobs, progress=progress,
-                      evaluator=evaluator, measures=measures)
+                      evaluator=evaluator, measures=measures, folds=folds)
     lam_col = df["method"].str.split("@").str[1].astype(float)
     df["method"] = method
     df.insert(1, "lam", lam_col)

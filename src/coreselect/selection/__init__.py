@@ -254,10 +254,10 @@ def _resolve_k(k: int | None, percentile: float | None, source: Source) -> int:
         return min(DEFAULT_K, _count_selectable(source, "k"))
     if isinstance(source, InMemorySource) and k > source.n_selectable():
         n_ok = source.n_selectable()
-        raise InputError(f"k={k} is larger than the number of selectable features ({n_ok}) "
-                         f"({source.n_columns - n_ok} constant columns are never selected; "
-                         f"keep_constant=True allows them): "
-                         f"{unselectable_reason(source, fix=False)}")
+        why = ("" if n_ok == source.n_columns else  # nothing to explain when all may be
+               f" ({source.n_columns - n_ok} constant columns are never selected; "
+               f"keep_constant=True allows them): {unselectable_reason(source, fix=False)}")
+        raise InputError(f"k={k} is larger than the number of selectable features ({n_ok}){why}")
     return int(k)
 
 

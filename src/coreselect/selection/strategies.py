@@ -611,7 +611,7 @@ class RowSharded(Strategy):
             if cluster is not None:
                 from coreselect.engines.dask_rows import DaskRows
 
-                rows = DaskRows(cluster.client, shards)
+                rows = DaskRows(cluster.client, shards, progress=_stage(progress, "counts"))
                 info = cluster.describe()
             else:
                 rows = SequentialRows(shards, progress=_stage(progress, "counts"))
