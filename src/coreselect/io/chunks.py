@@ -932,4 +932,8 @@ def open_chunks(data: str | os.PathLike | Sequence[str | os.PathLike], labels: A
         if reader_options.pop("missing") not in (None, "error"):
             raise DatasetError(f"missing='bin' (--missing bin) applies to ARFF files only; this is a {fmt} "
                                "file, whose missing values are always an error", path=files[0])
+    if fmt != "csv" and "header" in reader_options:
+        if reader_options.pop("header") is not None:
+            raise DatasetError(f"header= (--no-header) applies to CSV files only; this is a {fmt} file",
+                               path=files[0])
     return ChunkedDataset(files, fmt, labels, **reader_options)

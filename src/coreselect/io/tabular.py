@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import os
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -41,9 +42,11 @@ import scipy.sparse as sp
 
 from coreselect.errors import DatasetError
 from coreselect.io.dataset import Dataset, DatasetMeta, detect_id_columns
-from coreselect.io.labels import resolve_label_spec
 from coreselect.io import text as _text
+from coreselect.io.labels import resolve_label_spec
 from coreselect.io.text import line_too_long, open_binary, stem
+
+log = logging.getLogger(__name__)
 
 __all__ = ["read_csv", "read_parquet", "write_csv", "write_parquet", "from_arrays", "resolve_labels"]
 
@@ -194,7 +197,8 @@ def _frame_to_dataset(df, label_cols: list[str], path: str | None, name: str, ro
     )
 
 
-def _scan_header(path: str, sep: str, whole: bool = True, progress=None, block: int = 1 << 20) -> int:
+def _scan_header(path: str, sep: str, whole: bool = True, progress=None, block: int = 1 << 20,
+                 header: bool = True) -> int:
     """The checks that must run before the parser sees a CSV: width (counted as the header
     streams in), duplicate names, a data row after the header; with ``whole``, the memory
     a dense read of the whole file needs. One pass over the (decoded) bytes, ``block`` at a
@@ -274,7 +278,7 @@ def _scan_header(path: str, sep: str, whole: bool = True, progress=None, block: 
     text = bytes(head).decode("utf-8", errors="replace").rstrip("\r")
     if not text.strip():
         raise DatasetError("empty file", path=path, line=1)
-    if text.count('"') % 2 == 0:  # else a quoted name spans lines: pandas parses it
+    if header and text.count('"') % 2 == 0:  # else a quoted name spans lines: pandas parses it
         try:
             names = next(csv.reader([text], delimiter=sep))
         except csv.Error as exc:
@@ -297,10 +301,13 @@ _CSV_BLOCK = 16 << 20
 
 
 def _csv_sep(spath: str, read_options: dict) -> str:
-    unknown = set(read_options) - {"sep", "delimiter"}
+    unknown = set(read_options) - {"sep", "delimiter", "header"}
     if unknown:
         raise DatasetError(f"unknown CSV read option(s): {', '.join(sorted(unknown))} (CSV files are read with "
-                           "pyarrow; only sep= applies)", path=spath)
+                           "pyarrow; only sep= and header= apply)", path=spath)
+    if read_options.get("header") not in (None, True, False):
+        raise DatasetError(f"header must be True, False or None (decide from the first row), not "
+                           f"{read_options['header']!r}", path=spath)
     sep = read_options.get("sep", read_options.get("delimiter", ","))
     if not isinstance(sep, str) or len(sep) != 1 or sep in "\r\n\"":
         raise DatasetError(f"sep must be one character (not a quote or a line end), not {sep!r}", path=spath)
@@ -315,8 +322,40 @@ def _csv_names(spath: str, sep: str) -> list[str]:
         text = io.TextIOWrapper(fh, encoding="utf-8", errors="replace", newline="")
         try:
             return next(csv.reader(text, delimiter=sep))
-        except (csv.Error, StopIteration) as exc:
+        except StopIteration:
+            raise DatasetError("empty file", path=spath, line=1) from None
+        except csv.Error as exc:
             raise DatasetError(f"malformed header: {exc}", path=spath, line=1) from None
+
+
+def _all_numbers(cells: list[str]) -> bool:
+    from coreselect.io.text import parse_number
+
+    for cell in cells:
+        try:
+            parse_number(cell)
+        except ValueError:
+            return False
+    return True
+
+
+_TOLD_NO_HEADER: set[str] = set()
+
+
+def csv_columns(spath: str, sep: str, header: bool | None = None) -> tuple[list[str], bool]:
+    """The column names and whether the first row is a header. ``header=None`` decides: a
+    first row of numbers only is data (the columns are named ``x0``, ``x1``, ...; said once
+    per file in a warning), anything else is the header. ``False``: no header; ``True``: the
+    first row names the columns whatever it holds."""
+    first = _csv_names(spath, sep)
+    has = bool(header) if header is not None else not _all_numbers(first)
+    if has:
+        return first, True
+    if header is None and spath not in _TOLD_NO_HEADER:
+        _TOLD_NO_HEADER.add(spath)
+        log.warning("%s: the first row holds numbers only: read as data, not as column names (columns x0 to "
+                    "x%d; header=True reads it as names)", spath, len(first) - 1)
+    return [f"x{j}" for j in range(len(first))], False
 
 
 def csv_block(chunk_bytes: int | None, longest: int) -> int:
@@ -358,17 +397,18 @@ def _widen_or_fail(exc: Exception, names: list[str], types: dict, spath: str) ->
 
 
 def csv_batches(spath: str, sep: str, names: list[str], types: dict, chunk_bytes: int | None = None,
-                include: list[str] | None = None):
+                include: list[str] | None = None, header: bool = True):
     """pyarrow record batches of a CSV file (``open_csv``, ``chunk_bytes`` of text at a time),
     with pandas' missing-value markers and booleans: a column is typed by ``types`` (name ->
-    Arrow type), else inferred from the first block."""
+    Arrow type), else inferred from the first block. ``header=False``: the first row is data,
+    the columns are ``names``."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
     with open_binary(spath) as fh:
         reader = pcsv.open_csv(
             fh, read_options=pcsv.ReadOptions(block_size=max(int(chunk_bytes or _CSV_BLOCK), 1 << 10),
-                                              use_threads=False),
+                                              use_threads=False, column_names=None if header else names),
             parse_options=pcsv.ParseOptions(delimiter=sep, newlines_in_values=True),
             convert_options=pcsv.ConvertOptions(
                 column_types=types, null_values=_NA_VALUES, strings_can_be_null=True,
@@ -390,7 +430,7 @@ class _Untyped(Exception):
 
 
 def csv_table(spath: str, sep: str, names: list[str], chunk_bytes: int | None = None,
-              types: dict | None = None):
+              types: dict | None = None, header: bool = True):
     """The whole CSV as an Arrow table: its :func:`csv_batches` concatenated, each column's
     type widened (integer, float, text) and the read restarted where a later block holds a
     value the first block's type cannot (the restart reads only up to that block). Returns
@@ -401,7 +441,7 @@ def csv_table(spath: str, sep: str, names: list[str], chunk_bytes: int | None = 
     for _ in range(3 * len(names) + 2):
         batches = []
         try:
-            for b in csv_batches(spath, sep, names, types, chunk_bytes):
+            for b in csv_batches(spath, sep, names, types, chunk_bytes, header=header):
                 batches.append(b)
         except _Untyped as exc:
             types.update({c: pa.string() for c in exc.columns})
@@ -424,7 +464,7 @@ def csv_table(spath: str, sep: str, names: list[str], chunk_bytes: int | None = 
 
 def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = None,
              chunk_bytes: int | None = None, **read_options) -> Dataset:
-    """Read a CSV file (header row of column names) into a dense Dataset.
+    """Read a CSV file (a header row of column names, or none) into a dense Dataset.
 
     The text is parsed by pyarrow's streaming reader (``open_csv``, ``chunk_bytes`` at a
     time, 16 MiB by default) and its blocks concatenated: the chunked reads
@@ -442,28 +482,31 @@ def read_csv(path: str | os.PathLike, labels: Any = None, name: str | None = Non
     chunk_bytes : int, optional
         Text parsed at once (the result does not depend on it).
     **read_options
-        ``sep`` (or ``delimiter``): the one-character separator.
+        ``sep`` (or ``delimiter``): the one-character separator. ``header``: None (default)
+        reads a first row of numbers only as data, with a warning, and any other first row
+        as the column names; False: the first row is data; True: it is the header. Without
+        a header the columns are named ``x0``, ``x1``, ...
     """
     import pandas  # noqa: F401  (loaded before the memory check, which counts what is loaded)
     import pyarrow.csv  # noqa: F401
 
     spath = str(path)
     sep = _csv_sep(spath, read_options)
-    _rows, longest = _scan_header(spath, sep)
-    names = _csv_names(spath, sep)
+    names, header = csv_columns(spath, sep, read_options.get("header"))
+    _rows, longest = _scan_header(spath, sep, header=header)
     if len(names) > MAX_COLUMNS:
         raise DatasetError(f"{len(names)} columns; coreselect reads at most {MAX_COLUMNS} from a table", path=spath)
     if len(set(names)) != len(names):
         dup = next(c for k, c in enumerate(names) if c in names[:k])
         raise DatasetError(f"column {dup!r} appears twice", path=spath, line=1)
-    table, _types = csv_table(spath, sep, names, csv_block(chunk_bytes, longest))
+    table, _types = csv_table(spath, sep, names, csv_block(chunk_bytes, longest), header=header)
     df = _to_frame(table, spath)
     if df.shape[1] < 2 or len(df) == 0:
         raise DatasetError("a CSV dataset needs a header and at least one row of two or more columns", path=spath)
     cols = list(map(str, df.columns))
     idx, prov = resolve_label_spec(cols, labels, spath)
-    # Data row r is on line r + 2 (line 1 is the header).
-    return _frame_to_dataset(df, [cols[i] for i in idx], spath, name or stem(spath, (".csv",)), 2,
+    # Data row r is on line r + 2 (line 1 is the header), r + 1 without a header.
+    return _frame_to_dataset(df, [cols[i] for i in idx], spath, name or stem(spath, (".csv",)), 1 + header,
                              {"format": "csv", "source": spath, **prov})
 
 
@@ -753,6 +796,7 @@ class TableInfo:
     rows: int | None = None  # CSV: counted (and every row checked) by the first look
     types: dict | None = None  # CSV: each column's Arrow type, settled on the whole file
     longest: int = 0  # CSV: the longest line's bytes (a parser's block holds two)
+    header: bool = True  # CSV: whether the first row names the columns
 
 
 def table_columns(path: str, fmt: str, labels: Any = None, chunk_bytes: int | None = None, progress=None,
@@ -794,8 +838,8 @@ def table_columns(path: str, fmt: str, labels: Any = None, chunk_bytes: int | No
             progress(_size(spath))
         return TableInfo([c for c in cols if c not in set(label_cols)], label_cols, streamable)
     sep = _csv_sep(spath, read_options)
-    _rows, longest = _scan_header(spath, sep, whole=False, progress=progress, block=scan_block)
-    cols = _csv_names(spath, sep)
+    cols, header = csv_columns(spath, sep, read_options.get("header"))
+    _rows, longest = _scan_header(spath, sep, whole=False, progress=progress, block=scan_block, header=header)
     if len(set(cols)) != len(cols):
         dup = next(c for k, c in enumerate(cols) if c in cols[:k])
         raise DatasetError(f"column {dup!r} appears twice", path=spath, line=1)
@@ -807,22 +851,22 @@ def table_columns(path: str, fmt: str, labels: Any = None, chunk_bytes: int | No
     for _ in range(3 * len(cols) + 2):
         rows = 0
         try:
-            for batch in csv_batches(spath, sep, cols, types, block):
+            for batch in csv_batches(spath, sep, cols, types, block, header=header):
                 schema = {f.name: f.type for f in batch.schema}
                 if not all(_is_numeric_type(schema[c]) for c in features) or not all(
                         _is_numeric_type(schema[c]) or pa.types.is_boolean(schema[c]) for c in label_cols):
-                    return TableInfo(features, label_cols, False)
-                _batch_arrays(batch, features, label_cols, spath, 2 + rows)  # the checks, with lines
+                    return TableInfo(features, label_cols, False, header=header)
+                _batch_arrays(batch, features, label_cols, spath, 1 + header + rows)  # the checks, with lines
                 rows += batch.num_rows
         except _Untyped:
-            return TableInfo(features, label_cols, False)
+            return TableInfo(features, label_cols, False, header=header)
         except pa.ArrowException as exc:
             _widen_or_fail(exc, cols, types, spath)
             continue
         if rows == 0:
             raise DatasetError("a CSV dataset needs a header and at least one row of two or more columns", path=spath)
         settled = {c: (pa.float64() if pa.types.is_null(t) else t) for c, t in schema.items()}
-        return TableInfo(features, label_cols, True, rows, settled, longest)
+        return TableInfo(features, label_cols, True, rows, settled, longest, header)
     raise DatasetError("cannot settle the column types", path=spath)  # pragma: no cover
 
 
@@ -849,8 +893,9 @@ def column_kinds(path: str, fmt: str, features: Sequence[str], nominal: Any = No
             types = dict(info.types)
         else:
             sep = _csv_sep(spath, read_options)
-            names = _csv_names(spath, sep)
-            for batch in csv_batches(spath, sep, names, {}, csv_block(None, info.longest if info else 0)):
+            names, header = csv_columns(spath, sep, read_options.get("header"))
+            for batch in csv_batches(spath, sep, names, {}, csv_block(None, info.longest if info else 0),
+                                     header=header):
                 types = {f.name: f.type for f in batch.schema}
                 break
     except _Untyped as exc:  # dates and times: read as text
@@ -897,8 +942,9 @@ def table_chunks(path: str, fmt: str, info: TableInfo, chunk_rows: int | None = 
             offset = None  # Parquet has no lines
         else:
             sep = _csv_sep(spath, read_options)
-            batches = csv_batches(spath, sep, list(info.types), info.types, csv_block(chunk_bytes, info.longest))
-            offset = 2  # data row r is on line r + 2
+            batches = csv_batches(spath, sep, list(info.types), info.types, csv_block(chunk_bytes, info.longest),
+                                  header=info.header)
+            offset = 1 + info.header  # data row r is on line r + 2 (r + 1 without a header)
         for batch in batches:
             n = batch.num_rows
             step = chunk_rows or max(n, 1)
