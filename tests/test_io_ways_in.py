@@ -265,3 +265,78 @@ def test_a_malformed_line_after_the_first_range_names_its_own_line(tmp_path):
         build_store_from_source(source, tmp_path / "out.store")
     assert exc.value.line == 30 and str(exc.value).startswith(f"{path}:30: ")
     assert not (tmp_path / "out.store").exists()
+
+
+# ------------------------------------------------------------------ CSV without a header
+
+HEADLESS = "1.0,2.0,0,1\n3.0,4.0,1,0\n5.0,2.0,1,1\n1.0,3.0,0,0\n"
+
+
+def test_a_first_row_of_numbers_is_data_said_in_one_line(tmp_path, caplog):
+    from coreselect.io import read
+
+    path = tmp_path / "nh.csv"
+    path.write_text(HEADLESS)
+    with caplog.at_level("WARNING", logger="coreselect"):
+        ds = read(path, labels=2)
+    assert ds.X.shape == (4, 2) and list(ds.feature_names) == ["x0", "x1"] and list(ds.label_names) == ["x2", "x3"]
+    np.testing.assert_array_equal(ds.X[:, 0], [1, 3, 5, 1])
+    said = [r.getMessage() for r in caplog.records if "numbers only" in r.getMessage()]
+    assert len(said) == 1 and "\n" not in said[0] and "nh.csv" in said[0]
+
+
+def test_header_option_decides_either_way(tmp_path):
+    from coreselect.io import read
+
+    path = tmp_path / "nh.csv"
+    path.write_text(HEADLESS)
+    assert read(path, labels=2, header=False).X.shape == (4, 2)
+    named = read(path, labels=2, header=True)
+    assert named.X.shape == (3, 2) and list(named.feature_names) == ["1.0", "2.0"]
+    words = tmp_path / "w.csv"
+    words.write_text("a,b,y\n1,2,0\n3,4,1\n")
+    assert read(words, labels=1).X.shape == (2, 2)
+    with pytest.raises(DatasetError, match="label columns must hold 0/1"):  # 'y' read as a label value
+        read(words, labels=1, header=False)
+
+
+def test_a_repeated_value_in_a_first_row_of_numbers_is_not_a_repeated_column(tmp_path):
+    from coreselect.io import read
+
+    path = tmp_path / "rep.csv"
+    path.write_text("1.0,1.0,0\n2.0,3.0,1\n")
+    assert read(path, labels=1).X.shape == (2, 2)
+
+
+def test_headerless_lines_are_counted_from_the_first_row(tmp_path):
+    from coreselect.io import read
+
+    path = tmp_path / "nh.csv"
+    path.write_text("1,2,0\n3,4,1\n5,6,7\n")
+    with pytest.raises(DatasetError, match=r"nh.csv:3: label column 'x2' is not binary"):
+        read(path, labels=1)
+
+
+def test_headerless_shards_stream_as_they_read_whole(tmp_path):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "a.csv").write_text(HEADLESS)
+    (folder / "b.csv").write_text(HEADLESS)
+    whole, chunked = _both_ways(folder, labels=2)
+    assert whole.shape == (8, 2)
+    np.testing.assert_array_equal(chunked, whole)
+    ds = open_chunks(folder, labels=2, header=False)
+    assert ds.n_rows == 8 and list(ds.feature_names) == ["x0", "x1"]
+
+
+@pytest.mark.parametrize("suffix", [".svm", ".arff"])
+def test_header_is_refused_where_it_means_nothing(tmp_path, suffix):
+    from coreselect.io import read, from_arrays, write
+
+    path = tmp_path / f"d{suffix}"
+    write(from_arrays(np.eye(3), np.eye(3)[:, :1]), path)
+    with pytest.raises(DatasetError, match="header= .* applies to CSV files only"):
+        read(path, header=False)
+    with pytest.raises(DatasetError, match="header= .* applies to CSV files only"):
+        open_chunks([str(path), str(path)], header=False)
+    assert read(path, header=None).X.shape == (3, 3)  # the default is no option at all

@@ -1677,6 +1677,11 @@ CLASSES_29_BUILD: dict[str, Callable] = {
 CLASSES.update(CLASSES_29_BUILD)
 OWNER.update({name: "resume" for name in CLASSES_29_BUILD})
 
+from hostile_ways_in import ways_in_classes  # noqa: E402 - the ways in from files, folders and globs
+
+CLASSES.update(ways_in_classes(Attempt))
+OWNER.update({name: "readers" for name in ("shard_schemas", "glob_links", "special_inputs")})
+
 
 if __name__ == "__main__":
     sys.exit(main())

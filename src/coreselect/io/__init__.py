@@ -96,6 +96,10 @@ def _read(path: str | os.PathLike, labels: Any = None, **options: Any) -> Datase
         if options.pop("missing") not in (None, "error"):
             raise DatasetError(f"missing='bin' (--missing bin) applies to ARFF files only; this is a {fmt} "
                                "file, whose missing values are always an error", path=str(path))
+    if fmt != "csv" and "header" in options:
+        if options.pop("header") is not None:
+            raise DatasetError(f"header= (--no-header) applies to CSV files only; this is a {fmt} file",
+                               path=str(path))
     if fmt == "arff":
         from coreselect.io.arff import read_arff
 
