@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import IO, Iterable, Iterator, Mapping, Sequence, Union
 
-from coreselect._scratch import (  # noqa: F401 - re-exported: files is where writers look
+from coreselect.io._scratch import (  # noqa: F401 - re-exported: files is where writers look
     _PF_EXITING, _PID_MARK, OWNED_MARK, STALE_PATTERNS, _exiting, _pid_alive, clean_stale, is_owned, mark_owned,
     process_start_time, scratch_dir, temp_name_prefix,
 )
