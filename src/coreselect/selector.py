@@ -161,6 +161,8 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         ``progress(stage, done, total)`` is called as work proceeds;
         :class:`coreselect.progress.Reporter` draws it as the CLI does.
 
+    Notes
+    -----
     The parameters are checked against one table, :data:`coreselect.spec.CONSTRAINTS`
     (``_parameter_constraints`` is made from it), and :func:`coreselect.select` runs the
     selection.
