@@ -73,7 +73,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
 
     * ``"information"`` (default): as above;
     * ``"range"``: each gain min-max scaled over the candidates, then
-      ``(1 - lam) * dg' + lam * dD'`` (with the distances; the default before issue 18);
+      ``(1 - lam) * dg' + lam * dD'`` (with the distances; an earlier default);
     * ``"paper"``: eq. (2) exactly, ``(1 - lam) * c * dg + lam * dD`` with
       ``c = k(k-1)/(2 p |L|)``; reproduces the paper's Table 2;
     * ``"spread"``: each gain divided by its standard deviation over the candidates;

@@ -1,5 +1,5 @@
-"""Let the training data choose the objective's form among a few stated candidates (issue 30,
-point 6): the fixed default wins on sparse text and loses on some small dense sets.
+"""Let the training data choose the objective's form among a few stated candidates:
+the fixed default wins on sparse text and loses on some small dense sets.
 
 The candidates (:data:`CANDIDATES`) are fixed in advance, not fitted to any dataset: the
 library default, the previous default calibration, more relevance, more diversity, and

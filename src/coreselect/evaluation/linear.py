@@ -92,7 +92,7 @@ class BRLogistic(ClassifierMixin, BaseEstimator):
     threshold : {"cv", "fixed"}, default="cv"
         ``"cv"``: a decision threshold per label chosen on out-of-fold probabilities of the
         training rows (see the module docstring); ``"fixed"``: 0.5 for every label (the
-        evaluator before issue 30).
+        earlier evaluator).
     class_weight : None or "balanced", default=None
         Passed to every ``LogisticRegression``.
     inner_folds : int, default=3
