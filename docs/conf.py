@@ -30,7 +30,6 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
-    "sphinx.ext.viewcode",
     "sphinx_gallery.gen_gallery",
 ]
 
@@ -106,7 +105,7 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "abort_on_example_error": True,
     "plot_gallery": "True",
-    "within_subsection_order": "FileNameSortKey",
+    "within_subsection_order": "ExampleTitleSortKey",
     # the API pages show the examples that use each name
     "backreferences_dir": "api/generated/backreferences",
     "doc_module": ("coreselect",),

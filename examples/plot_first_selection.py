@@ -24,5 +24,5 @@ for pick in result.explain():
 # ``result.label_relevance`` holds each pick's relevance to each label; ``p`` is how many picks
 # count per label (every pick under the default calibration).
 
-plot_coverage(result.label_relevance, result.spec["p"], "coverage.png",
-              label_names=result.shown_label_names(), feature_names=result.names)
+path = plot_coverage(result.label_relevance, result.spec["p"], "coverage.png",
+                     label_names=result.shown_label_names(), feature_names=result.names)
