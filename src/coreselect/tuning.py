@@ -55,6 +55,8 @@ class Tuned:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
+        """A JSON-able summary: the choice, its parameters, the rule and each candidate's paired
+        difference to the default."""
         mean, se = paired_to_default(self.areas)
         return {"choice": self.choice, "params": dict(self.params), "cap": int(self.cap),
                 "rule": "the default unless beaten by more than one standard error",

@@ -118,6 +118,8 @@ class BRLogistic(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, Y) -> "BRLogistic":
+        """One logistic model per label on ``X`` scaled by ``MaxAbsScaler``; with
+        ``threshold="cv"``, each label's cut chosen on out-of-fold probabilities."""
         from coreselect.errors import InputError
 
         if self.threshold not in ("cv", "fixed"):
@@ -145,4 +147,5 @@ class BRLogistic(ClassifierMixin, BaseEstimator):
         return _proba(self.models_, self.scaler_.transform(X))
 
     def predict(self, X) -> np.ndarray:
+        """``(n, n_labels)`` 0/1: each label's probability at or above its cut."""
         return (self.predict_proba(X) >= self.thresholds_[None, :]).astype(np.int8)
