@@ -39,13 +39,13 @@ WHOLE_FILES = {
     "docs/results/baselines.md": "python benchmarks/baselines.py report",
     "docs/results/rivals.md": "python benchmarks/rivals.py report",
     "docs/results/linear_evaluator.md": "python benchmarks/rivals.py linear",
-    "docs/mutation.md": "python benchmarks/mutation.py --jobs 2 --workers 1 --timeout 400 "
+    "docs/mutation.md": "python tests/tools/mutation.py --jobs 2 --workers 1 --timeout 400 "
                         "--out docs/mutation.md",
-    "docs/mutation-round2.md": "python benchmarks/mutation.py --round 2 --jobs 1 --workers 1 "
+    "docs/mutation-round2.md": "python tests/tools/mutation.py --round 2 --jobs 1 --workers 1 "
                                "--timeout 400 --out docs/mutation-round2.md",
-    "docs/mutation-round3.md": "python benchmarks/mutation.py --round 3 --jobs 1 --no-baseline "
+    "docs/mutation-round3.md": "python tests/tools/mutation.py --round 3 --jobs 1 --no-baseline "
                                "--timeout 1200 --out docs/mutation-round3.md",
-    "docs/mutation-reanchored.md": "python benchmarks/mutation.py --no-baseline --jobs 1 "
+    "docs/mutation-reanchored.md": "python tests/tools/mutation.py --no-baseline --jobs 1 "
                                    "--timeout 600 --match 'coefficient c without the 2,h: "
                                    "lambda weighs,old threshold (numba kernel),feature relevance "
                                    "is the max,parts in reverse order,dropped ID columns (in "

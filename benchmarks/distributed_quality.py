@@ -59,9 +59,9 @@ def main(argv=None) -> str:
     logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING)
 
     from coreselect.core.objective import P_ALL
-    from coreselect.sources import InMemorySource
-    from coreselect.spec import Objective
-    from coreselect.strategies import AltGreedy, DistributedGreedy
+    from coreselect.selection.sources import InMemorySource
+    from coreselect.selection.spec import Objective
+    from coreselect.selection.strategies import AltGreedy, DistributedGreedy
 
     root = C.data_dir().resolve()
     default = Objective(k=1)  # the library default's calibration and p

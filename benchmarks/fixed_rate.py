@@ -128,9 +128,9 @@ def quality(name: str, X, Y, ks, folds: int, n_rows: int) -> pd.DataFrame:
 
 def ratios(name: str, X, Y, ks) -> pd.DataFrame:
     """Algorithm 3 (default partitions, seed 0) against AltGreedy, per calibration and k."""
-    from coreselect.sources import InMemorySource
-    from coreselect.spec import Objective
-    from coreselect.strategies import AltGreedy, DistributedGreedy
+    from coreselect.selection.sources import InMemorySource
+    from coreselect.selection.spec import Objective
+    from coreselect.selection.strategies import AltGreedy, DistributedGreedy
 
     source = InMemorySource(X, Y)
     rows = []

@@ -80,7 +80,7 @@ def case_unsharded(args) -> dict:
 
 def case_rows(args) -> dict:
     from coreselect.core.entropy import warm_up
-    from coreselect.rowsharded import InMemoryRowShards, SequentialRows, select_row_sharded
+    from coreselect.engines.rowsharded import InMemoryRowShards, SequentialRows, select_row_sharded
 
     warm_up()
     F, L = _discrete(args)
@@ -130,7 +130,7 @@ def case_dask(args) -> dict:
 
     from coreselect.engines.dask import local_cluster
     from coreselect.engines.dask_rows import DaskRows
-    from coreselect.rowsharded import InMemoryRowShards, select_row_sharded
+    from coreselect.engines.rowsharded import InMemoryRowShards, select_row_sharded
 
     F, L = _discrete(args)
     shards = InMemoryRowShards.split(F, L, args["shards"])

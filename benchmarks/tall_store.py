@@ -105,8 +105,8 @@ def case_build(args) -> dict:
 
 def case_rows(args) -> dict:
     from coreselect.core.entropy import warm_up
-    from coreselect.rowsharded import SequentialRows, select_row_sharded, step_task
-    from coreselect.sources import StoreRowShards
+    from coreselect.engines.rowsharded import SequentialRows, select_row_sharded, step_task
+    from coreselect.selection.sources import StoreRowShards
     from coreselect.store import open_store
 
     warm_up()
@@ -115,7 +115,7 @@ def case_rows(args) -> dict:
     stamps, cb = _common.steps_timer()
     start = time.perf_counter()
     # what select(store, k=k, mode="rows") runs (calibration as the library default)
-    from coreselect.spec import Objective
+    from coreselect.selection.spec import Objective
 
     o = Objective(k=args["k"])
     run = select_row_sharded(rows, k=o.k, lam=o.lam, p=o.p, relevance=o.relevance,
@@ -156,9 +156,9 @@ def case_dask(args) -> dict:
 
     from coreselect.engines.dask import local_cluster
     from coreselect.engines.dask_rows import DaskRows
-    from coreselect.rowsharded import select_row_sharded
-    from coreselect.sources import StoreRowShards
-    from coreselect.spec import Objective
+    from coreselect.engines.rowsharded import select_row_sharded
+    from coreselect.selection.sources import StoreRowShards
+    from coreselect.selection.spec import Objective
     from coreselect.store import open_store
 
     shards = StoreRowShards(open_store(args["store"]))

@@ -33,7 +33,7 @@ def _paper(params: dict) -> dict:
 
 def partition_of(n_columns: int, m: int, seed: int) -> list[np.ndarray]:
     """The seeded partition Algorithm 3 uses (the definition of which column goes where)."""
-    from coreselect.distributed import partition
+    from coreselect.selection.distributed import partition
 
     return partition(n_columns, m, seed)
 

@@ -283,7 +283,7 @@ def write_libsvm(dataset: Dataset, path: str | os.PathLike) -> None:
     Feature and label names are not stored (the format has no place for them).
     NaN values cannot be written and raise DatasetError.
     """
-    from coreselect.files import atomic_output
+    from coreselect.io.files import atomic_output
 
     X = dataset.X
     data = X.data if sp.issparse(X) else np.asarray(X)

@@ -8,8 +8,8 @@ property over what varies, plus the examples of the issue.
 * a label subset never turns the other declared labels into features (unless asked);
 * label sets as ``Y`` select what the same labels as a 0/1 matrix select; ragged lists,
   strings and complex labels are refused with a typed error;
-* ``COREDATA`` given relative works from any folder (resolved against the working folder when
-  read).
+* ``COREDATA`` given relative works from any folder (resolved against the working folder of
+  its first read, and kept through a later ``os.chdir``).
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ def test_label_sets_select_what_the_binary_matrix_selects(case):
 def test_label_sets_match_multilabel_binarizer():
     from sklearn.preprocessing import MultiLabelBinarizer
 
-    from coreselect.sources import label_sets_to_matrix
+    from coreselect.selection.sources import label_sets_to_matrix
 
     sets = [{0, 2}, {1}, set(), {2, 5}]
     M, classes = label_sets_to_matrix(sets)
@@ -269,7 +269,7 @@ def test_ragged_lists_are_label_lists(rows):
     as MultiLabelBinarizer reads them (they used to be refused as ragged)."""
     from sklearn.preprocessing import MultiLabelBinarizer
 
-    from coreselect.sources import as_label_matrix
+    from coreselect.selection.sources import as_label_matrix
 
     np.testing.assert_array_equal(as_label_matrix(rows, len(rows)),
                                   MultiLabelBinarizer().fit_transform(rows))
@@ -297,17 +297,25 @@ def test_all_empty_label_sets_are_refused():
 
 # ----------------------------------------------------------------- E: COREDATA relative
 def test_relative_coredata_from_a_subfolder(coredata, tmp_path):
+    """A relative ``$COREDATA`` names the folder it named at its first read: an ``os.chdir``
+    afterwards, to a folder where that relative path leads nowhere, does not lose the data."""
     sub = tmp_path / "a" / "b"
     sub.mkdir(parents=True)
     rel = os.path.relpath(coredata, sub)
-    code = ("import os, coreselect; from coreselect.datasets.fetch import coredata_dir; "
+    # Deeper than every ".." of rel can climb, under names no path of the data has: from
+    # here rel ends inside this temporary tree, where nothing by its name exists.
+    elsewhere = tmp_path.joinpath("elsewhere", *["nowhere"] * (len(sub.parts) + 1))
+    elsewhere.mkdir(parents=True)
+    assert not (elsewhere / rel).exists()  # the old per-call resolution fails from here
+    code = ("import os, sys, coreselect; from coreselect.datasets.fetch import coredata_dir; "
             "p = coredata_dir(); assert p.is_absolute(), p; "
             "ds = coreselect.load('mulan/emotions/emotions.arff'); "
-            "os.chdir('/'); ds2 = coreselect.load('emotions'); "  # read again after a chdir
-            "print(ds.X.shape[1], ds2.X.shape[1])")
-    out = subprocess.run([sys.executable, "-c", code], cwd=sub, capture_output=True, text=True,
-                         env=_env(COREDATA=rel), timeout=300)
-    assert out.returncode == 0 and out.stdout.split() == ["72", "72"], out.stderr
+            "os.chdir(sys.argv[1]); ds2 = coreselect.load('emotions'); "  # read again after a chdir
+            "ds3 = coreselect.load('mulan/emotions/emotions.arff'); "
+            "print(ds.X.shape[1], ds2.X.shape[1], ds3.X.shape[1], coredata_dir() == p)")
+    out = subprocess.run([sys.executable, "-c", code, str(elsewhere)], cwd=sub,
+                         capture_output=True, text=True, env=_env(COREDATA=rel), timeout=300)
+    assert out.returncode == 0 and out.stdout.split() == ["72", "72", "72", "True"], out.stderr
     cli = subprocess.run([sys.executable, "-m", "coreselect", "select", "emotions", "-k", "2"],
                          cwd=sub, capture_output=True, text=True, env=_env(COREDATA=rel),
                          timeout=300)

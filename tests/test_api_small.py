@@ -41,7 +41,7 @@ def test_transform_ordered_honours_set_output():
 
 @pytest.mark.parametrize("mode", ["centralized", "rows"])
 def test_random_state_is_refused_where_no_partition_uses_it(mode):
-    """The library refuses it as the CLI refuses --seed (coreselect.spec.UNUSED); the
+    """The library refuses it as the CLI refuses --seed (coreselect.selection.spec.UNUSED); the
     estimator takes it on every mode, as scikit-learn's checks and searches expect."""
     X, Y = _data()
     with pytest.raises(InputError, match="random_state"):

@@ -1,4 +1,4 @@
-"""Automatic k (coreselect.autok): the vectorized prefix evaluator against BRkNN-b fitted on
+"""Automatic k (coreselect.selection.autok): the vectorized prefix evaluator against BRkNN-b fitted on
 each prefix, the one-standard-error rule by hand, the command line (-k auto, --k-curve, the
 chosen k in every output) and evaluate --k auto (nested in the outer folds)."""
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from coreselect.autok import (
+from coreselect.selection.autok import (
     brknn_b_prefixes, example_f1, k_grid, one_standard_error,
 )
 from coreselect.cli import main
@@ -162,7 +162,7 @@ def test_evaluate_k_auto_is_nested_in_the_outer_folds(capsys, tmp_path, arff, mo
 def test_evaluate_k_auto_gives_every_ranker_the_same_rule(tmp_path, arff, monkeypatch):
     """--k auto on a rival: its ranking on the training fold, cut by autok's rule run on that
     fold's rows only (the same choose_k as GDS), and the chosen k in the results."""
-    import coreselect.autok as autok
+    import coreselect.selection.autok as autok
     from coreselect import load
     from coreselect.evaluation.protocol import make_folds, method_factories, run_protocol
 

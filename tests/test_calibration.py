@@ -189,7 +189,7 @@ def test_information_default_p_counts_every_selected_feature():
     """``p`` None resolves to the calibration's: every selected feature under "information",
     the paper's 10 under the others; an explicit ``p`` is kept."""
     from coreselect.core.objective import P_ALL, PAPER_P, default_p
-    from coreselect.spec import Objective
+    from coreselect.selection.spec import Objective
 
     assert Objective(k=5).calibration == DEFAULT_CALIBRATION == "information"
     assert Objective(k=5).p == default_p("information") == P_ALL

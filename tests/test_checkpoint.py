@@ -32,7 +32,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coreselect.checkpoint import Checkpoint, decode, encode
+from coreselect.selection.checkpoint import Checkpoint, decode, encode
 from coreselect.cli import main
 from coreselect.core.objective import P_ALL
 from coreselect.errors import CheckpointError
@@ -134,8 +134,8 @@ def _computed_again(*args, **kwargs):
 def _refuse_recomputing(monkeypatch) -> None:
     """From here on, computing relevances or mode rows' counts pass fails the test."""
     import coreselect.core.problem as problem_module
-    import coreselect.rowsharded as rowsharded
-    import coreselect.strategies as strategies
+    import coreselect.engines.rowsharded as rowsharded
+    import coreselect.selection.strategies as strategies
     from coreselect.core.sparse_relevance import SparseRelevance
 
     monkeypatch.setattr(problem_module, "relevance_matrix", _computed_again)
@@ -178,7 +178,7 @@ def test_resumed_runs_read_the_relevances_and_counts_they_recorded(monkeypatch, 
 def test_a_store_run_resumed_computes_no_recorded_pass_again(tmp_path, monkeypatch, mode):
     """On a column store: the centralized relevances, mode rows' counts and the fixed
     calibration's ranges over Algorithm 3's parts (each part computes its own relevances)."""
-    import coreselect.strategies as strategies
+    import coreselect.selection.strategies as strategies
     from coreselect.store import build_store
 
     X, Y = _data(8, n=90, d=16)
@@ -388,7 +388,7 @@ def test_a_damaged_part_file_is_refused(tmp_path, how, mode, name):
 def test_recorded_relevances_of_another_shape_are_refused(form):
     """A relevance file that passes its checksum but does not fit the data (a record made by
     hand, or by a bug): refused in one line, never used."""
-    from coreselect.checkpoint import Resumable
+    from coreselect.selection.checkpoint import Resumable
     from coreselect.core.discretize import discretize, discretize_labels
     from coreselect.core.sparse_relevance import SparseRelevance
 

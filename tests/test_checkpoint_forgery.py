@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coreselect.checkpoint import decode, encode
+from coreselect.selection.checkpoint import decode, encode
 from coreselect.cli import main
 from coreselect.errors import CheckpointError
 from coreselect.selection import select

@@ -149,7 +149,7 @@ def test_defaults_given_explicitly_are_fine_when_used(capsys):
 def test_coresets_smaller_than_k_name_the_cause(capsys):
     code, out, err = run(capsys, "select", "synthesized", "-k", "5", "--mode", "distributed",
                          "--coreset-size", "2", "--partitions", "2")
-    assert code == 2 and "coresets" in err and "fewer than k=5" in err
+    assert code == 2 and "coresets" in err and "fewer than -k 5" in err
     assert "selectable" not in err
 
 
@@ -197,7 +197,7 @@ def test_verbose_dask_run_logs_our_stages_only(small_store):
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stderr.strip().splitlines()
     # our stages (partition, cluster start, parts, union) and nothing of Dask's internals
-    assert any("coreselect.strategies: parts" in line for line in lines)
+    assert any("coreselect.selection.strategies: parts" in line for line in lines)
     assert not [line for line in lines if " distributed." in line], lines
     assert len(lines) < 10 and json.loads(proc.stdout)["engine"] == "dask"
 

@@ -40,7 +40,7 @@ def test_an_output_under_a_missing_folder_is_one_line(capsys, tmp_path, option):
 
 def test_output_folder_rule_in_the_library(tmp_path):
     from coreselect.errors import OutputError
-    from coreselect.files import atomic_path, output_set
+    from coreselect.io.files import atomic_path, output_set
 
     with pytest.raises(OutputError, match="does not exist"):
         with output_set([tmp_path / "a" / "b" / "x.txt"]):

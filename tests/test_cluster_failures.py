@@ -1,6 +1,6 @@
 """A real cluster (``dask scheduler`` and ``dask worker`` processes) losing a part of itself in
 the middle of a selection over a store on a local S3 server, at a moment fixed by a hold hook
-(``coreselect.files.checkpoint_once``: the first worker to start a task writes its pid and
+(``coreselect.io.files.checkpoint_once``: the first worker to start a task writes its pid and
 waits), not by sleeps:
 
 * a worker killed (SIGKILL) and a replacement started: the run finishes with the in-memory

@@ -140,7 +140,7 @@ def test_nmi_of_a_constant_column_is_zero(n):
     # 4.4e-16, not 0, for these n; NMI divided by its square root (1.0 instead of 0).
     from coreselect.core.entropy import entropy
     from coreselect.core.shards import merge, shard_counts, statistics
-    from coreselect.rowsharded import row_slice
+    from coreselect.engines.rowsharded import row_slice
 
     const = DiscreteMatrix.from_dense_codes(np.zeros((n, 1), dtype=int))
     features = DiscreteMatrix.from_dense_codes(np.c_[np.zeros(n, dtype=int), np.arange(n) % 3])

@@ -15,7 +15,7 @@ from coreselect.core.entropy import DistanceOracle, entropy, relevance_matrix
 from coreselect.core.shards import (
     RowShardedOracle, merge, shard_counts, statistics, step_counts,
 )
-from coreselect.rowsharded import row_slice
+from coreselect.engines.rowsharded import row_slice
 
 BACKENDS = ["numba", "numpy"]
 

@@ -15,10 +15,10 @@ def test_killed_worker_same_result(tmp_path):
     from distributed import Client, LocalCluster
 
     from coreselect.datasets.synthetic import make_sparse_multilabel
-    from coreselect.sources import StoreSource
-    from coreselect.spec import Objective
+    from coreselect.selection.sources import StoreSource
+    from coreselect.selection.spec import Objective
     from coreselect.store import build_store
-    from coreselect.strategies import DistributedGreedy
+    from coreselect.selection.strategies import DistributedGreedy
 
     ds = make_sparse_multilabel(n_samples=1000, n_features=12_000, n_labels=8, density=0.01,
                                 n_relevant=20, n_redundant=20, random_state=0)

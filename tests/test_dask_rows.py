@@ -11,7 +11,7 @@ import pytest
 
 from coreselect.core.discretize import discretize, discretize_labels
 from coreselect.core.problem import Problem
-from coreselect.rowsharded import InMemoryRowShards, SequentialRows, select_row_sharded
+from coreselect.engines.rowsharded import InMemoryRowShards, SequentialRows, select_row_sharded
 
 pytestmark = pytest.mark.dask
 

@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from coreselect.core.problem import Problem
-from coreselect.distributed import (
+from coreselect.selection.distributed import (
     PartTask,
     ProblemParts,
     StoreParts,
@@ -21,10 +21,10 @@ from coreselect.distributed import (
     run_part,
 )
 from coreselect.errors import EngineError, InputError
-from coreselect.sources import InMemorySource, StoreSource
-from coreselect.spec import Binning, Objective
+from coreselect.selection.sources import InMemorySource, StoreSource
+from coreselect.selection.spec import Binning, Objective
 from coreselect.store import build_store, open_store, shuffled_order
-from coreselect.strategies import AltGreedy, DistributedGreedy, Greedy
+from coreselect.selection.strategies import AltGreedy, DistributedGreedy, Greedy
 
 K = 6
 OBJ = Objective(k=K)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from coreselect.errors import InputError
-from coreselect.explain import coverage, explain_selection, plot_coverage
+from coreselect.selection.explain import coverage, explain_selection, plot_coverage
 
 
 def test_by_hand():
@@ -73,7 +73,7 @@ def test_coverage_figure_says_all_and_clips_nothing(p):
     the figure, however narrow."""
     import matplotlib.pyplot as plt
 
-    from coreselect.explain import coverage_figure
+    from coreselect.selection.explain import coverage_figure
 
     rng = np.random.default_rng(0)
     rel = rng.random((3, 4))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import coreselect.core.sparse_relevance as sparse_relevance
-import coreselect.explain as explain
+import coreselect.selection.explain as explain
 from coreselect.cli import main
 from coreselect.datasets.synthetic import make_extreme_multilabel
 from coreselect.io.xmc import write_xmc

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import coreselect.core.sparse_relevance as sparse_relevance
-import coreselect.explain as explain
+import coreselect.selection.explain as explain
 import reference as ref
 from coreselect import select
 from coreselect.core.discretize import discretize, discretize_labels
@@ -34,7 +34,7 @@ from coreselect.core.shards import (
     SparseShardCounts, shard_counts, sparse_shard_counts, sparse_statistics,
 )
 from coreselect.core.sparse_relevance import MergedSparseRelevance
-from coreselect.rowsharded import (
+from coreselect.engines.rowsharded import (
     InMemoryRowShards, SequentialRows, row_slice, select_row_sharded,
 )
 from test_extreme_core import assert_sparse_matches_dense, extreme_data, tiny_case
@@ -86,7 +86,7 @@ def test_relevance_from_merged_counts(data, kind, draw):
     F, L = _discrete(X, Y, min_bin)
     bounds = draw.draw(splits(X.shape[0]))
     rows = SequentialRows(InMemoryRowShards(F, L, bounds))
-    from coreselect.rowsharded import counts_task
+    from coreselect.engines.rowsharded import counts_task
 
     stats = sparse_statistics(rows.map_reduce(counts_task, "auto", "sparse"), kind)
     merged = stats.relevance
@@ -238,7 +238,7 @@ def test_many_labels_keep_the_top_labels_only(monkeypatch, mode):
 def test_grid_sparse_equals_dense(seed):
     """Algorithm 3 on a 2-D grid: the parts restrict the merged sparse relevance (take, never
     dense rows) and select what the dense tables select."""
-    from coreselect.rowsharded import select_grid
+    from coreselect.engines.rowsharded import select_grid
 
     X, Y = _data(seed)
     F, L = _discrete(X, Y, 3)
@@ -255,7 +255,7 @@ def test_checkpointed_rows_with_sparse_counts(monkeypatch, tmp_path):
     """A checkpointed rows run with the sparse relevance: its statistics are recorded (the
     pairs and the merged marginals), a second call does not count again and returns the
     same selection."""
-    import coreselect.rowsharded as rowsharded
+    import coreselect.engines.rowsharded as rowsharded
 
     monkeypatch.setattr(sparse_relevance, "DENSE_RELEVANCE_MAX_BYTES", 0)
     X, Y = _data(5)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from coreselect import files
+from coreselect.io import files
 from coreselect.errors import CoreselectError, InputError, OutputError
-from coreselect.files import (
+from coreselect.io.files import (
     atomic_dir,
     atomic_output,
     atomic_path,
@@ -344,7 +344,7 @@ def test_a_killed_writer_not_reaped_yet_counts_as_dead(tmp_path):
 
 _KILLED_WRITER = """
 import os, signal, sys
-from coreselect.files import atomic_output, atomic_path, atomic_dir
+from coreselect.io.files import atomic_output, atomic_path, atomic_dir
 target = sys.argv[1]
 with atomic_output(target) as fh:
     fh.write("partial")
@@ -358,7 +358,7 @@ with atomic_output(target) as fh:
 
 _NEXT_WRITER = """
 import sys
-from coreselect.files import atomic_output, atomic_path, atomic_dir
+from coreselect.io.files import atomic_output, atomic_path, atomic_dir
 target = sys.argv[1]
 with atomic_output(target) as fh:
     fh.write("whole")

@@ -19,14 +19,14 @@ from test_distributed import _data as distributed_data
 from coreselect.core import Problem
 from coreselect.core.entropy import DistanceOracle
 from coreselect.core.greedy import first_ranges
-from coreselect.distributed import ProblemParts, partition
+from coreselect.selection.distributed import ProblemParts, partition
 from coreselect.engines.local import LocalEngine
-from coreselect.fixed_rate import measure_ranges
+from coreselect.engines.fixed_rate import measure_ranges
 from coreselect.selection import select
-from coreselect.sources import InMemorySource, StoreSource
-from coreselect.spec import Objective
+from coreselect.selection.sources import InMemorySource, StoreSource
+from coreselect.selection.spec import Objective
 from coreselect.store import build_store
-from coreselect.strategies import AltGreedy, DistributedGreedy, RowSharded
+from coreselect.selection.strategies import AltGreedy, DistributedGreedy, RowSharded
 
 
 def _small(seed: int, n=70, d=10, n_labels=3):

@@ -1,4 +1,4 @@
-"""The store build's bad input (issue 29; benchmarks/hostile.py, classes ``build_*``): a shard
+"""The store build's bad input (issue 29; tests/tools/hostile.py, classes ``build_*``): a shard
 that vanishes or changes during the build, a truncated compressed shard, a glob that matches
 nothing, shards whose spaces disagree, a chunk that breaks the format mid-file, a bucket
 without permission. Each: one line naming the file (and its line where there is one), exit 2

@@ -1,4 +1,4 @@
-"""Smoke test of benchmarks/hostile.py: a --quick run on two classes whose fixes live here
+"""Smoke test of tests/tools/hostile.py: a --quick run on two classes whose fixes live here
 (Parquet non-scalar columns, downloads from a hostile server) prints its table, writes its
 JSON, and finds no escape in them. No timing is asserted."""
 
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_quick_campaign_on_two_classes(tmp_path):
     out = tmp_path / "h.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "hostile.py"), "--quick", "-n", "2",
+    r = subprocess.run([sys.executable, str(ROOT / "tests" / "tools" / "hostile.py"), "--quick", "-n", "2",
                         "--classes", "parquet_nonscalar,downloads", "--out", str(out)],
                        capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -29,7 +29,7 @@ def test_quick_campaign_on_two_classes(tmp_path):
 
 
 def test_every_issue_class_has_a_generator():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "tests" / "tools"))
     try:
         import hostile
     finally:
@@ -47,7 +47,7 @@ def test_quick_campaign_on_checkpoint_damage(tmp_path):
     once) runs without an escape."""
     out = tmp_path / "h.json"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "hostile.py"), "--quick", "-n", "4",
+    r = subprocess.run([sys.executable, str(ROOT / "tests" / "tools" / "hostile.py"), "--quick", "-n", "4",
                         "--classes", "ckpt_damage", "--out", str(out)],
                        capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -1,6 +1,6 @@
 """Nothing lost: a checkpoint's parts folder, ``--temp-dir`` scratch and the input store
 hold user files that a run never removes nor replaces; only what coreselect made (a folder
-marked with :data:`coreselect.files.OWNED_MARK`, a file that starts as a checkpoint's) is.
+marked with :data:`coreselect.io.files.OWNED_MARK`, a file that starts as a checkpoint's) is.
 Special and oversized checkpoint files are refused at once (no hang, memory as the data)."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coreselect.checkpoint import MAGIC, decode, encode
+from coreselect.selection.checkpoint import MAGIC, decode, encode
 from coreselect.errors import CheckpointError
-from coreselect.files import OWNED_MARK, is_owned
+from coreselect.io.files import OWNED_MARK, is_owned
 from coreselect.selection import select
 
 
@@ -59,7 +59,7 @@ def test_temp_dir_keeps_user_files_named_like_scratch(tmp_path):
 
 
 def test_a_killed_runs_marked_scratch_is_still_cleaned(tmp_path):
-    from coreselect.files import mark_owned, scratch_dir
+    from coreselect.io.files import mark_owned, scratch_dir
 
     stale = tmp_path / "coreselect-rows.p999999-abcd.tmp"
     stale.mkdir()

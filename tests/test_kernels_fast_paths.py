@@ -23,7 +23,7 @@ from coreselect.core.entropy import DistanceOracle, joint_entropy, relevance_mat
 from coreselect.core.shards import (
     RowShardedOracle, merge, shard_counts, statistics, step_counts,
 )
-from coreselect.rowsharded import row_slice
+from coreselect.engines.rowsharded import row_slice
 
 E = sys.modules["coreselect.core.entropy"]  # the module (the package exports a function)
 pytest.importorskip("numba")

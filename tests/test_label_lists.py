@@ -10,7 +10,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 
 from coreselect import GDSSelector
 from coreselect.errors import InputTypeError
-from coreselect.sources import as_label_matrix
+from coreselect.selection.sources import as_label_matrix
 
 RNG = np.random.default_rng(0)
 X = RNG.random((24, 5))

@@ -1,5 +1,5 @@
 """Tests written for mutants of the range calibration that survived the mutation run
-(benchmarks/mutation.py): the rounding-residue floor and the copy rule's tolerance."""
+(tests/tools/mutation.py): the rounding-residue floor and the copy rule's tolerance."""
 
 from __future__ import annotations
 

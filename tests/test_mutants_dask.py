@@ -1,5 +1,5 @@
 """The Dask engine's mapping of cancelled futures to an EngineError (mutation run,
-benchmarks/mutation.py), without a cluster: a fake client and a patched result stream.
+tests/tools/mutation.py), without a cluster: a fake client and a patched result stream.
 The real bug it found (the plural FuturesCancelledError escaping as a raw Dask error) is fixed;
 the test keeps it fixed."""
 

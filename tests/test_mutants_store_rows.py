@@ -1,4 +1,4 @@
-"""Tests written for mutants that survived the mutation run (benchmarks/mutation.py): a
+"""Tests written for mutants that survived the mutation run (tests/tools/mutation.py): a
 store tile's indptr length checked exactly, and RowSharded mapping the selected shard
 positions back to the candidates' original column ids."""
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from test_store_integrity import _forge, _load, _tile
 
-from coreselect.sources import InMemorySource
-from coreselect.spec import Objective
+from coreselect.selection.sources import InMemorySource
+from coreselect.selection.spec import Objective
 from coreselect.store import StoreError, open_store
-from coreselect.strategies import AltGreedy, RowSharded
+from coreselect.selection.strategies import AltGreedy, RowSharded
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The option matrix (coreselect.spec.UNUSED, EVALUATE_UNUSED), walked cell by cell.
+"""The option matrix (coreselect.selection.spec.UNUSED, EVALUATE_UNUSED), walked cell by cell.
 
 For every option of ``coreselect select`` x mode x source (data file, column store) x engine
 (local, dask: for the modes that run on an engine), the option is either honoured (the report or
@@ -20,7 +20,7 @@ import pytest
 
 from coreselect.cli import main
 from coreselect.errors import InputError
-from coreselect.spec import (
+from coreselect.selection.spec import (
     ENGINE_MODES, ENGINES, MODES, SELECT_OPTIONS, SOURCES, evaluate_unused_reason, max_workers,
     unused_reason,
 )
@@ -300,7 +300,7 @@ def test_labels_as_features(capsys, tmp_path, data, light_report):
 def test_limits_are_one_line(capsys, data):
     code, _, err = run(capsys, "select", data["file"], "-k", K, "--mode", "distributed",
                        "--workers", 10**6)
-    assert code == 2 and "n_workers" in err and str(max_workers()) in err
+    assert code == 2 and "--workers must be" in err and str(max_workers()) in err
     code, _, err = run(capsys, "select", data["file"], "-k", K, "--p", 10**18)
     assert code == 2 and len(err.splitlines()) == 1
     code, out, err = run(capsys, "select", data["file"], "-k", K, "--p", 2**31 - 1, "--json")
@@ -482,14 +482,46 @@ def test_datasets_list_json_is_json_lines(capsys):
     assert all(isinstance(json.loads(line), dict) for line in lines)
 
 
-def test_every_calibration_is_described_in_help(capsys):
-    from coreselect.core.objective import CALIBRATIONS
+def test_every_calibration_is_described_in_help_all(capsys):
+    """``--help`` lists the calibrations a user picks among (the default, paper, fixed);
+    ``--help-all`` describes every one, those kept for research too."""
+    from coreselect.cli.select import shown_calibrations
+    from coreselect.core.objective import CALIBRATIONS, DEFAULT_CALIBRATION
 
-    code, out, _ = run(capsys, "select", "--help")
+    assert set(shown_calibrations()) == {DEFAULT_CALIBRATION, "paper", "fixed"}
+    code, out, _ = run(capsys, "select", "--help-all")
     text = " ".join(out.split())
     assert code == 0
     for name in CALIBRATIONS:
         assert f"{name}:" in text, name
+    code, out, _ = run(capsys, "select", "--help")
+    text = " ".join(out.split())
+    assert code == 0 and "--help-all" in text
+    for name in CALIBRATIONS:
+        assert (f"{name}:" in text) == (name in shown_calibrations()), name
+    # Out of the main help, still accepted.
+    code, out, err = run(capsys, "select", "synthesized", "-k", K, "--calibration", "spread",
+                         "--relevance", "nmi", "--backend", "numpy", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["calibration"] == "spread" and report["relevance_kind"] == "nmi"
+
+
+#: Switches kept for research or expert tuning: accepted, out of the main --help.
+EXPERT_OPTIONS = {"select": ("--relevance", "--coreset-size", "--backend"),
+                  "evaluate": ("--relevance",)}
+
+
+@pytest.mark.parametrize("command", sorted(EXPERT_OPTIONS))
+def test_expert_options_are_listed_by_help_all_only(capsys, command):
+    code, short, _ = run(capsys, command, "--help")
+    assert code == 0
+    code, full, _ = run(capsys, command, "--help-all")
+    assert code == 0
+    for flag in EXPERT_OPTIONS[command]:
+        assert f"{flag} " not in short and f"{flag} " in full, flag
+    code, again, _ = run(capsys, command, "--help")
+    assert again == short  # --help-all leaves the command's help as it was
 
 
 @pytest.mark.parametrize("d", [1, 2, 7])
@@ -509,3 +541,22 @@ def test_p_beyond_the_candidates_counts_them_all(d):
     assert huge.relevance == pytest.approx(small.relevance)
     assert huge.relevance == pytest.approx(
         relevance_of(huge.label_relevance, np.arange(k), 2**31 - 1))
+
+
+@pytest.mark.parametrize("command", ["select", "evaluate"])
+def test_every_option_of_the_main_help_is_in_the_options_table(command):
+    """docs/options.md has a row for every option the main --help shows (those --help-all
+    adds are for research and expert tuning)."""
+    import re
+
+    import click
+
+    from coreselect.cli import cli
+
+    table = (Path(__file__).resolve().parents[1] / "docs" / "options.md").read_text()
+    cmd = cli.get_command(click.Context(cli), command)
+    missing = [p.opts[0] for p in cmd.params
+               if isinstance(p, click.Option) and not p.hidden
+               and not set(p.opts) & {"--help", "--help-all"}
+               and not any(re.search(rf"`{re.escape(opt)}[ `]", table) for opt in p.opts)]
+    assert not missing, f"not in docs/options.md: {missing}"

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from coreselect.errors import OutputError
-from coreselect.files import check_writable, output_set
+from coreselect.io.files import check_writable, output_set
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX special files")
 
@@ -89,7 +89,7 @@ def _make_special(folder: Path, kind: str, name: str) -> tuple[Path, object]:
 
 @pytest.fixture(autouse=True, scope="module")
 def _no_long_wait_for_fifo_readers():
-    import coreselect.files as files
+    import coreselect.io.files as files
 
     before, files.FIFO_READER_WAIT = files.FIFO_READER_WAIT, 0.05
     yield

@@ -2,7 +2,7 @@
 one exits 0 with all its outputs (issue 17).
 
 Real ``python -m coreselect`` processes get a real signal at a chosen stage: the
-``CORESELECT_TEST_HOLD`` hook (:func:`coreselect.files.checkpoint`) makes the run wait there
+``CORESELECT_TEST_HOLD`` hook (:func:`coreselect.io.files.checkpoint`) makes the run wait there
 and say so in a file, so the signal lands at that moment every time (no timing guesses).
 The stages cover the whole life of a run: data read, a part finished while the others are
 still in a local process pool (signal to the whole process group, as Ctrl-C in a terminal

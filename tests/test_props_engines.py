@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from coreselect.core.discretize import discretize, discretize_labels
 from coreselect.core.problem import Problem
-from coreselect.rowsharded import (
+from coreselect.engines.rowsharded import (
     InMemoryRowShards, SequentialRows, counts_task, select_row_sharded,
 )
 

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from coreselect.files import output_set
+from coreselect.io.files import output_set
 
 #: kinds of an output that works
 GOOD = ("existing", "new", "stdout", "fifo")

@@ -45,12 +45,14 @@ def test_default_k_is_capped_on_narrow_data(tmp_path, capsys):
     assert "linear" in (out / "summary.md").read_text()
 
 
-def test_explicit_k_beyond_the_features_is_still_an_error(tmp_path, capsys):
+def test_explicit_k_beyond_the_features_is_capped_too(tmp_path, capsys):
     data = _narrow_csv(tmp_path / "narrow.csv")
-    code, _, err = _cli(capsys, "evaluate", str(data), "--labels", "y0,y1", "--k", "20",
-                        "--out", str(tmp_path / "o"), "--quiet")
-    assert code == 2 and len(err.strip().splitlines()) == 1
-    assert not (tmp_path / "o" / "results.csv").exists()
+    code, _, err = _cli(capsys, "evaluate", str(data), "--labels", "y0,y1", "--k", "5,20",
+                        "--methods", "br-chi2", "--folds", "2", "--out", str(tmp_path / "o"),
+                        "--quiet")
+    assert code == 0 and err.strip().splitlines() == ["narrow has 12 features: k capped at 12 (k = 5,12)"]
+    with open(tmp_path / "o" / "results.csv", newline="") as fh:
+        assert {int(r["k"]) for r in csv.DictReader(fh)} == {5, 12}
 
 
 def test_lambda_sweep_bolds_the_best_lambda_of_each_k(tmp_path):

@@ -109,7 +109,7 @@ def test_a_socket_that_never_answers_ends_within_the_deadlines(monkeypatch):
 
 
 def _checkpoint_read(url):
-    from coreselect.checkpoint import Checkpoint
+    from coreselect.selection.checkpoint import Checkpoint
 
     return Checkpoint(url, SMALL).read()
 

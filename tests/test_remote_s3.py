@@ -146,7 +146,7 @@ def test_workers_get_the_url_not_the_data(pair):
     """A row-shard loader pickles the URL and storage options (a few hundred bytes)."""
     import pickle
 
-    from coreselect.sources import StoreSource
+    from coreselect.selection.sources import StoreSource
 
     _, url = pair
     shards, _ = StoreSource(url).row_shards("auto")

@@ -60,7 +60,7 @@ def test_copies_are_removed_when_the_run_fails(store, tmp_path):
 #: ``coreselect ARGV`` whose first greedy step, once done, prints READY and waits.
 SLOW_STEP = """
 import sys, time
-import coreselect.sources as sources
+import coreselect.selection.sources as sources
 from coreselect.cli import main
 
 real = sources.StoreRowShards.step_counts
@@ -167,7 +167,7 @@ def test_a_resumed_run_takes_over_the_copies_of_the_killed_run(store, tmp_path, 
     """Killed (SIGKILL) after its third record (the counts pass, two steps): the run that
     resumes it reads no tile to copy it again, unless a copy is damaged (that one only is
     made again); the same result, and nothing is left."""
-    import coreselect.sources as sources
+    import coreselect.selection.sources as sources
 
     scratch = tmp_path / "scratch"
     scratch.mkdir()

@@ -11,8 +11,8 @@ import scipy.sparse as sp
 from coreselect.core.discretize import discretize, discretize_labels
 from coreselect.core.problem import Problem
 from coreselect.core.shards import step_counts
-from coreselect.rowsharded import SequentialRows, select_row_sharded
-from coreselect.sources import StoreRowShards
+from coreselect.engines.rowsharded import SequentialRows, select_row_sharded
+from coreselect.selection.sources import StoreRowShards
 from coreselect.store import build_store
 
 

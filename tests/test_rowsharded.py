@@ -12,7 +12,7 @@ from coreselect.core.discretize import discretize, discretize_labels
 from coreselect.core.problem import Problem
 from coreselect.errors import InputError
 from coreselect.core.shards import shard_counts
-from coreselect.rowsharded import (
+from coreselect.engines.rowsharded import (
     InMemoryRowShards, SequentialRows, counts_task, select_row_sharded,
 )
 
@@ -108,7 +108,7 @@ class _DiskShards:
 
 
 def test_streaming_tiles_from_disk(tmp_path):
-    from coreselect.rowsharded import RowShardedGreedy
+    from coreselect.engines.rowsharded import RowShardedGreedy
 
     F, L = _data("sparse", seed=4)
     problem = Problem.from_discrete(F, L, k=6)
@@ -121,7 +121,7 @@ def test_streaming_tiles_from_disk(tmp_path):
 
 @pytest.mark.parametrize("m", [1, 3])
 def test_grid_equals_algorithm_3_without_row_sharding(m):
-    from coreselect.rowsharded import select_grid
+    from coreselect.engines.rowsharded import select_grid
 
     F, L = _data("multi", seed=6, d=60)
     ref = paths.run_streaming(*_data("multi", seed=6, d=60, raw=True), k=6, partitions=m,

@@ -157,7 +157,7 @@ def test_automatic_k_keeps_its_curve_and_a_prefix_of_its_order():
     assert len(sel.ranking_) == min(100, ds.X.shape[1])
     np.testing.assert_array_equal(sel.ranking_[:sel.k_], sel.selected_)
     best = int(np.argmax(cv["mean_test_score"]))
-    from coreselect.autok import INNER_FOLDS
+    from coreselect.selection.autok import INNER_FOLDS
 
     se = (np.std([cv[f"split{i}_test_score"][best] for i in range(INNER_FOLDS)])
           / np.sqrt(INNER_FOLDS))
@@ -209,7 +209,7 @@ def test_selection_order_and_column_order():
 
 
 def test_parameter_constraints_come_from_the_spec_table():
-    from coreselect.spec import CONSTRAINTS
+    from coreselect.selection.spec import CONSTRAINTS
 
     sel = GDSSelector()
     assert set(sel._parameter_constraints) == set(sel.get_params())

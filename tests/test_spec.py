@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coreselect.errors import DatasetError, InputError
-from coreselect.spec import CONSTRAINTS, Binning, Objective, check, default
+from coreselect.selection.spec import CONSTRAINTS, Binning, Objective, check, default
 
 
 @pytest.mark.parametrize("name, value", [

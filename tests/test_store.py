@@ -210,8 +210,8 @@ def test_column_ids_number_selections_as_the_source(tmp_path):
     restricted to those columns."""
     from coreselect.errors import StoreError
     from coreselect.selection import select
-    from coreselect.sources import InMemorySource
-    from coreselect.spec import Binning
+    from coreselect.selection.sources import InMemorySource
+    from coreselect.selection.spec import Binning
 
     X, Y = _data(n=120, d=30)
     keep = np.setdiff1d(np.arange(30), [0, 7, 8])

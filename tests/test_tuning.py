@@ -154,7 +154,7 @@ def test_evaluate_gds_tuned_with_k_auto(capsys, tmp_path, arff):
 def test_candidates_are_scored_on_the_same_prefix_sizes(monkeypatch):
     """An order that stops early (fewer columns) bounds every candidate's grid: the areas are
     means over the same prefix sizes, none beyond a candidate's order."""
-    import coreselect.autok as autok
+    import coreselect.selection.autok as autok
     import coreselect.selection as selection
 
     X, Y = _data(seed=4)
@@ -180,7 +180,7 @@ def test_candidates_are_scored_on_the_same_prefix_sizes(monkeypatch):
 
 
 def test_tuned_gds_auto_caps_at_the_columns_that_vary_and_applies_the_rule():
-    from coreselect.autok import choose_k
+    from coreselect.selection.autok import choose_k
     from coreselect.evaluation.gds import TunedGDS
 
     X, Y = _data(n=150, seed=5)

@@ -1,7 +1,7 @@
 """Progress for people: a bar per stage on a terminal, a line now and then in a log.
 
 A :class:`Reporter` is a progress callback of the library (``progress(stage, done, total)``,
-:data:`coreselect.spec.Progress`) that draws it: on a terminal a tqdm bar per stage (its
+:data:`coreselect.selection.spec.Progress`) that draws it: on a terminal a tqdm bar per stage (its
 elapsed time kept moving while a stage waits), elsewhere (a pipe, a log file, CI) one plain
 line per stage every ``interval`` seconds, as pip and Dask do, and a last line when a stage
 that was reported ends. Stages without counts (loading a file, starting a cluster) are

@@ -13,11 +13,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from coreselect.errors import InputError
 from coreselect.selection import select
-from coreselect.spec import CONSTRAINTS, Constraint, default
+from coreselect.selection.spec import CONSTRAINTS, Constraint, default
 
 
 def _sklearn_constraint(c: Constraint) -> list | str:
-    """One row of :data:`coreselect.spec.CONSTRAINTS` in scikit-learn's terms."""
+    """One row of :data:`coreselect.selection.spec.CONSTRAINTS` in scikit-learn's terms."""
     if c.kind == "any":
         return "no_validation"
     out: list = [None] if c.none else []
@@ -97,7 +97,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         Number of features to select. None: 10, or every selectable feature when there are
         fewer (so the default estimator fits tiny data). ``"auto"``: chosen on the training
         data by internal cross-validation of the greedy order's prefixes and the
-        one-standard-error rule (:mod:`coreselect.autok`: the order is computed once up to
+        one-standard-error rule (:mod:`coreselect.selection.autok`: the order is computed once up to
         ``min(selectable, 100)`` features; BRkNN-b, example F1, 5 folds of at most 1000 rows;
         in-memory data, ``mode="centralized"``); ``k_`` is the choice and ``cv_results_``
         the curve.
@@ -134,9 +134,9 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         ``True`` reproduces the paper's runs.
     mode : {"centralized", "distributed", "streaming", "rows"}, default="centralized"
         ``"centralized"``: AltGreedy over all features (the paper's CGDS).
-        ``"distributed"``/``"streaming"``: Algorithm 3 (DGDS), see :mod:`coreselect.distributed`.
+        ``"distributed"``/``"streaming"``: Algorithm 3 (DGDS), see :mod:`coreselect.selection.distributed`.
         ``"rows"``: the centralized selection, exactly, with the samples cut into
-        ``row_shards`` whose count tables are summed (tall data; see :mod:`coreselect.rowsharded`).
+        ``row_shards`` whose count tables are summed (tall data; see :mod:`coreselect.engines.rowsharded`).
     partitions : "auto" or int, default="auto"
         Number of parts for the distributed modes (``"auto"``: ``ceil(sqrt(d / k))``).
     coreset_size : int, optional
@@ -163,7 +163,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
 
     Notes
     -----
-    The parameters are checked against one table, :data:`coreselect.spec.CONSTRAINTS`
+    The parameters are checked against one table, :data:`coreselect.selection.spec.CONSTRAINTS`
     (``_parameter_constraints`` is made from it), and :func:`coreselect.select` runs the
     selection.
 
@@ -205,14 +205,14 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         Distances among the selected features, in selection order.
     label_relevance_ : ndarray, shape (k, n_labels)
         Relevance of each selected feature (selection order) to each label (with more than
-        :data:`coreselect.explain.MAX_FULL_LABELS` labels, to the top labels only:
+        :data:`coreselect.selection.explain.MAX_FULL_LABELS` labels, to the top labels only:
         ``result_.label_ids``).
-    explanations_ : list of coreselect.explain.FeatureExplanation
+    explanations_ : list of coreselect.selection.explain.FeatureExplanation
         Why each feature was picked, in selection order: the labels for which it is among
         the top-p of the selection, its share of ``g``, and its nearest selected neighbour by
         ``d``. Label names come from ``Y``'s columns when ``Y`` is a DataFrame (the labels
         themselves for label sets).
-    result_ : coreselect.strategies.SelectionResult
+    result_ : coreselect.selection.strategies.SelectionResult
         The full result of the run (per-part selections for the distributed modes).
     seconds_ : float
         Time spent in discretization plus selection.
@@ -284,7 +284,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         """
         import scipy.sparse as sp
 
-        from coreselect.sources import check_sparse_structure
+        from coreselect.selection.sources import check_sparse_structure
 
         if sp.issparse(X):
             check_sparse_structure(X)  # before scikit-learn's validation reads the arrays
@@ -298,7 +298,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
             raise InputError(first) from None
         # The spec, strategy and source are built in one place: coreselect.selection.select.
         # random_state seeds the partition of mode distributed/streaming only; the library
-        # refuses it elsewhere (coreselect.spec.UNUSED), the estimator takes it as every
+        # refuses it elsewhere (coreselect.selection.spec.UNUSED), the estimator takes it as every
         # scikit-learn estimator does (scikit-learn's checks and searches set it on any mode).
         params = self.get_params(deep=False)
         if self.mode not in ("distributed", "streaming"):
@@ -315,7 +315,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         names = getattr(self, "feature_names_in_", None)
         picked = ([str(names[i]) for i in self.selected_] if names is not None
                   else [f"x{i}" for i in self.selected_])
-        from coreselect.explain import explain_selection
+        from coreselect.selection.explain import explain_selection
 
         self.explanations_ = explain_selection(
             result.label_relevance, int(result.spec["p"]), result.pair_distances,

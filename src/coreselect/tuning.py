@@ -6,9 +6,9 @@ library default, the previous default calibration, more relevance, more diversit
 normalized MI. The rule, on the training rows only (inside ``evaluate``, the training fold):
 
 1. each candidate's greedy order is computed on the training rows up to the cap (the ``k``
-   asked for, or :func:`coreselect.autok.cap_for` for ``k="auto"``);
-2. the prefixes of each order (:func:`coreselect.autok.k_grid`) are scored by the internal
-   cross-validation of :mod:`coreselect.autok` (the same inner folds, rows and cheap
+   asked for, or :func:`coreselect.selection.autok.cap_for` for ``k="auto"``);
+2. the prefixes of each order (:func:`coreselect.selection.autok.k_grid`) are scored by the internal
+   cross-validation of :mod:`coreselect.selection.autok` (the same inner folds, rows and cheap
    evaluator, BRkNN-b, example F1 on the held-out inner fold); a candidate's per-fold score is
    the mean over the grid (the area under its prefix curve, so the choice serves every ``k``
    up to the cap, and the selection stays a ranking);
@@ -16,7 +16,7 @@ normalized MI. The rule, on the training rows only (inside ``evaluate``, the tra
    their paired per-fold difference; among those that do, the largest mean difference wins.
 
 Its cost is one selection at the cap per candidate plus the inner scoring of each order. As in
-:mod:`coreselect.autok`, the orders see every training row, including the inner validation
+:mod:`coreselect.selection.autok`, the orders see every training row, including the inner validation
 rows: a shared optimism, the same for every candidate up to how much each one overfits.
 """
 
@@ -92,7 +92,7 @@ def pick(areas: np.ndarray) -> int:
 def tune(X, Y, cap: int, *, candidates: dict[str, dict] | None = None) -> Tuned:
     """Choose among ``candidates`` (default :data:`CANDIDATES`) on ``X, Y`` (the training rows
     only) by the module's rule, with orders up to ``cap`` columns."""
-    from coreselect.autok import k_grid, score_prefixes
+    from coreselect.selection.autok import k_grid, score_prefixes
     from coreselect.selection import select
 
     candidates = dict(CANDIDATES if candidates is None else candidates)

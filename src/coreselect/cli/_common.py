@@ -21,7 +21,7 @@ from typing import Callable, NoReturn
 
 import click
 
-from coreselect.files import atomic_output, atomic_path  # noqa: F401 - re-exported for the commands
+from coreselect.io.files import atomic_output, atomic_path  # noqa: F401 - re-exported for the commands
 
 EXIT_BAD_INPUT = 2
 
@@ -85,12 +85,67 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     sys.exit(code)
 
 
+def _command_flags() -> dict[str, str]:
+    """The running command's parameters: Python name -> the option a user types (``k`` ->
+    ``-k``, ``n_bins`` -> ``--bins``, ``keep_constant`` -> ``--keep-constant``)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return {}
+    flags = {}
+    for param in ctx.command.params:
+        if isinstance(param, click.Option) and param.opts and param.name:
+            flags[param.name] = param.opts[0]
+    return flags
+
+
+_VALUE = r"('[^']*'|\"[^\"]*\"|[^\s,;:()]+)"
+
+
+def cli_words(message: str, flags: dict[str, str] | None = None) -> str:
+    """``message`` of the library in the words of the command line: its parameter names
+    become the command's options (``keep_constant=True`` -> ``--keep-constant``,
+    ``k=500`` -> ``-k 500``, ``n_bins must be`` -> ``--bins must be``), and Python's
+    spellings go (``'auto'`` -> ``auto``; "or None": an option left out)."""
+    import re
+
+    flags = _command_flags() if flags is None else flags
+    text = str(message)
+    hit = False
+    for name in sorted(flags, key=len, reverse=True):
+        flag = flags[name]
+        before = text
+
+        def assign(m: re.Match, flag: str = flag) -> str:
+            value = m.group(1).strip("'\"")
+            if value == "True":
+                return flag
+            if value == "False":
+                return f"no {flag}"
+            return f"{flag} {value}"
+
+        text = re.sub(rf"(?<![\w./-]){re.escape(name)}={_VALUE}", assign, text)
+        # "k must be ...", "n_workers must be ...": the subject of a refusal
+        text = re.sub(rf"(^|[;:(]\s*|\s-\s)({re.escape(name)})(?= (must|needs|cannot|is)\b)",
+                      lambda m, flag=flag: m.group(1) + flag, text)
+        if "_" in name:  # a Python identifier anywhere ("a smaller min_bin_count")
+            text = re.sub(rf"(?<![\w./-]){re.escape(name)}(?![\w=])", flag, text)
+        hit = hit or text != before
+    if hit:
+        text = re.sub(r"\s+or None\b", "", text)
+        text = re.sub(r"(?<![\w])'([\w.-]*)'(?![\w])", r"\1", text)  # 'auto' -> auto
+    return text
+
+
 def error_message(exc: BaseException) -> tuple[str, int] | None:
     """The one-line message and exit code of an expected failure, or None for a bug."""
-    from coreselect.errors import CoreselectError
+    from coreselect.errors import CoreselectError, DatasetError
 
     if isinstance(exc, CoreselectError):
-        return str(exc), EXIT_BAD_INPUT
+        text = str(exc)
+        if isinstance(exc, DatasetError) and exc.path is not None:
+            head = text[:len(str(exc.path))]  # the path stays as the user wrote it
+            return head + cli_words(text[len(head):]), EXIT_BAD_INPUT
+        return cli_words(text), EXIT_BAD_INPUT
     # scikit-learn's parameter errors (InvalidParameterError is a ValueError); sklearn is not
     # imported here so that commands that do not need it start fast.
     validation = sys.modules.get("sklearn.utils._param_validation")
@@ -168,7 +223,7 @@ def _on_signal(signum, frame):  # noqa: ARG001
     output (it unwinds, so `finally` blocks remove temporaries and roll back output sets).
     Once the command's last outputs are in place (files.last_outputs_committed) or it has
     returned, the run is finished: it ends with its own code, promptly on a second signal."""
-    from coreselect.files import last_outputs_committed, note_signal
+    from coreselect.io.files import last_outputs_committed, note_signal
 
     if _FINISHED or last_outputs_committed():
         _LATE.append(signum)
@@ -245,7 +300,7 @@ def handle_errors(func: Callable) -> Callable:
         if kwargs.get("verbose"):
             VERBOSE = True
         previous = {}
-        from coreselect.files import last_outputs_committed
+        from coreselect.io.files import last_outputs_committed
 
         last_outputs_committed(reset=True)
         if threading.current_thread() is threading.main_thread():
@@ -269,6 +324,67 @@ def handle_errors(func: Callable) -> Callable:
     return wrapper
 
 
+class ShownChoice(click.Choice):
+    """A choice that accepts every value but lists only ``shown`` in ``--help`` (the others,
+    kept for research, are listed by ``--help-all``)."""
+
+    def __init__(self, choices, shown, case_sensitive: bool = True):
+        super().__init__(list(choices), case_sensitive=case_sensitive)
+        self.shown = [c for c in choices if c in set(shown)]
+        self.revealed = False
+
+    def get_metavar(self, param, *args, **kwargs) -> str:
+        listed = self.choices if self.revealed else self.shown
+        return "[" + "|".join(map(str, listed)) + "]"
+
+
+def expert_option(*decls, help_all: str | None = None, **attrs) -> Callable:
+    """An option kept out of the main ``--help`` (``hidden``), listed by ``--help-all``
+    (with ``help_all`` as its text there, when given); still accepted everywhere."""
+    def decorator(func: Callable) -> Callable:
+        func = click.option(*decls, hidden=True, **attrs)(func)
+        param = func.__click_params__[-1]
+        param.expert = True
+        if help_all is not None:
+            param.help_all = help_all
+        return func
+    return decorator
+
+
+def _print_help_all(ctx: click.Context, _param, value) -> None:
+    """``--help-all``: the help with the research and expert options and choices too."""
+    if not value or ctx.resilient_parsing:
+        return
+    changed = []
+    for param in ctx.command.params:
+        saved = (param, getattr(param, "hidden", False), getattr(param, "help", None))
+        if getattr(param, "expert", False):
+            param.hidden = False
+        if getattr(param, "help_all", None) is not None:
+            param.help = param.help_all
+        if isinstance(param.type, ShownChoice):
+            param.type.revealed = True
+        changed.append(saved)
+    try:
+        click.echo(ctx.get_help())
+    finally:  # the command objects live for the process (tests run many commands)
+        for param, hidden, text in changed:
+            if hasattr(param, "hidden"):
+                param.hidden = hidden
+            param.help = text
+            if isinstance(param.type, ShownChoice):
+                param.type.revealed = False
+    ctx.exit()
+
+
+def help_all_option(func: Callable) -> Callable:
+    """``--help-all``: ``--help`` with every option and choice, those kept for research too."""
+    return click.option("--help-all", is_flag=True, expose_value=False, is_eager=True,
+                        callback=_print_help_all,
+                        help="Show every option and choice, those kept for research and "
+                             "expert tuning too, and exit.")(func)
+
+
 def quiet_option(func: Callable) -> Callable:
     """The ``-q/--quiet`` flag (argument ``quiet``)."""
     return click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)(func)
@@ -286,6 +402,10 @@ def load_options(labels: str | None, labels_as_features: bool) -> dict:
     if labels_as_features and not labels:
         fail("--labels-as-features needs --labels: only --labels leaves declared labels out "
              "(without it every declared label is a label)")
+    if labels:
+        from coreselect.datasets.fetch import label_file_under_coredata
+
+        labels = label_file_under_coredata(labels)  # under $COREDATA as the data path is
     options: dict = {"labels": labels} if labels else {}
     if labels_as_features:
         options["labels_as_features"] = True

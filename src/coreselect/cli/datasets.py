@@ -30,6 +30,16 @@ def datasets_cmd() -> None:
     pass
 
 
+#: What the status column of `datasets list` says, and what each word means.
+STATUS_WORDS = {
+    "local": "its files are in $COREDATA (offline)",
+    "cached": "its files are in the download cache",
+    "download": "downloaded on first use, checked by SHA-256",
+    "unchecked": "no checksum known: `datasets fetch` needs --no-verify",
+    "generated": "made in memory (the paper's Synthesized data; no file)",
+}
+
+
 @datasets_cmd.command("list")
 @click.option("--json", "as_json", is_flag=True,
               help="JSON Lines: one JSON object per dataset, one per line.")
@@ -37,17 +47,22 @@ def datasets_cmd() -> None:
 @verbose_option
 @handle_errors
 def list_cmd(as_json: bool, quiet: bool, verbose: bool) -> None:
-    """Show the standard benchmarks that `fetch`, `select NAME` and `load` know.
+    """Show the datasets that `select NAME`, `evaluate NAME`, `fetch` and `load` know (names
+    match in any case).
 
-    Flags: local (every file is in $COREDATA), cached (in the cache), no-sha (no checksum
-    known: fetch needs --no-verify)."""
+    Status: local (every file is in $COREDATA), cached (in the download cache), download
+    (fetched on first use, checked by SHA-256), unchecked (no checksum known: fetch needs
+    --no-verify), generated (synthesized: made in memory)."""
     from coreselect.datasets.fetch import is_cached, is_local
     from coreselect.datasets.registry import REGISTRY
 
     if verbose:
         log_to_stderr()
-    rows = []
+    rows = [_synthesized_row()]
     for info in REGISTRY.values():
+        local, cached = is_local(info), is_cached(info)
+        status = ("local" if local else "cached" if cached
+                  else "download" if info.verified else "unchecked")
         rows.append(
             {
                 "name": info.name,
@@ -58,8 +73,9 @@ def list_cmd(as_json: bool, quiet: bool, verbose: bool) -> None:
                 "size": info.size,
                 "format": info.format,
                 "verified": info.verified,
-                "local": is_local(info),
-                "cached": is_cached(info),
+                "local": local,
+                "cached": cached,
+                "status": status,
                 "source": info.source,
             }
         )
@@ -67,16 +83,30 @@ def list_cmd(as_json: bool, quiet: bool, verbose: bool) -> None:
         for r in rows:
             click.echo(json.dumps(r))
         return
-    head = f"{'name':<13} {'features':>8} {'instances':>9} {'labels':>6} {'card.':>7} {'size':<19} {'':<6} source"
+    head = (f"{'name':<13} {'features':>8} {'instances':>9} {'labels':>6} {'card.':>7} "
+            f"{'size':<19} {'status':<9} source")
     click.echo(head)
     for r in rows:
-        flags = ("local" if r["local"] else "") or ("cached" if r["cached"] else "") or (
-            "" if r["verified"] else "no-sha")
         card = f"{r['cardinality']:.3f}" if r["cardinality"] is not None else "?"
         click.echo(
             f"{r['name']:<13} {r['features']:>8} {r['instances']:>9} {r['labels']:>6} {card:>7} "
-            f"{r['size']:<19} {flags:<6} {r['source']}"
+            f"{r['size']:<19} {r['status']:<9} {r['source']}"
         )
+    shown = dict.fromkeys(r["status"] for r in rows)
+    click.echo("\nstatus: " + "; ".join(f"{w}: {STATUS_WORDS[w]}" for w in shown))
+
+
+def _synthesized_row() -> dict:
+    """The built-in generated dataset, as its defaults make it (no file: nothing to fetch;
+    made here in a few milliseconds, so that its counts are its own)."""
+    from coreselect.datasets.synthetic import make_synthesized
+
+    ds = make_synthesized()
+    return {"name": "synthesized", "features": ds.n_features, "instances": ds.n_samples,
+            "labels": ds.n_labels, "cardinality": round(float(ds.Y.sum(axis=1).mean()), 4),
+            "size": "in memory", "format": "generated", "verified": True, "local": True,
+            "cached": False, "status": "generated",
+            "source": "the paper's Synthesized data, Section 5 (coreselect.datasets.synthetic)"}
 
 
 class _Bar:
@@ -163,7 +193,7 @@ def _check_force_targets(name: str) -> None:
     $COREDATA copy it would replace (COREDATA_HOME=$COREDATA, or a link into it)."""
     from coreselect.datasets.fetch import cache_dir, coredata_dir
     from coreselect.datasets.registry import find
-    from coreselect.files import check_outputs
+    from coreselect.io.files import check_outputs
 
     info, local = find(name), coredata_dir()
     if info is None or local is None:

@@ -7,10 +7,10 @@ import click
 from click.core import ParameterSource
 
 from coreselect.cli._common import (
-    LABELS_HELP, fail, handle_errors, labels_as_features_option, load_options, log_to_stderr,
-    quiet_option, reporter, verbose_option,
+    LABELS_HELP, expert_option, fail, handle_errors, help_all_option, labels_as_features_option,
+    load_options, log_to_stderr, quiet_option, reporter, verbose_option,
 )
-from coreselect.spec import evaluate_unused_reason, max_workers
+from coreselect.selection.spec import evaluate_unused_reason, max_workers
 
 _DEFAULT_METHODS = "gds,cgds,dgds,br-ig,br-rf,lp-ig,lp-rf,br-chi2"
 _DEFAULT_K = "10:100:10"
@@ -51,8 +51,17 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False):
 @click.option("--folds", default=10, show_default=True, type=int, help="Cross-validation folds.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0, 2**32 - 1),
               help="Seed of the fold split and the selectors.")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
-              help="Output folder (results.csv, summary.md, PNGs).")
+@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False),
+              help="Also write results.csv, summary.md and the PNG plots to this folder (the "
+                   "tables are printed either way).")
+@click.option("--test", "test_data", default=None, metavar="FILE",
+              help="Score one given split instead of cross-validating: DATA is the training "
+                   "set, FILE the test set (the same features and labels; read with the same "
+                   "--labels).")
+@click.option("--mulan-split", "mulan_split", is_flag=True,
+              help="Score Mulan's own train/test split instead of cross-validating: a "
+                   "dataset name's -train/-test files (emotions: emotions-train.arff, "
+                   "emotions-test.arff), or those beside DATA's file.")
 @click.option("--jobs", default=1, show_default=True, type=int,
               help=f"Worker processes (at most {max_workers()} here).")
 @click.option("--lam", default=0.5, show_default=True, type=float,
@@ -60,20 +69,23 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False):
 @click.option("--lam-sweep", default=None,
               help="Instead of the comparison, sweep lambda for the GDS method(s) at the --k values: "
                    "'0,0.1,...,1', '0:1:0.1' or a list (the paper's Figure 4).")
-@click.option("--relevance", type=click.Choice(["mi", "nmi"]), default="mi", show_default=True,
-              help="Relevance term of the GDS methods: gds, gds-CALIBRATION, cgds, dgds.")
+@expert_option("--relevance", type=click.Choice(["mi", "nmi"]), default="mi", show_default=True,
+               help="Relevance term of the GDS methods: gds, gds-CALIBRATION, cgds, dgds.")
 @click.option("--labels", default=None, help=LABELS_HELP)
 @labels_as_features_option
 @quiet_option
 @verbose_option
+@help_all_option
 @handle_errors
-def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_dir, jobs, lam, lam_sweep, relevance,
-                 labels, labels_as_features, quiet, verbose):
-    """Cross-validate feature selectors on DATA (a file or a built-in name).
+def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_dir, test_data,
+                 mulan_split, jobs, lam, lam_sweep, relevance, labels, labels_as_features, quiet,
+                 verbose):
+    """Cross-validate feature selectors on DATA (a file or a built-in name), or score them
+    on a given train/test split (--test, --mulan-split).
 
     Selection is fit on each training fold only; the evaluator (BRkNN-b with 5 neighbours,
     or BR logistic regression) is trained on the selected features and scored with five
-    measures on the test fold.
+    measures on the test fold. The tables go to stdout; --out also writes them to files.
     """
     import pandas as pd
 
@@ -98,7 +110,7 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
         raise InputError("--methods is empty")
     if len(set(names)) != len(names):
         raise InputError("--methods names a method twice")
-    # The option matrix of evaluate (coreselect.spec.EVALUATE_UNUSED): one line for an option
+    # The option matrix of evaluate (coreselect.selection.spec.EVALUATE_UNUSED): one line for an option
     # given explicitly that this run would ignore.
     ctx = click.get_current_context()
     for name, flag in (("lam", "--lam"), ("relevance", "--relevance")):
@@ -106,6 +118,12 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
             why = evaluate_unused_reason(name, names, lam_sweep is not None)
             if why is not None:
                 fail(f"{flag} does not apply to this evaluate run: {why}")
+    if test_data is not None and mulan_split:
+        fail("--test and --mulan-split both name the test set: give one")
+    split = (test_data is not None) or mulan_split
+    if split and ctx.get_parameter_source("folds") not in (ParameterSource.DEFAULT, None):
+        fail(f"--folds does not apply with {'--test' if test_data is not None else '--mulan-split'}: "
+             "the given split is scored once")
     ks = parse_k(k_spec if k_spec is not None else _DEFAULT_K)
     measure_names = parse_measures(measures, tuple(MEASURES))
     if not 1 <= jobs <= max_workers():
@@ -125,24 +143,32 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
     # XML), never a folder or read-only file; they are written together at the end.
     from coreselect.datasets.inputs import check_read_outputs, check_run_outputs
     from coreselect.evaluation.report import report_paths
-    from coreselect.files import check_writable, checkpoint
+    from coreselect.io.files import check_writable, checkpoint
 
-    planned = report_paths(out_dir, sweep=lams is not None, measures=measure_names)
+    train_data, test_data = (_mulan_pair(data) if mulan_split else (data, test_data))
+    planned = ([] if out_dir is None
+               else report_paths(out_dir, sweep=lams is not None, measures=measure_names))
     outputs = {str(p): p for p in planned}
-    check_run_outputs(data, labels, outputs)
+    for source in (train_data, test_data):
+        if source is not None:
+            check_run_outputs(source, labels, outputs)
     check_writable(planned)
     from pathlib import Path
 
-    shown = reporter(quiet, {"loading": f"loading {Path(data).name}"})
+    shown = reporter(quiet, {"loading": f"loading {Path(train_data).name}"
+                                        + (f" and {Path(test_data).name}" if split else "")})
+    given_folds = None
     with shown.stage("loading"):
-        ds = _load(data, labels, labels_as_features)
+        ds = _load(train_data, labels, labels_as_features)
+        if split:
+            ds, given_folds = _with_test_set(ds, _load(test_data, labels, labels_as_features),
+                                             test_data)
     check_read_outputs(ds, outputs)
-    if k_spec is None and ks[-1] > ds.n_features:
-        ks = [k for k in ks if k < ds.n_features] + [ds.n_features]
+    if ks != ["auto"] and ks[-1] > ds.n_features:
+        # Every k above the features there are is the whole set: one run at d, said once.
+        ks = sorted({min(k, ds.n_features) for k in ks})
         click.echo(f"{ds.name} has {ds.n_features} features: k capped at {ds.n_features} "
                    f"(k = {','.join(map(str, ks))})", err=True)  # a warning: also with -q
-    if ks != ["auto"] and ks[-1] > ds.n_features:
-        raise InputError(f"--k goes up to {ks[-1]} but {ds.name} has only {ds.n_features} features")
 
     n_runs = 1 if lams is None else sum(n in GREEDY_METHODS for n in names)
     base = [0]  # cells finished by earlier runs (a sweep runs once per GDS method)
@@ -158,7 +184,8 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
     try:
         if lams is None:
             df = run_protocol(ds.X, ds.Y, factories, ks, n_folds=folds, seed=seed, jobs=jobs,
-                              progress=progress, evaluator=evaluator, measures=measure_names)
+                              progress=progress, evaluator=evaluator, measures=measure_names,
+                              folds=given_folds)
             notes = (f"Data `{ds.name}` ({ds.n_samples} instances, {ds.n_features} features, "
                      f"{ds.n_labels} labels); methods {', '.join(names)}; GDS methods with lambda={lam}, "
                      f"relevance={relevance} (gds: calibration {DEFAULT_CALIBRATION!r}; cgds/dgds: "
@@ -169,7 +196,8 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
             for name in (n for n in names if n in GREEDY_METHODS):
                 parts.append(run_lambda_sweep(ds.X, ds.Y, lams, ks, method=name, relevance=relevance,
                                               n_folds=folds, seed=seed, jobs=jobs, progress=progress,
-                                              evaluator=evaluator, measures=measure_names))
+                                              evaluator=evaluator, measures=measure_names,
+                                              folds=given_folds))
             df = pd.concat(parts, ignore_index=True)
             notes = (f"Data `{ds.name}`; lambda in {lams}; relevance={relevance}; evaluator {evaluator}; "
                      f"measures {', '.join(measure_names)}; seed {seed}; {jobs} job(s).")
@@ -182,14 +210,72 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
         notes += "."
     for note in df.attrs.get("notes", []):
         click.echo(f"note: {note}", err=True)  # a warning: also with -q
-    from coreselect.files import final_outputs
+    if split:
+        notes += (f" Scored once on the given split: {ds.metadata.parts[0]} for training, "
+                  f"{ds.metadata.parts[1]} for testing.")
+    paths: list = []
+    if out_dir is not None:
+        from coreselect.io.files import final_outputs
 
-    # Its last act: a signal after the report is in place finds a finished run.
-    with shown.stage("writing the report"), final_outputs():
-        paths = write_report(df, out_dir, dataset=ds.name, notes=notes, evaluator=evaluator)
+        # Its last act: a signal after the report is in place finds a finished run.
+        with shown.stage("writing the report"), final_outputs():
+            paths = write_report(df, out_dir, dataset=ds.name, notes=notes, evaluator=evaluator)
     shown.close()
     from coreselect.evaluation.report import summary_text
 
     click.echo(summary_text(df))  # the results, also with -q (it silences progress and notes)
     if not quiet:
-        click.echo(f"wrote {len(paths)} files to {out_dir}", err=True)
+        for path in paths:
+            click.echo(f"wrote {path}", err=True)
+
+
+def _mulan_pair(data: str) -> tuple[str, str]:
+    """DATA's Mulan train/test files: a dataset name's (from the registry), else the
+    ``-train.arff`` / ``-test.arff`` files beside DATA's file (itself one of them, or the
+    whole set: ``emotions.arff`` -> ``emotions-train.arff``, ``emotions-test.arff``)."""
+    from pathlib import Path
+
+    from coreselect.datasets import registry
+
+    info = registry.find(data) if "." not in Path(data).name else None
+    if info is not None:
+        pair = registry.train_test_files(info)
+        if pair is None:
+            fail(f"--mulan-split: {info.name} has no train/test split of its own; give the test "
+                 "set with --test FILE, or cross-validate (--folds)")
+        return pair
+    text = str(data)
+    for suffix in (".arff.gz", ".arff.bz2", ".arff.xz", ".arff"):
+        if text.lower().endswith(suffix):
+            stem, ext = text[:-len(suffix)], text[-len(suffix):]
+            break
+    else:
+        fail(f"--mulan-split: {data} is not an ARFF file or a dataset name; give the test set "
+             "with --test FILE")
+    for part in ("-train", "-test"):
+        if stem.endswith(part):
+            stem = stem[:-len(part)]
+    return f"{stem}-train{ext}", f"{stem}-test{ext}"
+
+
+def _with_test_set(train, test, test_name: str):
+    """One dataset of the training rows, then the test rows, and the one split of them
+    (``[(train rows, test rows)]``); the test set must have the training set's columns."""
+    import numpy as np
+
+    from coreselect.datasets.load import stack
+    from coreselect.errors import DatasetError
+
+    for what, a, b in (("features", train.feature_names, test.feature_names),
+                       ("labels", train.label_names, test.label_names)):
+        if list(a) != list(b):
+            diff = next((f"{x!r} where the training set has {y!r}" for x, y in zip(b, a) if x != y),
+                        f"{len(b)} where the training set has {len(a)}")
+            raise DatasetError(f"the test set's {what} differ from the training set's: {diff}",
+                               path=str(test_name))
+    name = train.name or "data"
+    for part in ("-train", "_train"):
+        name = name[:-len(part)] if name.endswith(part) else name
+    both = stack([train, test], name)
+    n_train = train.n_samples
+    return both, [(np.arange(n_train), np.arange(n_train, n_train + test.n_samples))]

@@ -2,7 +2,7 @@
 
 The command parses, refuses options that would be ignored, and delegates to
 :func:`coreselect.selection.select`; defaults and choices come from
-:data:`coreselect.spec.CONSTRAINTS`.
+:data:`coreselect.selection.spec.CONSTRAINTS`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from click.core import ParameterSource
 
 from coreselect.cli import _common
 from coreselect.cli._common import (
-    LABELS_HELP, QUIET_HELP, VERBOSE_HELP, fail, handle_errors, labels_as_features_option,
-    load_options, log_to_stderr,
+    LABELS_HELP, QUIET_HELP, VERBOSE_HELP, ShownChoice, expert_option, fail, handle_errors,
+    help_all_option, labels_as_features_option, load_options, log_to_stderr,
 )
-from coreselect.spec import (
+from coreselect.selection.spec import (
     CONSTRAINTS, ENGINE_MODES, HARD_MAX_WORKERS, MAX_P, SELECT_OPTIONS, WORKERS_PER_CORE,
     default, default_calibration, max_workers, unused_reason,
 )
@@ -44,13 +44,22 @@ STAGES = {"loading": "loading the data", "engine": "starting the engine",
           "count": "read 1/2 (counts)", "encode": "read 2/2 (codes)", "tiles": "tiles"}
 
 
-def _calibration_help() -> str:
+def shown_calibrations() -> tuple[str, ...]:
+    """The calibrations ``select --help`` lists: the default, ``paper`` (reproduces the
+    paper) and ``fixed`` (the paper's bounds hold); the others are kept for research
+    (accepted, listed by ``--help-all``)."""
+    return tuple(dict.fromkeys((default_calibration(), "paper", "fixed")))
+
+
+def _calibration_help(every: bool = False) -> str:
     from coreselect.core.objective import CALIBRATION_HELP
 
+    names = CONSTRAINTS["calibration"].choices() if every else shown_calibrations()
+    rest = ("" if every else
+            "; the others, kept for research, are listed by --help-all")
     return ("How relevance and diversity are weighed in each greedy step: "
-            + "; ".join(f"{name}: {CALIBRATION_HELP.get(name, '')}"
-                        for name in CONSTRAINTS["calibration"].choices())
-            + f".  [default: {default_calibration()}]")
+            + "; ".join(f"{name}: {CALIBRATION_HELP.get(name, '')}" for name in names)
+            + f"{rest}.  [default: {default_calibration()}]")
 
 
 @click.command("select")
@@ -71,9 +80,10 @@ def _calibration_help() -> str:
               help="Features per label counted in the relevance g (p at least the number of "
                    "candidates counts them all).  [default: all under the default calibration "
                    "'information', 10 under the others]")
-@click.option("--relevance", type=_choice("relevance"), default=default("relevance"), show_default=True,
-              help="mi: raw I in bits (reproduces the paper's Table 2, classifies better); nmi: I/sqrt(H(x)H(l)) as in the paper's text.")
-@click.option("--calibration", type=_choice("calibration"), default=None, help=_calibration_help())
+@expert_option("--relevance", type=_choice("relevance"), default=default("relevance"), show_default=True,
+               help="mi: raw I in bits (reproduces the paper's Table 2, classifies better); nmi: I/sqrt(H(x)H(l)) as in the paper's text.")
+@click.option("--calibration", default=None, help=_calibration_help(),
+              type=ShownChoice(CONSTRAINTS["calibration"].choices(), shown_calibrations()))
 @click.option("--bins", "n_bins", type=int, default=default("n_bins"), show_default=True, help="Bins per split column.")
 @click.option("--min-bin-count", type=int, default=default("min_bin_count"), show_default=True, help="Smallest bin of a split column.")
 @click.option("--strategy", type=_choice("strategy"), default=default("strategy"),
@@ -82,7 +92,7 @@ def _calibration_help() -> str:
 @click.option("--mode", type=_choice("mode"), default=default("mode"),
               show_default=True, help="centralized: AltGreedy on all (CGDS); distributed/streaming: Algorithm 3 (DGDS); rows: CGDS's selection with the samples in shards (tall data).")
 @click.option("--partitions", default=default("partitions"), show_default=True, help="Parts for distributed/streaming: 'auto' = ceil(sqrt(d/k)) or an integer.")
-@click.option("--coreset-size", type=int, default=None, help="Features kept per part (default k).")
+@expert_option("--coreset-size", type=int, default=None, help="Features kept per part (default k).")
 @click.option("--row-shards", default=default("row_shards"), show_default=True,
               help="--mode rows on a data file: shards of the samples ('auto': one, or one per Dask worker). "
                    "A store's shards are its row blocks, spread over the workers.")
@@ -98,8 +108,8 @@ def _calibration_help() -> str:
                    "(a store's partition is fixed by its build seed).")
 @click.option("--labels", "labels", default=None, help=LABELS_HELP)
 @labels_as_features_option
-@click.option("--backend", type=_choice("backend"), default=default("backend"), show_default=True,
-              help="Kernel implementation (both select the same features).")
+@expert_option("--backend", type=_choice("backend"), default=default("backend"), show_default=True,
+               help="Kernel implementation (both select the same features).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), default=None, help="Also write the JSON result to this file.")
 @click.option("--export", "export", type=click.Path(dir_okay=False), default=None,
@@ -126,6 +136,7 @@ def _calibration_help() -> str:
                    "without a connection, 30 s without an answer (2 tries), 300 s in all.")
 @click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 @click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)
+@help_all_option
 @handle_errors
 def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_bins,
                min_bin_count, strategy, keep_constant, mode, partitions, coreset_size, row_shards, engine, n_workers,
@@ -166,7 +177,7 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
     # a name through $COREDATA or the cache, and the label XML found beside it) or over each
     # other, and an unknown --export format is refused now rather than after the selection.
     from coreselect.datasets.inputs import check_read_outputs, check_run_outputs
-    from coreselect.files import checkpoint as test_hold
+    from coreselect.io.files import checkpoint as test_hold
 
     outputs = {"--out": out, "--export": export, "--coverage": coverage_png,
                "--k-curve": k_curve}
@@ -174,7 +185,7 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
     written = {**outputs, "--checkpoint": None if scheme(checkpoint) not in (None, "file")
                else local_path(checkpoint)}
     check_run_outputs(data, labels, written)
-    from coreselect.files import check_writable
+    from coreselect.io.files import check_writable
 
     check_writable(outputs.values())  # a folder, a missing parent folder: before any work
     if export and not str(export).lower().endswith(EXPORT_SUFFIXES):
@@ -246,7 +257,7 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
         report["export"] = str(export)
     report["total_seconds"] = round(time.perf_counter() - started, 4)
     if out or export or coverage_png or k_curve:
-        from coreselect.files import output_set
+        from coreselect.io.files import output_set
         from coreselect.io import export_columns, format_of
 
         # One command, all outputs or none: they are renamed into place only when all wrote.
@@ -254,13 +265,13 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
                 output_set([out, export, xml, coverage_png, k_curve], last=True) as (
                     out_tmp, export_tmp, xml_tmp, png_tmp, curve_tmp):
             if curve_tmp is not None:
-                from coreselect.autok import plot_k_curve
+                from coreselect.selection.autok import plot_k_curve
 
                 plot_k_curve(result.auto_k, curve_tmp,
                              title=f"Automatic k on {report.get('dataset', data)}: chosen "
                                    f"k = {result.auto_k.k} (cap {result.auto_k.cap})")
             if png_tmp is not None:
-                from coreselect.explain import plot_coverage
+                from coreselect.selection.explain import plot_coverage
 
                 plot_coverage(result.label_relevance, report["p"], png_tmp,
                               label_names=result.shown_label_names(label_names),
@@ -272,6 +283,14 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
             if out_tmp is not None:
                 out_tmp.write_text(json.dumps(_json_report(report), indent=2) + "\n")
     click.echo(json.dumps(_json_report(report)) if as_json else _table(report))
+    if not quiet:
+        for path in (out, export, xml, coverage_png, k_curve):
+            if path is not None:
+                click.echo(f"wrote {path}", err=True)
+
+
+# --help-all describes every calibration (the main --help the ones a user picks among).
+next(p for p in select_cmd.params if p.name == "calibration").help_all = _calibration_help(every=True)
 
 
 def _json_report(report: dict) -> dict:
@@ -314,7 +333,7 @@ def _transient_store(source, temp_dir, n_bins, strategy, min_bin_count, seed, ro
     Returns (scratch folder, opened store)."""
     import tempfile
 
-    from coreselect.files import scratch_dir
+    from coreselect.io.files import scratch_dir
     from coreselect.store.ingest import BuildOptions, build_store_from_source
 
     root = Path(temp_dir) if temp_dir is not None else Path(tempfile.gettempdir())
@@ -423,7 +442,7 @@ def _explanation(e) -> dict:
 
 def _refuse_ignored(given: set[str], source: str, mode: str, engine: str) -> None:
     """One line and exit 2 for an option given explicitly that this run would ignore (the
-    option matrix: :data:`coreselect.spec.UNUSED`)."""
+    option matrix: :data:`coreselect.selection.spec.UNUSED`)."""
     for name in SELECT_OPTIONS:
         if name not in given:
             continue
@@ -435,7 +454,7 @@ def _refuse_ignored(given: set[str], source: str, mode: str, engine: str) -> Non
 
 
 def _int_or_auto(value: str) -> str | int:
-    """'auto' or an integer; anything else goes on to the one check (coreselect.spec)."""
+    """'auto' or an integer; anything else goes on to the one check (coreselect.selection.spec)."""
     try:
         return int(value)
     except ValueError:

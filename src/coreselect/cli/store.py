@@ -85,7 +85,7 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
     from coreselect.datasets.inputs import check_run_outputs
     from coreselect.engines import make_engine
     from coreselect.io.chunks import is_url
-    from coreselect.spec import max_workers
+    from coreselect.selection.spec import max_workers
     from coreselect.store import check_build_target
     from coreselect.store.build import _check_params
     from coreselect.store.fs import refuse_url
@@ -142,6 +142,8 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
                f"{st.n_row_blocks} row blocks of {st.row_block_size}, seed {st.seed}"
                + (f" (ID columns left out: {', '.join(map(str, left_out))})" if left_out
                   else ""))
+    if not quiet:
+        click.echo(f"wrote {st.path} (a column store)", err=True)
 
 
 STAGES = {"scan": "first look (types, rows)", "count": "read 1/2 (counts)", "encode": "read 2/2 (codes)",

@@ -224,7 +224,7 @@ def discretize(
                 raise InputError(f"the data are not numeric: {exc}") from None
     n, d = X.shape
     min_bin_count = effective_min_bin_count(min_bin_count, n, n_bins)
-    from coreselect.core.entropy import _numba_enabled
+    from coreselect.core._backend import numba_enabled as _numba_enabled
 
     compiled = _numba_enabled(backend)
     # Columns are binned independently, so blocks of columns with about BLOCK_CELLS cells

@@ -23,18 +23,17 @@ Definitions (Ghadiri & Schmidt 2019, Section 3):
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
 
+from coreselect.core._backend import Backend, numba_enabled as _numba_enabled
 from coreselect.core.discretize import DiscreteMatrix
 
 Relevance = Literal["nmi", "mi"]
 RELEVANCES = ("nmi", "mi")
-Backend = Literal["auto", "numba", "numpy"]
 
 
 # ``log2(n) - sum N log2 N / n`` of a constant column is ~4e-16, not 0, for some n (11, 13,
@@ -194,20 +193,6 @@ def pairwise_distances(a: DiscreteMatrix, backend: Backend = "auto") -> np.ndarr
     the few selected features only, never for the whole feature set)."""
     h = entropy(a)
     return distance_from_entropies(joint_entropy(a, a, backend), h[:, None], h[None, :])
-
-
-def _numba_enabled(backend: Backend) -> bool:
-    if backend == "numpy":
-        return False
-    if backend == "auto" and os.environ.get("CORESELECT_NUMBA", "1") == "0":
-        return False
-    try:
-        from coreselect.core import _numba  # noqa: F401
-    except ImportError:
-        if backend == "numba":
-            raise
-        return False
-    return True
 
 
 def warm_up() -> bool:

@@ -111,7 +111,7 @@ class Problem:
         """Compute the relevances of discretized columns. The core's default ``calibration``
         is the paper's eq. (2), as :class:`ObjectiveParams`'; the library's default
         (:data:`~coreselect.core.objective.DEFAULT_CALIBRATION`) is chosen one layer up, in
-        :class:`coreselect.spec.Objective`. ``relevance_backend``: ``"dense"`` (the features
+        :class:`coreselect.selection.spec.Objective`. ``relevance_backend``: ``"dense"`` (the features
         x labels matrix), ``"sparse"`` (co-occurring pairs plus closed forms, binary labels
         only; same selection) or ``"auto"``
         (:func:`~coreselect.core.sparse_relevance.choose_backend`). ``progress(done, total)``:

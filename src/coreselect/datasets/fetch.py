@@ -31,7 +31,7 @@ Downloads are safe against bad or hostile servers:
 * the **SHA-256** is checked before the file is renamed into the cache; files without a
   known checksum are refused unless ``verify=False``;
 * the partial file is ``.NAME.p<pid>-XXXX.part`` beside the target, removed on any error,
-  and removed by the next run if a kill left it (:func:`coreselect.files.clean_stale`).
+  and removed by the next run if a kill left it (:func:`coreselect.io.files.clean_stale`).
 
 Why not ``pooch``: it is the scientific Python standard for hash-checked, cached,
 mirror-able downloads, and its ``retrieve(url, known_hash)`` would replace the hashing and
@@ -63,11 +63,12 @@ if TYPE_CHECKING:  # the network modules (~20 ms) load with the first download, 
 
 from coreselect.datasets.registry import DatasetFile, DatasetInfo, get
 from coreselect.errors import DatasetError, FetchError, ParameterError
-from coreselect.files import clean_stale, file_mode, temp_name_prefix
+from coreselect.io.files import clean_stale, file_mode, temp_name_prefix
 
 __all__ = [
     "cache_dir",
     "coredata_dir",
+    "label_file_under_coredata",
     "default_coredata",
     "fetch",
     "fetch_files",
@@ -107,6 +108,22 @@ def default_coredata() -> Path | None:
     return path.resolve() if path.is_dir() else None
 
 
+#: (variable, value as set) -> the absolute path it named at its first read.
+_RESOLVED: dict[tuple[str, str], Path] = {}
+
+
+def _resolved_once(variable: str, value: str) -> Path:
+    """``value`` made absolute against the working folder of the first read of this value
+    (relative values only; an absolute one never depends on the folder)."""
+    key = (variable, value)
+    path = _RESOLVED.get(key)
+    if path is None:
+        path = Path(os.path.abspath(Path(value).expanduser()))
+        if not Path(value).expanduser().is_absolute():
+            _RESOLVED[key] = path
+    return path
+
+
 def coredata_dir() -> Path | None:
     """The local dataset folder: ``$COREDATA``; when unset, :func:`default_coredata`
     (``../shared/data`` beside the source checkout, if there); None when there is none.
@@ -120,13 +137,35 @@ def coredata_dir() -> Path | None:
     value = os.environ["COREDATA"].strip()
     if not value:
         return None
-    # A relative value is taken against the working folder at the time it is read, and made
-    # absolute here, so that every path built from it stays right if the folder changes.
-    path = Path(os.path.abspath(Path(value).expanduser()))
+    # A relative value is taken against the working folder at its first read, and that
+    # absolute path kept for this value: a later os.chdir must not move the datasets.
+    path = _resolved_once("COREDATA", value)
     if not path.is_dir():
+        _RESOLVED.pop(("COREDATA", value), None)  # read again from the next folder
         raise DatasetError(f"COREDATA={value} is not a folder (from {Path.cwd()}); point it at a "
                            "copy of the datasets (a folder with mulan/, meka/, rcv1v2/) or unset it")
     return path
+
+
+def label_file_under_coredata(labels):
+    """A label spec that names a relative ``.xml`` file found nowhere from the working folder
+    but under ``$COREDATA``: that file (looked up as a data path is); any other spec unchanged.
+
+    ``--labels mulan/enron/enron.xml`` then works wherever ``mulan/enron/enron.arff`` does.
+    """
+    if not isinstance(labels, (str, os.PathLike)) or isinstance(labels, bytes):
+        return labels
+    path = Path(labels)
+    if (not str(labels).strip().lower().endswith(".xml") or path.is_absolute()
+            or path.exists()):
+        return labels
+    try:
+        local = coredata_dir()
+    except DatasetError:
+        return labels  # the data's lookup reports a bad $COREDATA
+    if local is None or not (local / path).is_file():
+        return labels
+    return str(local / path) if isinstance(labels, str) else local / path
 
 
 def cache_dir() -> Path:
@@ -140,7 +179,7 @@ def cache_dir() -> Path:
             raise DatasetError(f"{var}={value.split('://')[0]}://... is a URL; the dataset cache is a "
                                "local folder: point it at a local path")
     if home:
-        path = Path(os.path.abspath(Path(home).expanduser()))  # as $COREDATA: against the cwd now
+        path = _resolved_once("COREDATA_HOME", home)  # as $COREDATA: against the first read's cwd
         if path.exists() and not path.is_dir():
             raise DatasetError(f"COREDATA_HOME={home} is a file, not a folder; point it at a "
                                "folder for the dataset cache")

@@ -1,6 +1,6 @@
 """Every file a run on DATA will read, found before anything is read or downloaded.
 
-The CLI checks its outputs against these (:func:`coreselect.files.check_outputs`) before any
+The CLI checks its outputs against these (:func:`coreselect.io.files.check_outputs`) before any
 work, so that no output replaces an input: the data file, the label XML found beside an ARFF
 file (never named on the command line), a ``--labels`` file, every file of a column store,
 and, for a dataset given by name, the files the name resolves to in ``$COREDATA`` and in the
@@ -27,8 +27,9 @@ def input_files(data: str | os.PathLike, labels: Any = None) -> tuple[list[Path]
     empty lists (the load reports it).
     """
     from coreselect.datasets import registry
-    from coreselect.datasets.fetch import cache_dir, coredata_dir
+    from coreselect.datasets.fetch import cache_dir, coredata_dir, label_file_under_coredata
 
+    labels = label_file_under_coredata(labels)
     files: list[Path] = []
     later: list[Path] = []
     if isinstance(labels, (str, os.PathLike)) and Path(labels).is_file():
@@ -102,7 +103,7 @@ def check_run_outputs(data: str | os.PathLike, labels: Any,
                       outputs: dict[str, str | os.PathLike | None]) -> None:
     """Refuse (:class:`~coreselect.errors.InputError`) outputs of a run on ``data`` that are
     one of its inputs (:func:`input_files`) or each other; before any work."""
-    from coreselect.files import check_outputs
+    from coreselect.io.files import check_outputs
 
     files, later = input_files(data, labels)
     named = {"DATA": data, "--labels": labels if isinstance(labels, (str, os.PathLike)) else None}
@@ -112,6 +113,6 @@ def check_run_outputs(data: str | os.PathLike, labels: Any,
 
 def check_read_outputs(dataset, outputs: dict[str, str | os.PathLike | None]) -> None:
     """The same check against the files the reader actually read (``metadata.files_read``)."""
-    from coreselect.files import check_outputs
+    from coreselect.io.files import check_outputs
 
     check_outputs(list(dataset.metadata.files_read), outputs)

@@ -7,30 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import scipy.sparse as sp
-
 from coreselect.errors import DatasetError, InputTypeError
-from coreselect.io.dataset import Dataset
+from coreselect.io.dataset import Dataset, stack  # stack: re-exported, its home is io.dataset
 
 __all__ = ["load", "stack"]
-
-
-def stack(parts: list[Dataset], name: str) -> Dataset:
-    """Stack datasets with the same columns row-wise (e.g. a train and a test split)."""
-    first = parts[0]
-    for p in parts[1:]:
-        if p.feature_names != first.feature_names or p.label_names != first.label_names:
-            raise DatasetError(f"the parts of {name!r} do not have the same attributes")
-    if any(sp.issparse(p.X) for p in parts):
-        X = sp.vstack([sp.csr_matrix(p.X) for p in parts], format="csr")
-    else:
-        X = np.vstack([p.X for p in parts])
-    Y = np.vstack([p.Y.toarray() if sp.issparse(p.Y) else p.Y for p in parts]).astype(np.int8)
-    metadata = replace(first.metadata, parts=tuple(p.metadata.source for p in parts),
-                       files_read=tuple(f for p in parts for f in p.metadata.files_read))
-    return Dataset(X=X, Y=Y, feature_names=list(first.feature_names), label_names=list(first.label_names),
-                   name=name, metadata=metadata)
 
 
 def _is_arff(data: str | os.PathLike) -> bool:
@@ -94,10 +74,11 @@ def load(data: str | os.PathLike, labels: Any = None, verify: bool = True, progr
 
     from coreselect import io as cio
     from coreselect.datasets import registry
-    from coreselect.datasets.fetch import coredata_dir, fetch_files
+    from coreselect.datasets.fetch import coredata_dir, fetch_files, label_file_under_coredata
 
     from coreselect.io.chunks import names_files, open_chunks
 
+    labels = label_file_under_coredata(labels)  # under $COREDATA as the data path is
     if names_files(data):  # a folder of shards, a glob, a .list file, a data file's URL
         return open_chunks(data, labels=labels, **options).read()
     path = Path(data)

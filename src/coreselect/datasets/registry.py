@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 from coreselect.errors import DatasetError
 
-__all__ = ["DatasetFile", "DatasetInfo", "REGISTRY", "get", "find", "find_file", "names", "close_names"]
+__all__ = ["DatasetFile", "DatasetInfo", "REGISTRY", "get", "find", "find_file", "names", "close_names",
+           "train_test_files"]
 
 MULAN_COMMIT = "43f6389095ad71984264db4387a8074b22bc7d4a"
 MEKA_COMMIT = "f9ffe231e06ebaa75b4a95c5cdeb737419731621"
@@ -230,8 +231,9 @@ _ENTRIES: list[DatasetInfo] = [
     _mulan("scene", "scene", "scene", 294, 2407, 6, 1.074, "6.2 MB",
            data=("scene-train.arff", "scene-test.arff"), note="train + test stacked (no union file upstream)"),
     _mulan("yeast", "yeast", "yeast", 103, 2417, 14, 4.237, "2.4 MB", extra=("yeast-train.arff", "yeast-test.arff")),
-    _mulan("cal500", "cal500", "cal500", 68, 502, 174, 26.044, "493 KB", aliases=("CAL500",)),
-    _mulan("corel5k", "corel5k", "Corel5k", 499, 5000, 374, 3.522, "378 KB", data=("Corel5k-sparse.arff",),
+    # Named as their papers (and Mulan) write them; every name is matched in any case.
+    _mulan("CAL500", "cal500", "cal500", 68, 502, 174, 26.044, "493 KB"),
+    _mulan("Corel5k", "corel5k", "Corel5k", 499, 5000, 374, 3.522, "378 KB", data=("Corel5k-sparse.arff",),
            extra=("Corel5k-train-sparse.arff", "Corel5k-test-sparse.arff")),
     _mulan("delicious", "delicious", "delicious", 500, 16105, 983, 19.020, "3.8 MB",
            extra=("delicious-train.arff", "delicious-test.arff")),
@@ -317,3 +319,15 @@ def get(name: str) -> DatasetInfo:
         hint = f"; did you mean {', '.join(close)}?" if close else "; `coreselect datasets list` shows them"
         raise DatasetError(f"unknown dataset {name!r}{hint}")
     return info
+
+
+def train_test_files(info: DatasetInfo) -> tuple[str, str] | None:
+    """Mulan's own train/test split of a dataset (``mulan/emotions/emotions-train.arff``,
+    ``...-test.arff``; the sparse pair where that is all there is), or None when it has none."""
+    paths = [f.path for f in info.files]
+    for suffix in ("", "-sparse"):
+        train = [p for p in paths if p.endswith(f"-train{suffix}.arff")]
+        test = [p for p in paths if p.endswith(f"-test{suffix}.arff")]
+        if train and test:
+            return train[0], test[0]
+    return None

@@ -1,6 +1,6 @@
 """The small interface every execution engine implements.
 
-Algorithm 3 (:mod:`coreselect.distributed`) is written once against :class:`Engine`: it maps
+Algorithm 3 (:mod:`coreselect.selection.distributed`) is written once against :class:`Engine`: it maps
 a pure part task over the parts and gets the results back in task order. An engine only
 decides *where* the tasks run (this process, a process pool, a Dask cluster, later Ray or
 Spark). Engines are context managers so that clusters they start are always shut down.

@@ -247,7 +247,7 @@ def _n_workers(client: Any) -> int:
 
 def _part(func: Callable[[Any, Any], Any], shared: Any, task: Any) -> Any:
     """One part on a worker (the test hook lets a test kill the worker running it)."""
-    from coreselect.files import checkpoint_once
+    from coreselect.io.files import checkpoint_once
 
     checkpoint_once("dask-task")
     return func(shared, task)

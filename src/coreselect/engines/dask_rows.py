@@ -14,11 +14,13 @@ from __future__ import annotations
 import logging
 import pickle
 import uuid
-from typing import Any
+from typing import Any, Callable
 
-from coreselect.engines.dask import cluster_errors, cluster_failure, result_watched
-from coreselect.files import checkpoint_once
-from coreselect.rowsharded import RowShards, ShardFunction
+from coreselect.engines.dask import (
+    as_completed_watched, cluster_errors, cluster_failure, result_watched,
+)
+from coreselect.engines.rowsharded import RowShards, ShardFunction, counts_task
+from coreselect.io.files import checkpoint_once
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +47,7 @@ def _sum(*parts: Any) -> Any:
 
 
 class DaskRows:
-    """A :class:`~coreselect.rowsharded.RowMapReduce` over tiles persisted on Dask workers.
+    """A :class:`~coreselect.engines.rowsharded.RowMapReduce` over tiles persisted on Dask workers.
 
     Parameters
     ----------
@@ -59,8 +61,10 @@ class DaskRows:
     references, keys and arguments), ``setup_bytes`` what the tile loaders took, once.
     """
 
-    def __init__(self, client: Any, shards: RowShards, *, fan_in: int = 8):
+    def __init__(self, client: Any, shards: RowShards, *, fan_in: int = 8,
+                 progress: Callable[[int, int], None] | None = None):
         self.client = client
+        self.progress = progress  # (done, total) of the count tables' pass, as it runs
         self.n_row_shards = shards.n_row_shards
         self.fan_in = max(int(fan_in), 2)
         self.bytes_sent = 0
@@ -106,6 +110,8 @@ class DaskRows:
             for group in self.groups:
                 parts.append(client.submit(_apply, fn, group, args, pure=False))
                 self.bytes_sent += payload + sum(len(t.key) for t in group)
+            # The count pass takes seconds: its groups are reported as they finish.
+            watched = list(parts) if fn is counts_task and self.progress is not None else []
             while len(parts) > 1:
                 groups = [parts[i:i + self.fan_in] for i in range(0, len(parts), self.fan_in)]
                 parts = [g[0] if len(g) == 1 else client.submit(_sum, *g, pure=False)
@@ -113,6 +119,10 @@ class DaskRows:
                 self.bytes_sent += sum(len(g) * len(parts[0].key) for g in groups)
         except cluster_errors() as exc:  # a closed client (the scheduler went away) refuses work
             raise cluster_failure(exc) from None
+        if watched:
+            for done, _ in enumerate(as_completed_watched(client, watched), start=1):
+                self.progress(done, len(watched))
+            del watched
         return result_watched(client, parts[0])
 
     def close(self) -> None:

@@ -59,7 +59,7 @@ class CalibratedGDS:
 class TunedGDS:
     """``gds-tuned``: centralized GDS whose objective's form is chosen on the training rows
     among :data:`coreselect.tuning.CANDIDATES` (:func:`coreselect.tuning.tune`); a ranker (the
-    chosen candidate's order up to ``k``). ``k="auto"``: the cap of :mod:`coreselect.autok`,
+    chosen candidate's order up to ``k``). ``k="auto"``: the cap of :mod:`coreselect.selection.autok`,
     then that module's rule on the chosen order."""
 
     is_ranker = True
@@ -74,7 +74,7 @@ class TunedGDS:
     def fit(self, X, Y) -> "TunedGDS":
         import time
 
-        from coreselect.autok import auto_cap, choose_k
+        from coreselect.selection.autok import auto_cap, choose_k
         from coreselect.tuning import tune
 
         start = time.perf_counter()

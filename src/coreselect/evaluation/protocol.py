@@ -50,7 +50,7 @@ import pandas as pd
 import scipy.sparse as sp
 from sklearn.model_selection import KFold
 
-from coreselect.autok import auto_cap
+from coreselect.selection.autok import auto_cap
 from coreselect.errors import InputError
 from coreselect.evaluation.brknn import BRkNNb
 from coreselect.evaluation.measures import MEASURES
@@ -159,7 +159,7 @@ AUTO_K_METHODS = ("gds", "cgds")
 def parse_k(spec: str | Iterable[int]) -> list:
     """Parse the ``--k`` option: ``"10,20,50"`` or ``"10:100:10"``; sorted, unique, >= 1; or
     ``"auto"`` (``["auto"]``: each selection's k is chosen on the training fold by
-    :mod:`coreselect.autok`: a GDS method itself, any other over its ranking)."""
+    :mod:`coreselect.selection.autok`: a GDS method itself, any other over its ranking)."""
     if spec == "auto" or list(spec) == ["auto"]:
         return ["auto"]
     vals = list(spec) if not isinstance(spec, str) else parse_values(spec)
@@ -449,14 +449,14 @@ def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[di
     train, test = folds[fold]
     Xtr, Ytr, Xte, Yte = X[train], Y[train], X[test], Y[test]
     # ("auto",): a GDS method chooses k itself (nested); any other method's ranking up to the
-    # cap gets the same rule (coreselect.autok) here, on the training fold only.
+    # cap gets the same rule (coreselect.selection.autok) here, on the training fold only.
     by_rule = ks == ("auto",) and not chooses_own_k(method)
     cap = auto_cap(Xtr) if by_rule else None  # as for GDS: the columns that vary, capped
     est = methods[method](cap or max(ks), seed)
     t0 = time.perf_counter()
     est.fit(Xtr, Ytr)
     if by_rule:
-        from coreselect.autok import choose_k
+        from coreselect.selection.autok import choose_k
 
         order = np.asarray(est.ranking_)[:cap]
         auto_selected = order[:choose_k(Xtr, Ytr, order).k]
@@ -503,6 +503,7 @@ def run_protocol(
     evaluator: str | Sequence[str] = "brknn",
     measures: Sequence[str] | None = None,
     memory_budget: int | None = None,
+    folds: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> pd.DataFrame:
     """Cross-validate every method at every ``k``.
 
@@ -536,6 +537,9 @@ def run_protocol(
         Bytes the full-feature reference (method ``all``) may take by the rule of
         :func:`full_model_bytes`; default half the memory free now. Over it, ``all`` is left
         out with a note.
+    folds : sequence of (train rows, test rows), optional
+        The splits to score instead of ``n_folds`` shuffled folds: e.g. one pair, a given
+        train/test split of the rows (``n_folds`` is then not used).
 
     Returns
     -------
@@ -564,7 +568,13 @@ def run_protocol(
         raise InputError(f"k={ks[-1]} exceeds the number of features ({X.shape[1]})")
     if not methods:
         raise InputError("no methods given")
-    folds = make_folds(X.shape[0], n_folds, seed)
+    if folds is None:
+        folds = make_folds(X.shape[0], n_folds, seed)
+    else:
+        folds = [(np.asarray(tr, dtype=np.intp), np.asarray(te, dtype=np.intp)) for tr, te in folds]
+        if not folds or any(tr.size == 0 or te.size == 0 for tr, te in folds):
+            raise InputError("every given split needs training and test rows")
+    n_folds = len(folds)
     notes: list[str] = []
     methods = dict(methods)
     full = [name for name, factory in methods.items() if getattr(factory(1, 0), "is_full", False)]
@@ -651,8 +661,10 @@ def run_lambda_sweep(
     progress: Progress | None = None,
     evaluator: str | Sequence[str] = "brknn",
     measures: Sequence[str] | None = None,
+    folds: Sequence[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> pd.DataFrame:
-    """The paper's Figure 4 experiment: cross-validate a GDS method for every ``lam`` and ``k``.
+    """The paper's Figure 4 experiment: cross-validate a GDS method for every ``lam`` and ``k``
+    (``folds``: given splits instead, as in :func:`run_protocol`).
 
     Returns the columns of :func:`run_protocol` plus ``lam`` (after ``method``).
     """
@@ -665,7 +677,7 @@ def run_lambda_sweep(
     methods = {f"{method}@{lam!r}": method_factories([method], lam=lam, relevance=relevance)[method]
                for lam in lams}
     df = run_protocol(X, Y, methods, ks, n_folds=n_folds, seed=seed, jobs=jobs, progress=progress,
-                      evaluator=evaluator, measures=measures)
+                      evaluator=evaluator, measures=measures, folds=folds)
     lam_col = df["method"].str.split("@").str[1].astype(float)
     df["method"] = method
     df.insert(1, "lam", lam_col)

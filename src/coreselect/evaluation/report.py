@@ -1,7 +1,7 @@
 """Result files of an evaluation: ``results.csv``, ``summary.md`` and PNG plots.
 
 Every file is written atomically (a temporary file renamed into place), and
-:func:`write_report` writes them as one set (:func:`coreselect.files.output_set`): all are
+:func:`write_report` writes them as one set (:func:`coreselect.io.files.output_set`): all are
 renamed into place only when every one was written, so a failed or interrupted report
 leaves each file as it was.
 """
@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from coreselect.files import atomic_path, output_set
+from coreselect.io.files import atomic_path, output_set
 from coreselect.evaluation.measures import MEASURE_LABELS as _CLASSIC_LABELS
 from coreselect.evaluation.ranking import RANKING_LABELS
 
@@ -64,7 +64,8 @@ def _grid(summary: pd.DataFrame, row: str, col: str, measure: str, best_in: str 
                 line.append(None)
                 continue
             m, sd = float(hit["mean"].iloc[0]), float(hit["std"].iloc[0])
-            line.append((f"{m:.4f} ± {sd:.4f}",
+            once = int(hit["folds"].iloc[0]) == 1  # a given train/test split: no spread
+            line.append((f"{m:.4f}" if once else f"{m:.4f} ± {sd:.4f}",
                          bool(np.isclose(m, best[r if best_in == "row" else c]))))
         cells.append(line)
     return rows, cols, cells
@@ -93,6 +94,12 @@ def _text_table(summary: pd.DataFrame, row: str, col: str, measure: str,
                              for i, (cell, w) in enumerate(zip(g, widths))).rstrip() for g in grid]
 
 
+def _over_folds(df: pd.DataFrame) -> str:
+    """What a cell is: ``mean ± std over 10 folds``, or the score on one given split."""
+    n_folds = df["fold"].nunique()
+    return "scores on the given test set" if n_folds == 1 else f"mean ± std over {n_folds} folds"
+
+
 def summary_text(df: pd.DataFrame) -> str:
     """The results of a run for a terminal (``coreselect evaluate`` prints it on stdout): per
     measure a table of ``mean ± std`` over the folds, rows = k and columns = method (a lambda
@@ -100,9 +107,8 @@ def summary_text(df: pd.DataFrame) -> str:
     each column in a sweep)."""
     sweep = "lam" in df.columns
     summary = summarize(df, ("method", "lam", "k") if sweep else ("method", "k"))
-    n_folds = df["fold"].nunique()
     where = "the best lambda at each k" if sweep else "the best method at each k"
-    out = [f"mean ± std over {n_folds} folds; * marks {where}"]
+    out = [f"{_over_folds(df)}; * marks {where}"]
     for measure, method, sub, row, col, best_in in _tables(summary, sweep):
         title = f"{MEASURE_LABELS[measure]} ({measure})"
         out += ["", title + (f", {method}: rows = lambda, columns = k" if method else "")]
@@ -140,9 +146,9 @@ def _summary_text(df: pd.DataFrame, title: str, notes: str) -> str:
     parts = [f"# {title}", ""]
     if notes:
         parts += [notes, ""]
-    n_folds = df["fold"].nunique()
     where = "the best lambda for each k (column)" if sweep else "the best mean of each row"
-    parts += [f"Mean ± standard deviation over {n_folds} folds; {where} is in bold.", ""]
+    over = _over_folds(df).replace("mean ± std", "Mean ± standard deviation")
+    parts += [f"{over[0].upper()}{over[1:]}; {where} is in bold.", ""]
     for measure, method, sub, row, col, best_in in _tables(summary, sweep):
         shape = f", {method}: rows = lambda, columns = k" if method else ": rows = k, columns = method"
         parts += [f"## {MEASURE_LABELS[measure]} (`{measure}`){shape}", ""]

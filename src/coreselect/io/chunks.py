@@ -122,7 +122,7 @@ def is_many(data: Any) -> bool:
         # a folder of data files; a store, or a folder without data, is not (the store's
         # reader, or load, says what it is)
         return not (p / "store.json").exists() and any(
-            f.is_file() and _data_suffix(f.name) for f in p.rglob("*"))
+            _data_suffix(f.name) and not f.is_dir() for f in p.rglob("*"))
     return not p.exists() and any(c in text for c in _GLOB_CHARS)
 
 
@@ -151,20 +151,96 @@ def resolve_files(data: str | os.PathLike | Sequence[str | os.PathLike]) -> list
         return _remote(text)
     p = Path(text)
     if p.is_dir():
-        files = sorted(str(f) for f in p.rglob("*") if f.is_file() and _data_suffix(f.name))
+        # pathlib's rglob does not enter linked folders: no loop
+        files = _regular_once(sorted(str(f) for f in p.rglob("*") if _data_suffix(f.name)))
         if not files:
             raise DatasetError("the folder holds neither a column store (store.json) nor a data file (known "
                                "suffixes: .svm, .xmc, .csv, .parquet, "
                                ".arff, ...)", path=text)
         return files
-    if p.exists():
-        return [text]
+    if p.exists() or p.is_symlink():
+        return _regular_once([text])
     if any(c in text for c in _GLOB_CHARS):
-        files = sorted(f for f in _glob.glob(text, recursive=True) if os.path.isfile(f))
+        files = _regular_once(sorted(_glob_once(text)))
         if not files:
             raise DatasetError("the pattern matches no file", path=text)
         return files
     raise DatasetError("no such file", path=text)
+
+
+def _regular_once(paths: list[str]) -> list[str]:
+    """The regular files among ``paths`` (folders dropped), each file once (by its real
+    path: a link beside its target, or a file reached twice, is read once); a dangling link
+    or a special file (FIFO, device, socket) is an error naming it, before anything is read."""
+    from coreselect.io.text import check_regular_input
+
+    out: list[str] = []
+    seen: set[str] = set()
+    for f in paths:
+        if os.path.isdir(f):
+            continue
+        check_regular_input(f)
+        real = os.path.realpath(f)
+        if real not in seen:
+            seen.add(real)
+            out.append(f)
+    return out
+
+
+def _glob_once(pattern: str) -> list[str]:
+    """``glob.glob(pattern, recursive=True)``, except that ``**`` enters each real folder
+    once: a link to an ancestor (``ln -s . again``) would repeat every file below it, 40
+    levels deep (two such links: 2^40 paths). Hidden names match as in :mod:`glob`."""
+    if "**" not in pattern:
+        return _glob.glob(pattern)
+    import fnmatch
+
+    absolute = pattern.startswith(os.sep)
+    parts = [q for q in pattern.split(os.sep) if q]
+    visited: set[str] = set()
+    found: list[str] = []
+
+    def entries(base: str):
+        try:
+            with os.scandir(base or os.curdir) as it:
+                return sorted(it, key=lambda e: e.name)
+        except OSError:
+            return []
+
+    def join(base: str, name: str) -> str:
+        return os.path.join(base, name) if base else name
+
+    def walk(base: str, rest: list[str]) -> None:
+        if not rest:
+            found.append(base)
+            return
+        head, tail = rest[0], rest[1:]
+        if head == "**":
+            here = (os.path.realpath(base or os.curdir), len(rest))
+            if here in visited:
+                return
+            visited.add(here)
+            walk(base, tail)  # no folder at all
+            for e in entries(base):
+                if e.name.startswith("."):
+                    continue
+                if e.is_dir():
+                    walk(join(base, e.name), rest)
+                elif not tail:
+                    found.append(join(base, e.name))
+        elif any(c in head for c in _GLOB_CHARS):
+            for e in entries(base):
+                if e.name.startswith(".") and not head.startswith("."):
+                    continue
+                if fnmatch.fnmatchcase(e.name, head) and (not tail or e.is_dir()):
+                    walk(join(base, e.name), tail)
+        else:
+            child = join(base, head)
+            if tail and os.path.isdir(child) or not tail and os.path.lexists(child):
+                walk(child, tail)
+
+    walk(os.sep if absolute else "", parts)
+    return list(dict.fromkeys(found))
 
 
 def _from_list(path: str) -> list[str]:
@@ -393,12 +469,14 @@ class ChunkedDataset:
         from coreselect.io import libsvm
 
         i, a, _, _ = self._all_pieces()[k]
-        if a == 0 or exc.line is None:
-            return exc
+        if a == 0 or exc.line is None or getattr(exc, "file_line", False):
+            return exc  # a line of the file already (callers pass on what piece_raw raised)
         line = libsvm.newlines_before(self.files[i], info.get("pos", a)) + exc.line
         where = f"{exc.path}:{exc.line}: "
         text = str(exc)
-        return DatasetError(text[len(where):] if text.startswith(where) else text, exc.path, line)
+        out = DatasetError(text[len(where):] if text.startswith(where) else text, exc.path, line)
+        out.file_line = True
+        return out
 
     @property
     def bases(self) -> tuple[bool, bool]:
@@ -557,12 +635,13 @@ class ChunkedDataset:
         columns (nominal columns distinct in every row) are decided on the way, as the
         whole-file reader decides them."""
         from coreselect import io as cio
-        from coreselect.io.tabular import table_chunks, table_columns
+        from coreselect.io.tabular import check_same_kinds, column_kinds, table_chunks, table_columns
 
         opts = dict(self.options)
         opts.pop("name", None)
         rows, self._streamable, self._columns, self._infos = [], [], None, []
-        nominal = None
+        nominal = None  # (file, its text columns' values): the first shard read whole
+        first_kinds = None
         ids: set[int] | None = None
         id_state = _IdColumns()
         for f in self.files:
@@ -602,16 +681,24 @@ class ChunkedDataset:
                     self.progress(_size_of(f))
                 feats, labs, n = list(ds.feature_names), list(ds.label_names), ds.X.shape[0]
                 ids = set(ds.id_columns) if ids is None else ids & set(ds.id_columns)
-                if nominal is None:
-                    nominal = ds.metadata.nominal_values
-                elif ds.metadata.nominal_values != nominal:
-                    raise DatasetError(f"the values of its text columns differ from those of {self.files[0]} (their "
-                                       "codes would disagree); convert the columns to numbers", path=f)
             if self._columns is None:
                 self._columns = (list(feats), list(labs))
             elif (list(feats), list(labs)) != self._columns:
                 raise DatasetError(f"its columns differ from those of {self.files[0]}; the shards of a dataset "
                                    "have the same features and labels", path=f)
+            if self.format in ("csv", "parquet"):
+                kinds = column_kinds(f, self.format, feats, None if streamable else ds.metadata.nominal_values,
+                                     info, **opts)
+                if first_kinds is None:
+                    first_kinds = kinds
+                else:
+                    check_same_kinds(self.files[0], first_kinds, f, kinds)
+            if not streamable:
+                if nominal is None:
+                    nominal = (f, ds.metadata.nominal_values)
+                elif ds.metadata.nominal_values != nominal[1]:
+                    raise DatasetError(f"the values of its text columns differ from those of {nominal[0]} (their "
+                                       "codes would disagree); convert the columns to numbers", path=f)
             self._streamable.append(streamable)
             self._infos.append(info)
             rows.append(n)
@@ -725,7 +812,7 @@ class ChunkedDataset:
         """The whole dataset as one :class:`Dataset` (a single file reads as
         :func:`coreselect.io.read` reads it)."""
         from coreselect import io as cio
-        from coreselect.datasets.load import stack
+        from coreselect.io.dataset import stack
 
         if len(self.files) == 1:
             return cio.read(self.files[0], labels=self.labels, **self.options)
@@ -754,11 +841,28 @@ class ChunkedDataset:
                        name=name or _common_name(self.files), metadata=meta)
 
     def _check_tables(self, parts: list[Dataset]) -> None:
+        """The first pass's checks on shards read whole: the same columns, each of one kind,
+        text columns with the same values (else their codes would disagree)."""
+        from coreselect.io.tabular import check_same_kinds, column_kinds
+
+        opts = dict(self.options)
+        opts.pop("name", None)
         first = parts[0]
-        for f, p in zip(self.files[1:], parts[1:]):
+        first_kinds = None
+        for f, p in zip(self.files, parts):
             if list(p.feature_names) != list(first.feature_names) or list(p.label_names) != list(first.label_names):
                 raise DatasetError(f"its columns differ from those of {self.files[0]}; the shards of a dataset "
                                    "have the same features and labels", path=f)
+            if self.format not in ("csv", "parquet"):
+                continue
+            kinds = column_kinds(f, self.format, list(p.feature_names), p.metadata.nominal_values, **opts)
+            if first_kinds is None:
+                first_kinds = kinds
+                continue
+            check_same_kinds(self.files[0], first_kinds, f, kinds)
+            if p.metadata.nominal_values != first.metadata.nominal_values:
+                raise DatasetError(f"the values of its text columns differ from those of {self.files[0]} (their "
+                                   "codes would disagree); convert the columns to numbers", path=f)
 
 
 #: Bytes the first pass over tables and ARFF files reads at a time (:attr:`ChunkedDataset.scan_block`).

@@ -347,3 +347,22 @@ class Dataset:
             f"Dataset(name={self.name!r}, instances={self.n_samples}, "
             f"features={self.n_features}, labels={self.n_labels}, {kind})"
         )
+
+
+def stack(parts: list[Dataset], name: str) -> Dataset:
+    """Stack datasets with the same columns row-wise (e.g. a train and a test split)."""
+    first = parts[0]
+    for p in parts[1:]:
+        if p.feature_names != first.feature_names or p.label_names != first.label_names:
+            from coreselect.errors import DatasetError
+
+            raise DatasetError(f"the parts of {name!r} do not have the same attributes")
+    if any(sp.issparse(p.X) for p in parts):
+        X = sp.vstack([sp.csr_matrix(p.X) for p in parts], format="csr")
+    else:
+        X = np.vstack([p.X for p in parts])
+    Y = np.vstack([p.Y.toarray() if sp.issparse(p.Y) else p.Y for p in parts]).astype(np.int8)
+    metadata = dataclasses.replace(first.metadata, parts=tuple(p.metadata.source for p in parts),
+                                   files_read=tuple(f for p in parts for f in p.metadata.files_read))
+    return Dataset(X=X, Y=Y, feature_names=list(first.feature_names), label_names=list(first.label_names),
+                   name=name, metadata=metadata)

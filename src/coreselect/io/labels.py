@@ -96,7 +96,10 @@ def read_label_xml(path: str | os.PathLike) -> list[str]:
     """Label names, in document order, from a Mulan XML file (hierarchies flattened)."""
     import xml.etree.ElementTree as ET
 
+    from coreselect.io.text import check_regular_input
+
     p = str(path)
+    check_regular_input(p)
     try:
         with open(p, "rb") as fh:
             raw = fh.read(64 << 20)  # label files are small; a huge one is not a label file

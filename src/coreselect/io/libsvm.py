@@ -35,7 +35,7 @@ import scipy.sparse as sp
 
 from coreselect.errors import DatasetError
 from coreselect.io.dataset import Dataset, DatasetMeta, IndexedNames, check_declared_width
-from coreselect.io.text import fast_numbers, open_text, parse_number, stem
+from coreselect.io.text import fast_numbers, open_text, parse_number, shorten, stem
 
 __all__ = ["read_libsvm", "write_libsvm", "LIBSVM_SUFFIXES"]
 
@@ -160,7 +160,8 @@ def _parse_rows_py(rows: list[str], row_lines: list[int], spath: str) -> RawBloc
         for k, p in enumerate(label_parts):
             for t in p.split(",") if p else []:
                 if not (t.isascii() and t.isdigit()) or int(t) >= 2**53:
-                    raise DatasetError(f"bad label {t!r} (labels are non-negative integers)", spath, row_lines[k])
+                    raise DatasetError(f"bad label {shorten(t)!r} (labels are non-negative integers)", spath,
+                                       row_lines[k])
         raise DatasetError("malformed label list", spath)  # pragma: no cover
     return RawBlock(idx, vals, counts, labs.astype(np.int64), lab_counts, np.asarray(row_lines, dtype=np.int64))
 
@@ -225,14 +226,19 @@ def _concat(blocks: list[RawBlock]) -> RawBlock:
     )
 
 
-def _byte_blocks(fh, block_bytes: int):
+def _byte_blocks(fh, block_bytes: int, path: str = ""):
     """``(bytes, first line number)`` of whole lines; a line is never cut (a line longer than
-    ``block_bytes`` makes one longer block)."""
+    ``block_bytes`` makes one longer block; one over :data:`~coreselect.io.text.MAX_LINE_BYTES`
+    is an error)."""
+    from coreselect.io.text import MAX_LINE_BYTES, line_too_long
+
     rest = b""
     line = 1
     while True:
         buf = fh.read(block_bytes)
         if not buf:
+            if len(rest) > MAX_LINE_BYTES:
+                raise line_too_long(rest, path, line)
             if rest.strip():  # text after the last newline is a line unless blank
                 yield rest, line
             return
@@ -240,6 +246,8 @@ def _byte_blocks(fh, block_bytes: int):
             buf = rest + buf
         cut = buf.rfind(b"\n")
         if cut < 0:
+            if len(buf) > MAX_LINE_BYTES:
+                raise line_too_long(buf, path, line)
             rest = buf
             continue
         out = buf[:cut + 1]
@@ -249,10 +257,12 @@ def _byte_blocks(fh, block_bytes: int):
 
 
 def _range_blocks(fh, start: int, end: int | None, block_bytes: int, first_line: int,
-                  info: dict):
+                  info: dict, path: str = ""):
     """``_byte_blocks`` of the lines that *start* in bytes ``[start, end)`` of a plain file
     (the last one read to its end; a line that starts before ``start`` belongs to the range
     before). ``info`` gets ``pos`` (where the first line starts) and ``lines`` (lines read)."""
+    from coreselect.io.text import MAX_LINE_BYTES, line_too_long
+
     pos = start
     if start > 0:
         fh.seek(start - 1)
@@ -301,6 +311,8 @@ def _range_blocks(fh, start: int, end: int | None, block_bytes: int, first_line:
         else:
             break
         if not got:
+            if len(rest) > MAX_LINE_BYTES:
+                raise line_too_long(rest, path, line)
             if rest.strip():  # text after the last newline is a line unless blank
                 info["lines"] = line - first_line + 1
                 yield bytes(rest), line
@@ -309,6 +321,8 @@ def _range_blocks(fh, start: int, end: int | None, block_bytes: int, first_line:
             return
         cut = buf.rfind(b"\n")
         if cut < 0:
+            if len(buf) > MAX_LINE_BYTES:
+                raise line_too_long(buf, path, line)
             rest = buf
             continue
         rest = buf[cut + 1:]
@@ -335,10 +349,12 @@ def raw_blocks(path: str, block_bytes: int = BLOCK_BYTES, fast: bool = True, ope
     of them are yielded (how many the whole file keeps is decided over all ranges), their
     number goes into ``info["held"]`` with ``info["rows"]`` (the other rows), ``pos`` and
     ``lines`` (see :func:`_range_blocks`)."""
-    from coreselect.io.text import open_binary
+    from coreselect.io.text import check_regular_input, open_binary
 
     spath = str(path)
     piece = start > 0 or end is not None
+    if piece:
+        check_regular_input(spath)
     info = {} if info is None else info
     first = start == 0  # the header can only be in the file's first range
     header = header if start > 0 else None
@@ -346,8 +362,8 @@ def raw_blocks(path: str, block_bytes: int = BLOCK_BYTES, fast: bool = True, ope
     n_rows = 0
     with (open(spath, "rb") if piece else (opener or open_binary)(spath)) as fh:
         try:
-            blocks = (_range_blocks(fh, start, end, block_bytes, first_line, info) if piece
-                      else _byte_blocks(fh, block_bytes))
+            blocks = (_range_blocks(fh, start, end, block_bytes, first_line, info, spath) if piece
+                      else _byte_blocks(fh, block_bytes, spath))
             for block, line in blocks:
                 raw, blank, h = _parse_block(block, line, spath, header_ok=first, fast=fast)
                 if first:
@@ -662,18 +678,19 @@ def _diagnose_features(feat_parts: list[str], row_lines: list[int], path: str) -
         for tok in s.split():
             i, sep, v = tok.partition(":")
             if not sep or ":" in v:
-                raise DatasetError(f"expected 'index:value', found {tok!r}", path, row_lines[k])
+                raise DatasetError(f"expected 'index:value', found {shorten(tok)!r}", path, row_lines[k])
             try:
                 fi = parse_number(i)
             except ValueError:
-                raise DatasetError(f"bad feature entry {tok!r}: index {i!r} is not an integer", path,
+                raise DatasetError(f"bad feature entry {shorten(tok)!r}: index {shorten(i)!r} is not an integer", path,
                                    row_lines[k]) from None
             if fi != int(fi) or abs(fi) >= 2**53:
-                raise DatasetError(f"feature index {i!r} is not an integer", path, row_lines[k])
+                raise DatasetError(f"feature index {shorten(i)!r} is not an integer", path, row_lines[k])
             try:
                 parse_number(v)
             except ValueError as exc:
-                raise DatasetError(f"bad feature entry {tok!r}: {exc}", path, row_lines[k]) from None
+                raise DatasetError(f"bad feature entry {shorten(tok)!r}: {shorten(str(exc))}", path,
+                                   row_lines[k]) from None
 
 
 def libsvm_text(dataset: Dataset) -> str:
@@ -703,15 +720,15 @@ def write_libsvm(dataset: Dataset, path: str | os.PathLike) -> None:
     Feature and label names are not stored (the format has no place for them).
     NaN values cannot be written and raise DatasetError.
     """
-    from coreselect.files import atomic_output
+    from coreselect.io.files import atomic_output
 
     X = dataset.X
     data = X.data if sp.issparse(X) else np.asarray(X)
     if np.isnan(data).any() or np.isinf(data).any():
         raise DatasetError("LIBSVM cannot hold NaN or infinite values", path=str(path))
-    from coreselect.io.xmc import _compressed
+    from coreselect.io.text import compressed_writer
 
     text = libsvm_text(dataset)
     # compressed by the suffix (.svm.gz was written as plain text before)
-    with atomic_output(path, mode="wb") as raw, _compressed(raw, str(path)) as fh:
+    with atomic_output(path, mode="wb") as raw, compressed_writer(raw, str(path)) as fh:
         fh.write(text)

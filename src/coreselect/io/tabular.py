@@ -42,7 +42,8 @@ import scipy.sparse as sp
 from coreselect.errors import DatasetError
 from coreselect.io.dataset import Dataset, DatasetMeta, detect_id_columns
 from coreselect.io.labels import resolve_label_spec
-from coreselect.io.text import open_binary, stem
+from coreselect.io import text as _text
+from coreselect.io.text import line_too_long, open_binary, stem
 
 __all__ = ["read_csv", "read_parquet", "write_csv", "write_parquet", "from_arrays", "resolve_labels"]
 
@@ -220,6 +221,8 @@ def _scan_header(path: str, sep: str, whole: bool = True, progress=None, block: 
                     f"the header declares more than {limit} columns; refusing (tables are read dense: "
                     "write wide data as LIBSVM or sparse ARFF)", path=path, line=1)
             head += part
+            if len(head) > _text.MAX_LINE_BYTES:
+                raise line_too_long(head, path, 1)
             if nl >= 0:
                 rest = chunk[nl + 1:]
                 break
@@ -239,12 +242,19 @@ def _scan_header(path: str, sep: str, whole: bool = True, progress=None, block: 
         longest, last = len(head) + 1, -1
         pos = 0
         chunk = rest
+        lines, opening = 1, b""  # newlines so far; the first bytes of the line still open
         while True:
             ends = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10) + pos
             if len(ends):
                 longest = max(longest, int(ends[0] - last), int(np.diff(ends).max(initial=0)))
                 last = int(ends[-1])
+                lines += len(ends)
+                opening = bytes(chunk[last - pos + 1:last - pos + 81])
+            elif len(opening) < 80:
+                opening += chunk[:80 - len(opening)]
             pos += len(chunk)
+            if pos - last > _text.MAX_LINE_BYTES:  # refused while it streams in, not at the end
+                raise line_too_long(opening, path, lines + 1)
             chunk = fh.read(block)
             if not chunk:
                 break
@@ -253,6 +263,8 @@ def _scan_header(path: str, sep: str, whole: bool = True, progress=None, block: 
             rows += chunk.count(b"\n")
             seps += chunk.count(bsep)
         longest = max(longest, pos - last)
+    if longest > _text.MAX_LINE_BYTES:  # pyarrow's blocks would hold two of it
+        raise line_too_long(None, path, None)
     if whole:
         _check_cells(rows + seps, path, "the file holds about")
     try:  # pyarrow hands the names back as UTF-8 (a decode error, untyped, otherwise)
@@ -471,6 +483,9 @@ def _is_url(spath: str) -> bool:
 def _parquet_source(spath: str):
     """What pyarrow opens: the path, or for an fsspec URL (s3://, memory://) a file object."""
     if not _is_url(spath):
+        from coreselect.io.text import check_regular_input
+
+        check_regular_input(spath)  # pyarrow would open a FIFO and wait
         return spath
     from coreselect.io.text import url_fs
 
@@ -620,7 +635,7 @@ def to_frame(dataset: Dataset):
 
 def write_csv(dataset: Dataset, path: str | os.PathLike) -> None:
     """Write features then labels as CSV with a header row, atomically (floats round-trip exactly)."""
-    from coreselect.files import atomic_path
+    from coreselect.io.files import atomic_path
 
     df = to_frame(dataset)
     with atomic_path(path) as tmp:
@@ -632,7 +647,7 @@ def write_parquet(dataset: Dataset, path: str | os.PathLike) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from coreselect.files import atomic_path
+    from coreselect.io.files import atomic_path
 
     table = pa.Table.from_pandas(to_frame(dataset), preserve_index=False)
     md = dict(table.schema.metadata or {})
@@ -809,6 +824,57 @@ def table_columns(path: str, fmt: str, labels: Any = None, chunk_bytes: int | No
         settled = {c: (pa.float64() if pa.types.is_null(t) else t) for c, t in schema.items()}
         return TableInfo(features, label_cols, True, rows, settled, longest)
     raise DatasetError("cannot settle the column types", path=spath)  # pragma: no cover
+
+
+def column_kinds(path: str, fmt: str, features: Sequence[str], nominal: Any = None,
+                 info: TableInfo | None = None, **read_options) -> dict[str, str]:
+    """Each feature column's kind in one CSV or Parquet file, as its reader reads it:
+    ``text`` (the column became codes: a name in ``nominal``, the read file's
+    ``metadata.nominal_values``), ``boolean`` or ``number``. Shards of one dataset must agree
+    on every column's kind: a text column's codes, or a boolean column's 0/1, mean nothing
+    beside another shard's numbers. The types come from the Parquet footer, a CSV's settled
+    types (``info``, streamed files) or the CSV's first block (where a boolean column is
+    inferred; a later non-boolean cell would have made it text)."""
+    import pyarrow as pa
+
+    spath = str(path)
+    text = set(nominal or ())
+    types: dict = {}
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            types = {str(f.name): f.type for f in pq.ParquetFile(_parquet_source(spath)).schema_arrow}
+        elif info is not None and info.types:
+            types = dict(info.types)
+        else:
+            sep = _csv_sep(spath, read_options)
+            names = _csv_names(spath, sep)
+            for batch in csv_batches(spath, sep, names, {}, csv_block(None, info.longest if info else 0)):
+                types = {f.name: f.type for f in batch.schema}
+                break
+    except _Untyped as exc:  # dates and times: read as text
+        text.update(exc.columns)
+    except (pa.ArrowException, OSError):
+        pass  # the reader reported (or will report) what is wrong with the file
+    kinds = {}
+    for c in features:
+        t = types.get(c)
+        if t is not None and pa.types.is_dictionary(t):
+            t = t.value_type
+        kinds[c] = ("text" if c in text else
+                    "boolean" if t is not None and pa.types.is_boolean(t) else "number")
+    return kinds
+
+
+def check_same_kinds(first: str, first_kinds: dict[str, str], path: str, kinds: dict[str, str]) -> None:
+    """Refuse a shard ``path`` whose column kinds (:func:`column_kinds`) differ from those of
+    the first shard, in one line naming both files and the column."""
+    for c, k in kinds.items():
+        k0 = first_kinds.get(c, k)
+        if k != k0:
+            raise DatasetError(f"column {c!r} holds {k} values here but {k0} values in {first}; the shards of a "
+                               "dataset must give each column one type (convert it in one of them)", path=path)
 
 
 def table_chunks(path: str, fmt: str, info: TableInfo, chunk_rows: int | None = None,

@@ -30,6 +30,8 @@ from coreselect.errors import DatasetError
 
 __all__ = [
     "open_binary",
+    "check_regular_input",
+    "compressed_writer",
     "read_bytes",
     "open_text",
     "read_quoted",
@@ -41,6 +43,9 @@ __all__ = [
     "only_number_chars",
     "stem",
     "COMPRESSED_SUFFIXES",
+    "MAX_LINE_BYTES",
+    "line_too_long",
+    "shorten",
     "memory_budget",
 ]
 
@@ -177,6 +182,48 @@ def _open_url(p: str) -> BinaryIO:
     return io.BufferedReader(_Capped(inner, cap, p), buffer_size=_CHUNK)
 
 
+#: The longest line a reader holds (a LIBSVM row of 5 million ``index:value`` pairs, a CSV
+#: row of 10^5 long cells): a file without newlines (a binary file, ``/dev/zero`` copied,
+#: a sparse file) is refused once this much of one line is in memory, not read whole.
+MAX_LINE_BYTES = 64 << 20
+
+
+def line_too_long(head: bytes | None, path: str, line: int | None) -> DatasetError:
+    """The error for a line over :data:`MAX_LINE_BYTES`, showing only its first bytes."""
+    shown = "" if head is None else f" (it starts {shorten(repr(bytes(head[:80]).decode('utf-8', 'replace')))})"
+    return DatasetError(f"a line longer than {MAX_LINE_BYTES} bytes{shown}; refusing (not a text file of "
+                        "rows, or its newlines are missing)", path=path, line=line)
+
+
+def shorten(token: str, limit: int = 80) -> str:
+    """``token`` for an error message: its first ``limit`` characters (a malformed cell may
+    be a whole file long)."""
+    return token if len(token) <= limit else token[:limit] + "..."
+
+
+def check_regular_input(path: str | os.PathLike) -> None:
+    """Refuse a local input that is not a regular file, by its status alone (never opened):
+    opening a FIFO waits for a writer forever and a device (``/dev/zero``) never ends. A
+    dangling link is named as one; a missing file or a folder is left to the opener."""
+    import stat
+
+    p = str(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        if os.path.islink(p):
+            raise DatasetError("is a symbolic link to nothing (dangling); refusing", path=p) from None
+        return
+    except OSError:
+        return  # a loop of links, no permission: the opener says so
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return
+    kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a character device" if stat.S_ISCHR(st.st_mode)
+            else "a block device" if stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+            else "special")
+    raise DatasetError(f"not a regular file ({kind}); refusing to read it", path=p)
+
+
 def open_binary(path: str | os.PathLike) -> BinaryIO:
     """The file's bytes as a stream, decompressed by suffix with the size cap of the module docs.
     A URL (``s3://``, ``memory://``, ...) is opened with fsspec."""
@@ -184,6 +231,7 @@ def open_binary(path: str | os.PathLike) -> BinaryIO:
     low = p.lower()
     if "://" in p and not low.startswith("file://"):
         return _open_url(p)
+    check_regular_input(p)
     try:
         if low.endswith(".gz"):
             inner = _gzip.open(p, "rb")
@@ -206,6 +254,20 @@ def open_binary(path: str | os.PathLike) -> BinaryIO:
         raise DatasetError("permission denied", path=p) from None
     except OSError as exc:
         raise DatasetError(f"cannot read the file: {exc.strerror or exc}", path=p) from None
+
+
+def compressed_writer(raw: BinaryIO, path: str) -> io.TextIOWrapper:
+    """A text stream into ``raw``, compressed by the suffix of ``path``."""
+    low = path.lower()
+    if low.endswith(".gz"):
+        inner = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)
+    elif low.endswith(".bz2"):
+        inner = bz2.BZ2File(raw, "wb")
+    elif low.endswith(".xz"):
+        inner = lzma.LZMAFile(raw, "wb")
+    else:
+        return io.TextIOWrapper(raw, encoding="utf-8", newline="\n", write_through=True)
+    return io.TextIOWrapper(inner, encoding="utf-8", newline="\n")
 
 
 def read_bytes(path: str | os.PathLike) -> bytes:

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from coreselect.errors import DatasetError
 from coreselect.io.dataset import Dataset
-from coreselect.io.text import open_binary
+from coreselect.io.text import compressed_writer, open_binary
 
 __all__ = ["read_xmc", "write_xmc", "XMC_SUFFIXES"]
 
@@ -67,28 +67,9 @@ def _number(v: float) -> str:
     return str(int(v)) if v == int(v) else repr(float(v))
 
 
-def _compressed(raw, path: str):
-    """A text stream into ``raw``, compressed by the suffix of ``path``."""
-    import bz2
-    import gzip
-    import io
-    import lzma
-
-    low = path.lower()
-    if low.endswith(".gz"):
-        inner = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0)
-    elif low.endswith(".bz2"):
-        inner = bz2.BZ2File(raw, "wb")
-    elif low.endswith(".xz"):
-        inner = lzma.LZMAFile(raw, "wb")
-    else:
-        return io.TextIOWrapper(raw, encoding="utf-8", newline="\n", write_through=True)
-    return io.TextIOWrapper(inner, encoding="utf-8", newline="\n")
-
-
 def write_xmc(dataset: Dataset, path: str | os.PathLike) -> None:
     """Write a Dataset in XMC format (header, 0-based), atomically, block by block."""
-    from coreselect.files import atomic_output
+    from coreselect.io.files import atomic_output
 
     X = sp.csr_matrix(dataset.X, dtype=np.float64)
     if not np.all(np.isfinite(X.data)):
@@ -98,7 +79,7 @@ def write_xmc(dataset: Dataset, path: str | os.PathLike) -> None:
     Y.eliminate_zeros()
     Y.sort_indices()
     n, d = X.shape
-    with atomic_output(path, mode="wb") as raw, _compressed(raw, str(path)) as fh:
+    with atomic_output(path, mode="wb") as raw, compressed_writer(raw, str(path)) as fh:
         fh.write(f"{n} {d} {Y.shape[1]}\n")
         for r0 in range(0, n, _BLOCK_ROWS):
             lines = []

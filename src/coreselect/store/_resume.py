@@ -1,7 +1,7 @@
 """Resumable store builds: every finished task of the build's passes kept under a checkpoint.
 
 ``build_store_from_source(..., checkpoint=PATH)`` (``coreselect store build --checkpoint``)
-follows :mod:`coreselect.checkpoint`'s layout: a record at ``PATH`` and a folder
+follows :mod:`coreselect.selection.checkpoint`'s layout: a record at ``PATH`` and a folder
 ``PATH.parts`` (marked as coreselect's) beside it. The record fingerprints what the store
 depends on: every data file (its path, size and modification time, or an object's ETag), the
 build's options, the reader's format and options, the coreselect version and the store
@@ -19,7 +19,7 @@ by the next run. On resume every finished task's manifest and files are checked;
 whose manifest or a file fails its checksum is done again (and said so), never used.
 
 The store is assembled only when every task is finished: hard links of the tiles into a
-temporary folder beside the target (:func:`coreselect.files.atomic_dir`), then
+temporary folder beside the target (:func:`coreselect.io.files.atomic_dir`), then
 ``store.json``, then the rename. So a build killed at any point leaves nothing at the target,
 and the resumed build gives the same bytes as an uninterrupted one. On success the
 checkpoint (record and folder) is removed: unlike a selection's record, which a finished run
@@ -240,7 +240,7 @@ class Kept:
 def run_kept(kept: Kept, task: Any) -> Any:
     """Run ``kept.func(shared, task)`` with ``shared.root`` a private folder, then keep its
     files and result (module docstring). The result is returned as the task's own."""
-    from coreselect.files import checkpoint_once
+    from coreselect.io.files import checkpoint_once
 
     key = task_key(kept.stage, task)
     folder = Path(kept.folder)
@@ -268,7 +268,7 @@ def run_kept(kept: Kept, task: Any) -> Any:
         arrays: dict[str, np.ndarray] = {}
         header = {"format": FORMAT, "kind": KIND, "stage": kept.stage, "key": key,
                   "build": kept.digest, "files": files, "result": to_tree(result, arrays)}
-        from coreselect.checkpoint import encode
+        from coreselect.store.checkpoint_file import encode
 
         (work / MANIFEST).write_bytes(encode(header, arrays))
         try:
@@ -287,7 +287,7 @@ class BuildCheckpoint:
     """The checkpoint of one build at a local ``location`` (see the module docstring)."""
 
     def __init__(self, location: str | os.PathLike, prints: dict):
-        from coreselect.checkpoint import Checkpoint
+        from coreselect.store.checkpoint_file import Checkpoint
         from coreselect.store.fs import is_url
 
         text = os.fspath(location)
@@ -310,7 +310,7 @@ class BuildCheckpoint:
 
     def open(self) -> None:
         """Read the record (refused when it is of another build) or write a first one."""
-        from coreselect.checkpoint import _version, decode
+        from coreselect.store.checkpoint_file import _version, decode
 
         shutil.rmtree(self.folder.with_name(self.folder.name + ".removed"),
                       ignore_errors=True)  # a finished build's, killed while deleting it
@@ -356,7 +356,7 @@ class BuildCheckpoint:
         return list(self.tasks[stage])
 
     def _write(self) -> None:
-        from coreselect.checkpoint import _version, encode
+        from coreselect.store.checkpoint_file import _version, encode
 
         arrays: dict[str, np.ndarray] = {}
         header = {"format": FORMAT, "kind": KIND, "coreselect": _version(),
@@ -367,7 +367,7 @@ class BuildCheckpoint:
     def finished(self, stage: str, task: Any) -> tuple[bool, Any]:
         """Whether ``task`` of ``stage`` is kept whole (its manifest and every file pass their
         SHA-256), and its result. A damaged one is removed, to be done again."""
-        from coreselect.checkpoint import decode
+        from coreselect.store.checkpoint_file import decode
 
         key = task_key(stage, task)
         final = self.folder / stage / key
@@ -409,7 +409,7 @@ class BuildCheckpoint:
         if hit is not None:
             names = hit[1]
         else:
-            from coreselect.checkpoint import decode
+            from coreselect.store.checkpoint_file import decode
 
             header, _ = decode((final / MANIFEST).read_bytes(), f"{final}/{MANIFEST}")
             names = header["files"]

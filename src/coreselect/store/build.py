@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from coreselect.core.discretize import discretize, discretize_labels
 from coreselect.errors import InputError, OutputError
-from coreselect.files import atomic_dir, clean_stale, temp_name_prefix
+from coreselect.io.files import atomic_dir, clean_stale, temp_name_prefix
 from coreselect.store._format import (
     DEFAULT_BLOCK_SIZE,
     FORMAT,
@@ -26,7 +26,6 @@ from coreselect.store._format import (
     META_FILE,
     ROW_BLOCK_MULTIPLE,
     TARGET_TILE_NNZ,
-    CrcWriter,
     label_dir,
     meta_checksum,
     shuffled_order,
@@ -34,6 +33,7 @@ from coreselect.store._format import (
 )
 from coreselect.store.opening import open_store
 from coreselect.store.reader import ColumnStore
+from coreselect.store.writer import Writer as _Writer
 
 log = logging.getLogger(__name__)
 
@@ -240,39 +240,11 @@ def auto_row_block_size(n: int, d: int, nnz: int, block_size: int) -> int:
 
 def _spill_dir(target: Path) -> Path:
     """A hidden scratch folder beside ``target``, named like every temporary of
-    :mod:`coreselect.files` so that a killed build's one is cleaned by the next write there."""
+    :mod:`coreselect.io.files` so that a killed build's one is cleaned by the next write there."""
     target.parent.mkdir(parents=True, exist_ok=True)
     clean_stale(target.parent, (f".{glob.escape(target.name)}.p*-*.tmp",))
     return Path(tempfile.mkdtemp(prefix=temp_name_prefix(target.name), suffix=".tmp",
                                  dir=target.parent))
-
-
-class _Writer:
-    """Writes the store's files, recording each one's size and crc32 as it is written."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        self.files: dict[str, list[int]] = {}
-
-    def save(self, rel: str, arr: np.ndarray) -> None:
-        path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as fh:
-            out = CrcWriter(fh)
-            np.save(out, np.ascontiguousarray(arr), allow_pickle=False)
-        self.files[rel] = [out.size, out.crc]
-
-    def save_text(self, rel: str, text: str) -> None:
-        with open(self.root / rel, "wb") as fh:
-            out = CrcWriter(fh)
-            out.write(text.encode("utf-8"))
-        self.files[rel] = [out.size, out.crc]
-
-    def save_csc(self, folder: str, ptr: np.ndarray, idx: np.ndarray, dat: np.ndarray) -> None:
-        self.save(f"{folder}/indptr.npy", ptr.astype(np.int64))
-        self.save(f"{folder}/indices.npy", idx.astype(np.int32))
-        small = dat.size == 0 or (dat.max() < 2**15 and dat.min() >= -2**15)
-        self.save(f"{folder}/data.npy", dat.astype(np.int16 if small else np.int32))
 
 
 def split_rows(codes: sp.csc_matrix, bounds: np.ndarray) -> list[tuple[np.ndarray, ...]]:

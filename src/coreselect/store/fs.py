@@ -570,7 +570,7 @@ def build_at_url(url: str, build: Callable[[Path], ColumnStore], options: dict |
                  temp_dir: str | os.PathLike | None = None) -> ColumnStore:
     """Build a store with ``build(local_folder)`` and publish it at ``url``: all or nothing
     (files under a temporary prefix, copied to ``url``, ``store.json`` written last)."""
-    from coreselect.files import checkpoint as test_hold
+    from coreselect.io.files import checkpoint as test_hold
 
     with _UrlBuild(url, options, temp_dir) as b:
         fs, root, staging = b.fs, b.root, b.staging
@@ -602,7 +602,7 @@ def build_direct(url: str, build: Callable[[Path, StoreRef, StoreRef], Any],
     SIGTERM included, ``settle()`` waits for the build's tasks still running (a task of a
     failed map runs on until it ends), then everything under ``url`` is removed (it was
     empty when the build began) and the temporary prefix too (:class:`_UrlBuild`)."""
-    from coreselect.files import checkpoint as test_hold
+    from coreselect.io.files import checkpoint as test_hold
 
     with _UrlBuild(url, options) as b:
         fs, root = b.fs, b.root
@@ -640,7 +640,7 @@ def _remove_under(fs, root: str) -> None:
 class UrlWriter:
     """The files of a store being built, written straight to its URL (by the worker that
     computed them), each one's size and crc32 recorded: the interface and the bytes of
-    :class:`coreselect.store.build._Writer`'s local files. A file is one PUT of bytes held
+    :class:`coreselect.store.writer.Writer`'s local files. A file is one PUT of bytes held
     in memory (a tile's). A failed write is a one-line :class:`StoreError` naming it."""
 
     def __init__(self, ref: StoreRef):
@@ -669,9 +669,9 @@ class UrlWriter:
         self.files[rel] = [len(data), zlib.crc32(data)]
 
     def save_csc(self, folder: str, ptr: np.ndarray, idx: np.ndarray, dat: np.ndarray) -> None:
-        from coreselect.store.build import _Writer
+        from coreselect.store.writer import Writer
 
-        _Writer.save_csc(self, folder, ptr, idx, dat)  # the same arrays, so the same bytes
+        Writer.save_csc(self, folder, ptr, idx, dat)  # the same arrays, so the same bytes
 
 
 #: A build's temporary prefix beside its target: ``TARGET.coreselect-tmp-<pid>-<hex>``, holding
@@ -689,7 +689,7 @@ def clean_stale_staging(fs, root: str) -> list[str]:
     (SIGKILL, a server that died mid-build): those whose mark names ``root`` and a build of
     this host that no longer runs (another host's: older than :data:`STALE_ELSEWHERE`).
     A prefix without the mark, or of a live build, is never touched."""
-    from coreselect.files import _pid_alive
+    from coreselect.io.files import _pid_alive
 
     parent, _, name = root.rpartition("/")
     try:

@@ -21,7 +21,7 @@ The unit of work is a *piece*: a file, or a byte range of a large plain LIBSVM/X
    (column block x row block) and its label tile, each written with its checksum.
 
 The driver writes the small files and ``store.json`` last; the whole store appears at its path
-only when complete (:func:`coreselect.files.atomic_dir`). At a URL (object storage), pass 3's
+only when complete (:func:`coreselect.io.files.atomic_dir`). At a URL (object storage), pass 3's
 tasks write their tiles straight under the target (:class:`coreselect.store.fs.UrlWriter`:
 no tile passes through the driver) and the driver uploads the small files and ``store.json``
 last (:func:`coreselect.store.fs.build_direct`: a prefix without it is no store; on failure
@@ -61,7 +61,7 @@ import scipy.sparse as sp
 
 from coreselect.core.discretize import STRATEGIES
 from coreselect.errors import DatasetError, InputError, OutputError
-from coreselect.files import atomic_dir
+from coreselect.io.files import atomic_dir
 from coreselect.store._binning import (
     DEFAULT_CAP, ColumnCounts, bin_table, encode_chunk, encode_labels, encode_rows, label_ones,
 )
@@ -734,7 +734,7 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
                          f"{', '.join(STRATEGIES)}")
     if int(options.n_bins) < 2 or int(options.min_bin_count) < 1 or int(options.cap) < 1:
         raise InputError("n_bins must be at least 2, min_bin_count and cap at least 1")
-    from coreselect.spec import MAX_BINS
+    from coreselect.store._format import MAX_BINS
 
     if int(options.n_bins) > MAX_BINS:  # a code is a 32-bit integer: refused before any file
         raise InputError(f"n_bins must be an integer in [2, {MAX_BINS}] (codes are 32-bit "
@@ -856,7 +856,7 @@ def _build_resumable(source, target: Path, options: BuildOptions, engine, progre
 
 def _passes(ck, source, target: Path, options: BuildOptions, engine, progress, groups,
             total_bytes: int, keep, seen: list) -> None:
-    from coreselect.files import checkpoint as test_hold
+    from coreselect.io.files import checkpoint as test_hold
     from coreselect.store._resume import _link
 
     work = ck.folder / "work"

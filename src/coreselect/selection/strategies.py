@@ -1,7 +1,7 @@
 """How the objective is maximized: strategies run over sources.
 
-As apricot keeps functions and optimizers apart, an :class:`~coreselect.spec.Objective`
-says what is maximized, a :class:`~coreselect.sources.Source` holds the candidate columns,
+As apricot keeps functions and optimizers apart, an :class:`~coreselect.selection.spec.Objective`
+says what is maximized, a :class:`~coreselect.selection.sources.Source` holds the candidate columns,
 and a :class:`Strategy` maximizes one over the other::
 
     result = DistributedGreedy(partitions=8).run(Objective(k=50), StoreSource("store/"))
@@ -30,7 +30,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from coreselect.core.problem import Problem
-from coreselect.distributed import (
+from coreselect.selection.distributed import (
     PartOutput,
     PartSummary,
     PartTask,
@@ -40,10 +40,10 @@ from coreselect.distributed import (
 )
 from coreselect.engines import make_engine
 from coreselect.errors import InputError
-from coreselect.fixed_rate import measure_ranges, with_ranges
-from coreselect.sources import Source, StoreSource
+from coreselect.engines.fixed_rate import measure_ranges, with_ranges
+from coreselect.selection.sources import Source, StoreSource
 from coreselect.core.objective import PAPER_P
-from coreselect.spec import Objective, Progress, check
+from coreselect.selection.spec import Objective, Progress, check
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ class SelectionResult:
     label_ids: np.ndarray | None = None
     n_labels: int | None = None  # the data's number of labels (label_ids is some of them)
     # coreselect.select fills these: the greedy order computed (the selection; up to the cap
-    # for k="auto"), the choice of k="auto" (coreselect.autok.AutoK), and every data column's
+    # for k="auto"), the choice of k="auto" (coreselect.selection.autok.AutoK), and every data column's
     # relevance summed over the labels (centralized runs on in-memory data).
     ranking: np.ndarray | None = None
     label_classes: list | None = None  # the labels as given (label lists, class vectors)
@@ -133,9 +133,9 @@ class SelectionResult:
                 min_share: float = 0.05) -> list:
         """Why each feature was picked, in selection order: the labels for which it is among
         the top-p of the selection, its share of ``g``, and its nearest selected neighbour by
-        ``d`` (:func:`coreselect.explain.explain_selection`). Labels are named as in the data
+        ``d`` (:func:`coreselect.selection.explain.explain_selection`). Labels are named as in the data
         (``label_names`` overrides)."""
-        from coreselect.explain import explain_selection
+        from coreselect.selection.explain import explain_selection
 
         if self.label_relevance is None:
             raise InputError("this result holds no per-label relevances to explain")
@@ -233,10 +233,10 @@ class Strategy(abc.ABC):
             Kernel implementation; every backend selects the same features.
         progress : callable, optional
             ``progress(stage, done, total)`` as work proceeds.
-        checkpoint : str, path or :class:`~coreselect.checkpoint.Checkpoint`, optional
+        checkpoint : str, path or :class:`~coreselect.selection.checkpoint.Checkpoint`, optional
             A file or URL where the run records its state after every greedy step and
             finished part, and from which the same run, started again, resumes (the same
-            result, bit for bit; :mod:`coreselect.checkpoint`).
+            result, bit for bit; :mod:`coreselect.selection.checkpoint`).
 
         Raises
         ------
@@ -251,7 +251,7 @@ class Strategy(abc.ABC):
         start = time.perf_counter()
         _check_k(objective.k, source)
         if checkpoint is not None:
-            from coreselect.checkpoint import as_checkpoint
+            from coreselect.selection.checkpoint import as_checkpoint
 
             if not self.resumable:
                 raise InputError(f"the {self.name} strategy does not record checkpoints")
@@ -281,10 +281,10 @@ class Strategy(abc.ABC):
 def _resumable(checkpoint: Any, objective: Objective, source: Source, backend: str,
                **run: Any):
     """The record of this run at ``checkpoint`` (None without one): its spec is everything
-    the result depends on (:class:`coreselect.checkpoint.Resumable`)."""
+    the result depends on (:class:`coreselect.selection.checkpoint.Resumable`)."""
     if checkpoint is None:
         return None
-    from coreselect.checkpoint import Resumable
+    from coreselect.selection.checkpoint import Resumable
 
     spec = {**asdict(objective), **asdict(source.binning), "backend": backend, **run}
     checkpoint.refuse_inside(getattr(source, "store", None))  # never write into the input
@@ -296,7 +296,7 @@ def _seed_spec(random_state: Any, source: Source) -> Any:
     if isinstance(source, StoreSource):
         return "store"  # the store's build seed (its fingerprint holds it)
     if isinstance(random_state, np.random.RandomState):
-        from coreselect.checkpoint import hash_arrays
+        from coreselect.selection.checkpoint import hash_arrays
 
         kind, keys, pos, has_gauss, cached = random_state.get_state()
         return "RandomState:" + hash_arrays(keys, np.asarray([pos, has_gauss]),
@@ -311,7 +311,7 @@ def _seed_spec(random_state: Any, source: Source) -> Any:
 
 
 def _from_problem(problem: Problem, res, strategy: str, **extra) -> SelectionResult:
-    from coreselect.explain import selected_label_relevance
+    from coreselect.selection.explain import selected_label_relevance
 
     pos = problem.positions_of(np.asarray(res.selected, dtype=np.int64))
     # Once: with a sparse relevance the rows are built on demand (top labels only when many).
@@ -366,7 +366,7 @@ class Greedy(_Centralized):
 
 class DistributedGreedy(Strategy):
     """Algorithm 3 (DGDS): Greedy on each of ``partitions`` random parts, then AltGreedy on
-    the union of the parts' selections (see :mod:`coreselect.distributed`).
+    the union of the parts' selections (see :mod:`coreselect.selection.distributed`).
 
     Parameters
     ----------
@@ -547,7 +547,7 @@ class RowSharded(Strategy):
     """AltGreedy over every candidate column with the samples cut into row shards: every
     count table (relevance, entropies, each step's joint counts of the new feature with all
     candidates) is a sum over shards, so the selection is :class:`AltGreedy`'s, exactly
-    (see :mod:`coreselect.rowsharded`). For data taller than one machine's memory.
+    (see :mod:`coreselect.engines.rowsharded`). For data taller than one machine's memory.
 
     Parameters
     ----------
@@ -579,7 +579,7 @@ class RowSharded(Strategy):
         return f"RowSharded(row_shards={self.row_shards!r}, engine={self.engine!r})"
 
     def _select(self, objective, source, backend, progress, checkpoint=None):
-        from coreselect.rowsharded import SequentialRows, select_row_sharded
+        from coreselect.engines.rowsharded import SequentialRows, select_row_sharded
 
         # Counts are integers summed over shards: any sharding and engine give the same bits.
         record = _resumable(checkpoint, objective, source, backend, mode=self.name)
@@ -613,7 +613,7 @@ class RowSharded(Strategy):
             if cluster is not None:
                 from coreselect.engines.dask_rows import DaskRows
 
-                rows = DaskRows(cluster.client, shards)
+                rows = DaskRows(cluster.client, shards, progress=_stage(progress, "counts"))
                 info = cluster.describe()
             else:
                 rows = SequentialRows(shards, progress=_stage(progress, "counts"))
@@ -636,7 +636,7 @@ class RowSharded(Strategy):
         positions = np.asarray(res.selected, dtype=np.int64)
         selected = positions if ids is None else np.asarray(ids, dtype=np.int64)[positions]
         timings.update(run.timings)
-        from coreselect.explain import selected_label_relevance
+        from coreselect.selection.explain import selected_label_relevance
 
         rel = run.stats.relevance
         label_rows, sums, label_ids = selected_label_relevance(rel, positions, objective.p)

@@ -208,7 +208,7 @@ def plot_coverage(
 
     fig = coverage_figure(relevance, p, label_names=label_names, feature_names=feature_names,
                           max_labels=max_labels, n_labels_total=n_labels_total)
-    from coreselect.files import atomic_path
+    from coreselect.io.files import atomic_path
 
     path = Path(path)
     try:

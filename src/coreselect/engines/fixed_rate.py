@@ -33,7 +33,7 @@ from coreselect.core.objective import argmax_first, relevance_gains
 
 @dataclass(frozen=True)
 class SinglesTask:
-    """Pass 1 on one part (``columns`` as in :class:`coreselect.distributed.PartTask`)."""
+    """Pass 1 on one part (``columns`` as in :class:`coreselect.selection.distributed.PartTask`)."""
 
     index: int
     columns: Any

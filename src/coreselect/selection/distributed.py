@@ -5,7 +5,7 @@
 3. On the union of those selections, AltGreedy (Algorithm 2) selects ``k``.
 
 This module holds the pieces that run on workers (the partition, the pure part task, the
-union); :class:`coreselect.strategies.DistributedGreedy` runs them. *Where* step 2 runs is
+union); :class:`coreselect.selection.strategies.DistributedGreedy` runs them. *Where* step 2 runs is
 the engine's business (:mod:`coreselect.engines`): in this process, a process pool, a Dask
 cluster, or one block after another (``streaming=True``). A part task is a pure function of
 (data reference, part, parameters) to the part's selection, so any engine, or a rerun after a
@@ -32,7 +32,7 @@ from coreselect.core.discretize import DiscreteMatrix
 from coreselect.core.objective import ObjectiveParams
 from coreselect.core.problem import Problem
 from coreselect.errors import InputError
-from coreselect.spec import Objective, check
+from coreselect.selection.spec import Objective, check
 from coreselect.store import StoreRef, open_store, shuffled_order
 
 

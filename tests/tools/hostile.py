@@ -8,9 +8,9 @@ Escaped: anything else (a hang past the deadline, a crash or signal death, exit 
 report", several lines, a modified input, a partial output, a silently ignored option, a
 MemoryError where a bomb should be refused before allocating).
 
-    python benchmarks/hostile.py                    # default: 4 attempts per class (~64), < 10 min
-    python benchmarks/hostile.py --quick            # 1 attempt per class, deadlines capped at 30 s
-    python benchmarks/hostile.py --classes bombs,downloads -n 6 --out hostile.json
+    python tests/tools/hostile.py                    # default: 4 attempts per class (~64), < 10 min
+    python tests/tools/hostile.py --quick            # 1 attempt per class, deadlines capped at 30 s
+    python tests/tools/hostile.py --classes bombs,downloads -n 6 --out hostile.json
 
 Prints a Markdown table of attempts and escapes per class, and the escapes (class, attempt,
 reason). Every attempt works in its own temporary folder, with ``$COREDATA`` pointed at a
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 PY = sys.executable
 SHARED = Path(os.environ.get("COREDATA") or (ROOT / ".." / "shared" / "data")).resolve()
@@ -939,7 +939,7 @@ def _cli(argv: list[str], cwd: Path, env: dict | None = None) -> subprocess.Comp
 
 
 def _rewrite_record(path: Path, change) -> None:
-    from coreselect.checkpoint import decode, encode
+    from coreselect.selection.checkpoint import decode, encode
 
     header, arrays = decode(path.read_bytes(), "x")
     change(header, arrays)
@@ -976,7 +976,7 @@ def _forge_other(w: Path):
     other = w / "other"
     other.mkdir()
     _cli(_ckpt_data(other, seed=7), other)
-    from coreselect.checkpoint import decode
+    from coreselect.selection.checkpoint import decode
 
     _, theirs = decode((other / "c").read_bytes(), "x")
     return lambda h, a: a.update(theirs)
@@ -985,7 +985,7 @@ def _forge_other(w: Path):
 def _forge_relevance(w: Path, how: str) -> None:
     import numpy as np
 
-    from coreselect.checkpoint import decode, encode
+    from coreselect.selection.checkpoint import decode, encode
 
     part = w / "c.parts" / "relevance"
     header, arrays = decode(part.read_bytes(), "x")
@@ -1042,7 +1042,7 @@ def _npz_bomb(gib: int) -> bytes:
     import io as _io
     import zipfile
 
-    from coreselect.checkpoint import FORMAT, MAGIC
+    from coreselect.selection.checkpoint import FORMAT, MAGIC
 
     buf = _io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -1086,7 +1086,7 @@ def gen_ckpt_damage(n, tmp, rng):
             import io as _io
             import zipfile
 
-            from coreselect.checkpoint import FORMAT, MAGIC
+            from coreselect.selection.checkpoint import FORMAT, MAGIC
 
             buf = _io.BytesIO()
             with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
@@ -1103,7 +1103,7 @@ def gen_ckpt_damage(n, tmp, rng):
         elif kind in ("dev-full", "dev-zero"):
             argv = [*argv[:-1], f"/dev/{kind[4:]}"]
         elif kind == "declared-size":
-            from coreselect.checkpoint import MAGIC
+            from coreselect.selection.checkpoint import MAGIC
 
             target.write_bytes(MAGIC + json.dumps({"format": 1, "payload_bytes": 1 << 40,
                                                    "payload_sha256": "0" * 64}).encode() + b"\n")

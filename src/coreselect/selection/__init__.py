@@ -1,9 +1,14 @@
 """One call from data to a selection, with flat parameters: :func:`select`.
 
-It builds the spec (:class:`~coreselect.spec.Objective`, :class:`~coreselect.spec.Binning`),
-the strategy (:func:`make_strategy`) and the source (:func:`as_source`), and runs
-``strategy.run(objective, source)``. ``GDSSelector.fit`` and the ``select`` command both call
-it. Nothing here imports scikit-learn, so the command line starts fast.
+It builds the spec (:class:`~coreselect.selection.spec.Objective`,
+:class:`~coreselect.selection.spec.Binning`), the strategy (:func:`make_strategy`) and the
+source (:func:`as_source`), and runs ``strategy.run(objective, source)``. ``GDSSelector.fit``
+and the ``select`` command both call it. Nothing here imports scikit-learn, so the command
+line starts fast.
+
+The package's modules: :mod:`.spec` (what to select), :mod:`.sources` (where the data is),
+:mod:`.strategies` (how), :mod:`.distributed` (Algorithm 3's parts), :mod:`.checkpoint`
+(resumable runs), :mod:`.autok` (``k="auto"``) and :mod:`.explain`.
 """
 
 from __future__ import annotations
@@ -19,12 +24,12 @@ import numpy as np
 
 from coreselect.errors import InputError
 from coreselect.io.dataset import Dataset
-from coreselect.sources import InMemorySource, Source, StoreSource
-from coreselect.spec import (
+from coreselect.selection.sources import InMemorySource, Source, StoreSource
+from coreselect.selection.spec import (
     DEFAULT_K, Binning, Objective, Progress, check, check_used, default,
 )
 from coreselect.store import ColumnStore, open_store
-from coreselect.strategies import (
+from coreselect.selection.strategies import (
     AltGreedy, DistributedGreedy, RowSharded, SelectionResult, Strategy,
 )
 
@@ -63,12 +68,12 @@ def as_source(data: Any, Y: Any = None, *, n_bins: int | None = None,
               temp_dir: str | os.PathLike | None = None) -> Source:
     """The source of ``data``:
 
-    * a :class:`~coreselect.sources.Source`: itself (binning parameters must be None);
+    * a :class:`~coreselect.selection.sources.Source`: itself (binning parameters must be None);
     * a file path, a path under ``$COREDATA``, ``"synthesized"`` or a registry name
       (``"emotions"``): read with :func:`coreselect.load`, as the ``select`` command does
       (``Y`` must be None);
     * a :class:`~coreselect.store.ColumnStore`, or the folder of one: a
-      :class:`~coreselect.sources.StoreSource` (``Y`` must be None: the store holds its
+      :class:`~coreselect.selection.sources.StoreSource` (``Y`` must be None: the store holds its
       labels; binning parameters other than ``keep_constant`` must be None or the store's);
     * a :class:`~coreselect.io.dataset.Dataset`: its candidate columns (ID columns left out,
       :meth:`~coreselect.io.dataset.Dataset.candidate_columns`) and labels;
@@ -149,7 +154,7 @@ def select(
     How many: ``k`` (an integer); None (the default): ``DEFAULT_K`` = 10, or every selectable
     feature when there are fewer; ``percentile``: ``ceil(percentile / 100 * selectable)``
     (not with ``k``); ``k="auto"``: chosen by internal cross-validation of the greedy order's
-    prefixes on the data given (:mod:`coreselect.autok`: in-memory data, centralized mode;
+    prefixes on the data given (:mod:`coreselect.selection.autok`: in-memory data, centralized mode;
     the result's ``auto_k`` holds the curve and ``ranking`` the order up to the cap).
     ``result.spec["k"]`` is the ``k`` selected.
 
@@ -164,7 +169,7 @@ def select(
     was killed resumes from it and returns the same selection and objective, bit for bit.
     It is kept when the run ends (the same call returns at once); a checkpoint of another
     dataset, spec or coreselect version, or a damaged one, is refused
-    (:mod:`coreselect.checkpoint`). The result's ``engine_info`` echoes it, with
+    (:mod:`coreselect.selection.checkpoint`). The result's ``engine_info`` echoes it, with
     ``resumed_from_step`` (and ``resumed_parts``).
 
     Raises
@@ -187,7 +192,7 @@ def select(
     check("backend", backend)
     source = as_source(data, Y, n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
                        keep_constant=keep_constant, temp_dir=temp_dir)
-    # An option this run would ignore is refused (the option matrix, coreselect.spec.UNUSED).
+    # An option this run would ignore is refused (the option matrix, coreselect.selection.spec.UNUSED).
     check_used(dict(k=k, percentile=percentile,
                     partitions=partitions, coreset_size=coreset_size, row_shards=row_shards,
                     engine=engine, n_workers=n_workers, client=client, scheduler=scheduler,
@@ -202,7 +207,7 @@ def select(
                              "file or in-memory arrays with mode='centralized'")
         if checkpoint is not None:
             raise InputError("k='auto' records no checkpoint: give an integer k to resume")
-        from coreselect.autok import cap_for, choose_k
+        from coreselect.selection.autok import cap_for, choose_k
 
         cap = cap_for(_count_selectable(source, "auto"))
         first = runner.run(replace(objective, k=cap), source, backend=backend,
@@ -249,10 +254,10 @@ def _resolve_k(k: int | None, percentile: float | None, source: Source) -> int:
         return min(DEFAULT_K, _count_selectable(source, "k"))
     if isinstance(source, InMemorySource) and k > source.n_selectable():
         n_ok = source.n_selectable()
-        raise InputError(f"k={k} is larger than the number of selectable features ({n_ok}) "
-                         f"({source.n_columns - n_ok} constant columns are never selected; "
-                         f"keep_constant=True allows them): "
-                         f"{unselectable_reason(source, fix=False)}")
+        why = ("" if n_ok == source.n_columns else  # nothing to explain when all may be
+               f" ({source.n_columns - n_ok} constant columns are never selected; "
+               f"keep_constant=True allows them): {unselectable_reason(source, fix=False)}")
+        raise InputError(f"k={k} is larger than the number of selectable features ({n_ok}){why}")
     return int(k)
 
 

@@ -13,10 +13,10 @@ the mutated module are run against the copy with a timeout. A mutant is
 Prints a Markdown table of the kill rate per module and the list of survivors. Not part of CI
 (minutes of work); run it after changing the code or the tests::
 
-    python benchmarks/mutation.py                 # every mutant
-    python benchmarks/mutation.py --only named    # the three from issue 13
-    python benchmarks/mutation.py --only core/greedy.py --jobs 2
-    python benchmarks/mutation.py --match "RowSharded,indptr"   # by description
+    python tests/tools/mutation.py                 # every mutant
+    python tests/tools/mutation.py --only named    # the three from issue 13
+    python tests/tools/mutation.py --only core/greedy.py --jobs 2
+    python tests/tools/mutation.py --match "RowSharded,indptr"   # by description
 
 Tests that fail on the unmutated code (real bugs, see ``KNOWN_FAILING``) are deselected.
 The last run's results are in docs/mutation.md.
@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from _common import REPO_ROOT, emit, md_table  # noqa: E402
 
 SRC = "src/coreselect/"
@@ -121,28 +121,28 @@ MUTANTS: list[Mutant] = [
     M("core/problem.py", 'positions = positions[np.argsort(self.column_ids[positions], kind="stable")]',
       "positions = positions", "a part keeps the partition's column order (tie-breaking)"),
     # -- distributed.py (Algorithm 3) --------------------------------------------------------
-    M("strategies.py", "final = union.run(k, alternate=True,",
+    M("selection/strategies.py", "final = union.run(k, alternate=True,",
       "final = union.run(k, alternate=False,",
       "Algorithm 3's last step runs Greedy instead of AltGreedy", named=True),
-    M("distributed.py", "                                    relevance=o.relevance, calibration=o.calibration,\n"
+    M("selection/distributed.py", "                                    relevance=o.relevance, calibration=o.calibration,\n"
       "                                    keep_constant=self.keep_constant, column_ids=ids[sort])",
       '                                    relevance="mi", calibration=o.calibration,\n'
       "                                    keep_constant=self.keep_constant, column_ids=ids[sort])",
       "the store's parts ignore relevance='nmi'", named=True),
-    M("distributed.py", "return max(1, math.ceil(math.sqrt(n_columns / max(k, 1))))",
+    M("selection/distributed.py", "return max(1, math.ceil(math.sqrt(n_columns / max(k, 1))))",
       "return max(1, math.floor(math.sqrt(n_columns / max(k, 1))))", "auto m rounds down"),
-    M("distributed.py", "n = min(task.n_select, int(sub.selectable.sum()))",
+    M("selection/distributed.py", "n = min(task.n_select, int(sub.selectable.sum()))",
       "n = min(task.settings.k, int(sub.selectable.sum()))", "coreset_size ignored (parts pick k)"),
-    M("distributed.py", '    sort = np.argsort(ids, kind="stable")\n    return Problem(',
+    M("selection/distributed.py", '    sort = np.argsort(ids, kind="stable")\n    return Problem(',
       "    sort = np.arange(ids.size)\n    return Problem(",
       "the union is not in original-id order (tie-breaking)"),
-    M("distributed.py", "        if not self.keep_constant:\n            sort = sort[~block.is_constant[sort]]",
+    M("selection/distributed.py", "        if not self.keep_constant:\n            sort = sort[~block.is_constant[sort]]",
       "        if True:\n            sort = sort[~block.is_constant[sort]]",
       "store parts drop constant columns even with keep_constant"),
-    M("sources.py", "shared = StoreParts(self.store.ref, objective, self.binning.keep_constant)",
+    M("selection/sources/store.py", "shared = StoreParts(self.store.ref, objective, self.binning.keep_constant)",
       "shared = StoreParts(self.store.ref, objective, False)",
       "StoreSource ignores keep_constant in the parts"),
-    M("distributed.py", "    order = shuffled_order(n_columns, random_state)\n    bounds",
+    M("selection/distributed.py", "    order = shuffled_order(n_columns, random_state)\n    bounds",
       "    order = np.arange(n_columns)\n    bounds",
       "in-memory partition not shuffled (differs from the store's)"),
     # -- store.py ------------------------------------------------------------------------------
@@ -151,13 +151,13 @@ MUTANTS: list[Mutant] = [
     M("store/build.py", '"n_constant": int((n_codes <= 1).sum()),', '"n_constant": 0,',
       "store metadata miscounts constant columns (k check)"),
     # -- selection.py --------------------------------------------------------------------------
-    M("strategies.py", "        feature_relevance=sums,\n        label_relevance=rows,",
+    M("selection/strategies.py", "        feature_relevance=sums,\n        label_relevance=rows,",
       "        feature_relevance=rows.max(axis=1),\n        label_relevance=rows,",
       "feature relevance is the max, not the sum, over labels"),
-    M("selection.py", "scheduler=scheduler, random_state=random_state,\n",
+    M("selection/__init__.py", "scheduler=scheduler, random_state=random_state,\n",
       "scheduler=scheduler, random_state=None,\n",
       "the seed does not reach the partition"),
-    M("sources.py", "if classes.size > 2:", "if classes.size >= 2:",
+    M("selection/sources/memory.py", "if classes.size > 2:", "if classes.size >= 2:",
       "two classes become two labels"),
     # -- new code (after the redesign): calibration, row shards, store checks, spec, files ----
     M("core/greedy.py", "return (values - low) / spread if spread > 0", "return values / spread if spread > 0",
@@ -180,10 +180,10 @@ MUTANTS: list[Mutant] = [
       "shard merge: the sample count is not summed"),
     M("core/shards.py", "    s += xlogx(n - nnz_u - stats.nonzero_counts + together)\n", "",
       "row-sharded oracle: forgets the (0, 0) cell of the joint table"),
-    M("rowsharded.py", "return self.oracle.distances_from(int(self.positions[u]))[self.positions]",
+    M("engines/rowsharded.py", "return self.oracle.distances_from(int(self.positions[u]))[self.positions]",
       "return self.oracle.distances_from(int(u))[self.positions]",
       "restricted row-sharded oracle: local position used as a global column"),
-    M("strategies.py", "selected = positions if ids is None else np.asarray(ids, dtype=np.int64)[positions]",
+    M("selection/strategies.py", "selected = positions if ids is None else np.asarray(ids, dtype=np.int64)[positions]",
       "selected = positions", "RowSharded reports shard positions, not column ids"),
     M("store/reader.py", "            if actual != crc:\n", "            if False:\n",
       "store: block checksums are not verified"),
@@ -193,13 +193,13 @@ MUTANTS: list[Mutant] = [
       "store: a tile's codes are not checked against n_codes"),
     M("store/reader.py", "        if indptr.size != width + 1:\n", "        if indptr.size < width:\n",
       "store: a tile's indptr length is checked loosely"),
-    M("spec.py", '"lam": Constraint("real", 0.5, low=0, high=1),', '"lam": Constraint("real", 0.5, low=0),',
+    M("selection/spec.py", '"lam": Constraint("real", 0.5, low=0, high=1),', '"lam": Constraint("real", 0.5, low=0),',
       "spec: lam has no upper bound"),
-    M("spec.py", '"k": Constraint("int", None, low=1,', '"k": Constraint("int", None, low=0,',
+    M("selection/spec.py", '"k": Constraint("int", None, low=1,', '"k": Constraint("int", None, low=0,',
       "spec: k = 0 accepted"),
-    M("files.py", "                    os.replace(backups[i], q.target)\n", "",
+    M("io/files.py", "                    os.replace(backups[i], q.target)\n", "",
       "output_set: a failed set leaves replaced outputs new (no rollback)"),
-    M("files.py", "                else:\n                    os.unlink(q.target)\n", "",
+    M("io/files.py", "                else:\n                    os.unlink(q.target)\n", "",
       "output_set: a failed set leaves newly created outputs behind"),
     # -- engines ------------------------------------------------------------------------------
     M("engines/local.py", "results[futures[fut]] = fut.result()", "results[done - 1] = fut.result()",
@@ -214,13 +214,13 @@ MUTANTS: list[Mutant] = [
     # -- cli -----------------------------------------------------------------------------------
     # The CLI no longer maps indices itself: the source carries the candidates' original ids
     # (in memory: ``column_ids`` of the problem; store: ``data_columns``).
-    M("sources.py", "column_ids=self.column_ids, progress=progress,",
+    M("selection/sources/memory.py", "column_ids=self.column_ids, progress=progress,",
       "column_ids=None, progress=progress,",
       "select reports indices not mapped back through dropped ID columns (in memory)",
       named=True),
-    M("sources.py", "return ids if file_ids is None else file_ids[ids]", "return ids",
+    M("selection/sources/store.py", "return ids if file_ids is None else file_ids[ids]", "return ids",
       "a store of a file with ID columns reports store ids, not file columns"),
-    M("strategies.py", "        result.selected = source.data_columns(result.selected)\n", "",
+    M("selection/strategies.py", "        result.selected = source.data_columns(result.selected)\n", "",
       "Strategy.run does not map the selection through data_columns"),
     M("cli/select.py", "if \"random_state\" in given\n                            else None, **params)",
       "if \"random_state\" in given\n                            else None, "
@@ -280,11 +280,11 @@ MUTANTS += [
       "parts = [g[0] for g in groups]",
       "dask rows: the sum tree keeps the first partial of each fan-in group"),
     # -- rowsharded.py --------------------------------------------------------------------------
-    R("rowsharded.py", "            if total is None:\n                total = part\n            else:\n"
+    R("engines/rowsharded.py", "            if total is None:\n                total = part\n            else:\n"
       "                total += part\n            del part",
       "            total = part\n            del part",
       "rows: the sequential map-reduce keeps only the last shard"),
-    R("rowsharded.py", "        for i in range(self.n_row_shards):\n            part = own(i, u, backend)",
+    R("engines/rowsharded.py", "        for i in range(self.n_row_shards):\n            part = own(i, u, backend)",
       "        for i in range(self.n_row_shards - 1):\n            part = own(i, u, backend)",
       "rows from a store: a greedy step skips the last row block"),
     # -- store/reader.py: verification ----------------------------------------------------------
@@ -302,10 +302,10 @@ MUTANTS += [
       "if not 0 <= a <= z <= max(indices.size, data.size):",
       "tile check: indptr may point past the shorter of indices and data"),
     # -- files.py: all-or-nothing outputs -------------------------------------------------------
-    R("files.py", "                    if q.target.is_file():\n",
+    R("io/files.py", "                    if q.target.is_file():\n",
       "                    if q.target.is_file() and len(regular) > 2:\n",
       "output_set: with two outputs, the first replaced one has no backup to roll back to"),
-    R("files.py",
+    R("io/files.py",
       "                for i, q in enumerate(regular):\n                    q.commit()",
       "                for q in special:\n                    q.commit()\n"
       "                special = []\n"
@@ -382,7 +382,7 @@ MUTANTS += [
        "    return TunedGDS(random_state=seed)",
        "gds-tuned factory ignores k (default 10)"),
     # -- spec.py ----------------------------------------------------------------------------------
-    R3("spec.py", 'or (name.startswith("gds-") and name != "gds-tuned")', 'or name.startswith("gds-")',
+    R3("selection/spec.py", 'or (name.startswith("gds-") and name != "gds-tuned")', 'or name.startswith("gds-")',
        "is_gds_method: gds-tuned counts as taking --lam/--relevance"),
     # -- store/fs.py: _UrlBuild --------------------------------------------------------------------
     R3("store/fs.py", "            if not silent:\n                self.undo()\n", "",
@@ -427,19 +427,19 @@ EXTRA = {
     "engines/dask_rows.py": ["tests/test_props_engines.py", "tests/test_dask_rows.py", "tests/test_mutants_dask.py",
                              "tests/test_strategy_rows.py"],
     "core/shards.py": ["tests/test_core_shards.py", "tests/test_rowsharded.py"],
-    "rowsharded.py": ["tests/test_props_engines.py", "tests/test_rowsharded.py", "tests/test_strategy_rows.py"],
-    "strategies.py": ["tests/test_mutants_store_rows.py", "tests/test_strategy_rows.py",
+    "engines/rowsharded.py": ["tests/test_props_engines.py", "tests/test_rowsharded.py", "tests/test_strategy_rows.py"],
+    "selection/strategies.py": ["tests/test_mutants_store_rows.py", "tests/test_strategy_rows.py",
                       "tests/test_rowsharded.py", "tests/test_cli_e2e.py"],
-    "sources.py": ["tests/test_store.py", "tests/test_cli_e2e.py"],
+    "selection/sources/": ["tests/test_store.py", "tests/test_cli_e2e.py"],
     "store/fs.py": ["tests/test_url_build_frame.py", "tests/test_remote_hostile.py", "tests/test_remote_urls.py", "tests/test_remote_s3.py",
                     "tests/test_store_ingest_s3.py", "tests/test_remote_tempdir.py"],
     "store/": ["tests/test_props_store.py", "tests/test_mutants_store_rows.py", "tests/test_store_integrity.py",
                "tests/test_store.py"],
-    "spec.py": ["tests/test_tuning.py", "tests/test_spec.py"],
+    "selection/spec.py": ["tests/test_tuning.py", "tests/test_spec.py"],
     "tuning.py": ["tests/test_tuning.py"],
     "evaluation/gds.py": ["tests/test_tuning.py"],
     "evaluation/protocol.py": ["tests/test_tuning.py"],
-    "files.py": ["tests/test_props_outputs.py", "tests/test_files.py"],
+    "io/files.py": ["tests/test_props_outputs.py", "tests/test_files.py"],
     "baselines/": ["tests/test_props_baselines.py"],
 }
 

@@ -1,0 +1,257 @@
+"""Automatic ``k``: how many of the greedy order's features to keep (``k="auto"``).
+
+The rule, on the training data only:
+
+1. The greedy order is computed once, up to the **cap** ``min(selectable features,
+   AUTO_CAP)`` (:func:`cap_for`). Under the default calibration the selection of any ``k`` is
+   the first ``k`` of that order (a greedy step's gains do not depend on ``k``); under
+   ``"paper"`` and ``"fixed"``, whose weights depend on ``k``, the prefixes of the order at the
+   cap are what is scored.
+2. Prefixes of sizes :func:`k_grid` (1, 2, 3, 5, 7, 10, 20, 30, 50, 70, 100: the
+   1-2-3-5-7 ladder below the cap, and the cap) are scored by **internal cross-validation**: ``INNER_FOLDS``
+   folds (seed 0; fewer on fewer than ``2 * INNER_FOLDS`` rows) of at most ``INNER_ROWS``
+   training rows (a seeded random sample beyond),
+   the cheap evaluator BRkNN-b (5 neighbours) fitted on each prefix's columns, example F1 on
+   the held-out fold.
+3. **One-standard-error rule**: the smallest ``k`` whose mean score is at least the best mean
+   minus the standard error (fold std / sqrt(folds)) of the best.
+
+The order is computed on all the training rows, so the inner folds' validation rows took part
+in the selection they score: a small optimism shared by every prefix, which moves the curve,
+not much its shape. Everything here sees only the data it is given: inside ``evaluate``'s outer
+folds, the training fold.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from coreselect.errors import InputError
+
+#: The greedy order is computed up to at most this many features.
+AUTO_CAP = 100
+#: Folds of the internal cross-validation, and the most training rows it uses.
+INNER_FOLDS = 5
+INNER_ROWS = 1000
+#: Seed of the inner folds and of the row sample.
+INNER_SEED = 0
+MEASURE = "example_f1"
+
+
+def cap_for(n_selectable: int) -> int:
+    """How far the greedy order is computed: ``min(n_selectable, AUTO_CAP)``."""
+    return int(max(0, min(int(n_selectable), AUTO_CAP)))
+
+
+def auto_cap(X) -> int:
+    """The cap for a ranking of ``X``'s columns (the training rows): :func:`cap_for` of the
+    columns that vary on them, at least 1."""
+    if sp.issparse(X):
+        high, low = X.max(axis=0).toarray().ravel(), X.min(axis=0).toarray().ravel()
+    else:
+        high, low = np.max(X, axis=0), np.min(X, axis=0)
+    return max(1, cap_for(int(np.count_nonzero(high != low))))
+
+
+def k_grid(cap: int) -> np.ndarray:
+    """The prefix sizes scored: the 1-2-3-5-7 ladder (1, 2, 3, 5, 7, 10, 20, 30, 50, 70,
+    100, ...) below ``cap``, and ``cap``."""
+    cap = int(cap)
+    if cap < 1:
+        return np.zeros(0, dtype=np.int64)
+    ladder = [m * 10**e for e in range(len(str(cap))) for m in (1, 2, 3, 5, 7)]
+    return np.unique([g for g in ladder if g < cap] + [cap]).astype(np.int64)
+
+
+@dataclass
+class AutoK:
+    """The choice of ``k``: the chosen ``k``, the cap, the greedy order up to the cap, and the
+    curve (``cv_results``: ``n_features``, ``mean_test_score``, ``std_test_score`` and
+    ``split{i}_test_score``, as scikit-learn's ``RFECV.cv_results_``)."""
+
+    k: int
+    cap: int
+    order: np.ndarray
+    cv_results: dict
+    best_k: int
+    seconds: float = 0.0
+    rule: str = "one-standard-error"
+    measure: str = MEASURE
+    evaluator: str = "brknn"
+    folds: int = INNER_FOLDS
+    rows: int = 0
+    timings: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        cv = self.cv_results
+        return {
+            "k": int(self.k), "best_k": int(self.best_k), "cap": int(self.cap),
+            "rule": self.rule, "measure": self.measure, "evaluator": self.evaluator,
+            "folds": int(self.folds), "rows": int(self.rows),
+            "curve": {"n_features": [int(v) for v in cv["n_features"]],
+                      "mean": [round(float(v), 6) for v in cv["mean_test_score"]],
+                      "std": [round(float(v), 6) for v in cv["std_test_score"]]},
+            "seconds": round(float(self.seconds), 4),
+        }
+
+
+def one_standard_error(grid: np.ndarray, scores: np.ndarray) -> tuple[int, int]:
+    """``(chosen k, best k)``: ``scores`` is (folds, grid); the smallest grid size whose mean is
+    within one standard error of the best mean (the first best on ties)."""
+    mean = scores.mean(axis=0)
+    best = int(np.argmax(mean))
+    se = scores[:, best].std() / np.sqrt(scores.shape[0])
+    ok = np.flatnonzero(mean >= mean[best] - se - 1e-12)
+    return int(grid[ok[0]]), int(grid[best])
+
+
+def _inner_folds(n: int, folds: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    perm = np.random.default_rng(seed).permutation(n)
+    parts = np.array_split(perm, folds)
+    return [(np.sort(np.concatenate(parts[:i] + parts[i + 1:])), np.sort(parts[i]))
+            for i in range(folds)]
+
+
+def score_prefixes(X, Y, order: np.ndarray, grid: np.ndarray, *, folds: int = INNER_FOLDS,
+                   max_rows: int = INNER_ROWS, seed: int = INNER_SEED
+                   ) -> tuple[np.ndarray, int]:
+    """Example F1 of BRkNN-b on the first ``g`` columns of ``order`` for each ``g`` of
+    ``grid``, per inner fold: ``(scores (folds, grid), rows used)``."""
+    n = X.shape[0]
+    if n < 4:
+        raise InputError(f"k='auto' cross-validates on the samples and needs at least 4, got {n}")
+    folds = max(2, min(folds, n // 2))  # at least 2 rows per fold
+    rows = np.arange(n)
+    if n > max_rows:
+        rows = np.sort(np.random.default_rng(seed).choice(n, size=max_rows, replace=False))
+    Xc = X.tocsc() if sp.issparse(X) else np.asarray(X)
+    Xs = Xc[:, np.asarray(order, dtype=np.int64)]
+    Xs = (Xs.tocsr()[rows].toarray() if sp.issparse(Xs) else Xs[rows]).astype(np.float64)
+    Ys = (Y.tocsr()[rows].toarray() if sp.issparse(Y) else np.asarray(Y)[rows]) != 0
+    from threadpoolctl import threadpool_limits  # scikit-learn's dependency
+
+    scores = np.zeros((folds, grid.size))
+    # Small products (rows x a few columns): BLAS threads would spin more than they work.
+    with threadpool_limits(1, user_api="blas"):
+        for f, (tr, va) in enumerate(_inner_folds(rows.size, folds, seed)):
+            for j, pred in enumerate(brknn_b_prefixes(Xs[tr], Ys[tr], Xs[va], grid)):
+                scores[f, j] = example_f1(Ys[va], pred)
+    return scores, int(rows.size)
+
+
+def example_f1(T: np.ndarray, P: np.ndarray) -> float:
+    """Mean over examples of ``2 |L ∩ L'| / (|L| + |L'|)``, both empty counting as 1 (as
+    :func:`coreselect.evaluation.measures.example_f1`, for one label too)."""
+    T, P = np.asarray(T) != 0, np.asarray(P) != 0
+    both = (T & P).sum(axis=1)
+    size = T.sum(axis=1) + P.sum(axis=1)
+    per = np.where(size == 0, 1.0, 2.0 * both / np.maximum(size, 1))
+    return float(per.mean()) if per.size else 0.0
+
+
+def brknn_b_prefixes(Xtr: np.ndarray, Ytr: np.ndarray, Xva: np.ndarray, grid: np.ndarray,
+                     n_neighbors: int = 5):
+    """BRkNN-b's predictions (:class:`coreselect.evaluation.brknn.BRkNNb`: min-max scaled on
+    the training rows, every tie at the k-th distance a neighbour, Mulan's correction, the
+    top ``round(mean label count)`` labels) on the first ``g`` columns for each ``g`` of
+    ``grid``, in one pass: the squared distances of a prefix are those of the previous prefix
+    plus its new columns'. Labels tied at the cut-off are taken in label order (BRkNNb draws
+    them at random)."""
+    lo = Xtr.min(axis=0) if Xtr.shape[0] else np.zeros(Xtr.shape[1])
+    rng = (Xtr.max(axis=0) - lo) if Xtr.shape[0] else np.zeros(Xtr.shape[1])
+    scale = np.divide(1.0, rng, out=np.zeros_like(rng), where=rng > 0)
+    A, B = (Xtr - lo) * scale, (Xva - lo) * scale
+    n_train, n_labels = Ytr.shape
+    k = min(n_neighbors, n_train)
+    Yf = Ytr.astype(np.float64)
+    d2 = np.zeros((B.shape[0], n_train))
+    mask = np.empty(d2.shape, dtype=bool)
+    kth = np.empty((B.shape[0], 1))
+    done = 0
+    for g in grid:
+        # |b - a|^2 = |b|^2 + |a|^2 - 2 b.a over the new columns (one matrix product, as
+        # scikit-learn's euclidean_distances that BRkNNb uses), clipped at 0; in place
+        a, b = A[:, done:int(g)], B[:, done:int(g)]
+        prod = b @ a.T
+        prod *= -2.0
+        prod += (b * b).sum(axis=1)[:, None]
+        prod += (a * a).sum(axis=1)[None, :]
+        d2 += prod
+        del prod
+        np.maximum(d2, 0.0, out=d2)
+        done = int(g)
+        kth[:, 0] = np.partition(d2, k - 1, axis=1)[:, k - 1]
+        np.less_equal(d2, kth + 1e-12 * np.maximum(1.0, kth), out=mask)
+        sizes = mask.sum(axis=1).astype(np.float64)
+        if sizes.sum() * 20 < mask.size:
+            # About k neighbours per row: their label counts from a sparse mask cost
+            # neighbours x labels, not rows x training rows x labels (374 labels on Corel5k).
+            r, c = np.nonzero(mask)
+            counts = sp.csr_matrix((np.ones(r.size), (r, c)), shape=mask.shape) @ Yf
+        else:  # many ties (a few binary columns): one dense product
+            counts = mask.astype(np.float64) @ Yf
+        conf = (counts + 1.0 / n_train) / (sizes + n_labels / n_train)[:, None]
+        mean_size = counts.sum(axis=1) / (sizes + n_labels / n_train)
+        n_pred = np.clip(np.floor(mean_size + 0.5).astype(np.int64), 0, n_labels)
+        rank = np.argsort(np.argsort(-conf, axis=1, kind="stable"), axis=1, kind="stable")
+        yield (rank < n_pred[:, None]).astype(np.int8)
+
+
+def choose_k(X, Y, order: np.ndarray, *, folds: int = INNER_FOLDS,
+             max_rows: int = INNER_ROWS, seed: int = INNER_SEED) -> AutoK:
+    """Choose ``k`` among the prefixes of ``order`` (columns of ``X``, the greedy order up to
+    the cap) by the module's rule. ``X`` and ``Y`` are the training data only."""
+    start = time.perf_counter()
+    order = np.asarray(order, dtype=np.int64)
+    grid = k_grid(order.size)
+    if grid.size == 0:
+        raise InputError("k='auto' has no feature to choose from")
+    scores, used = score_prefixes(X, Y, order, grid, folds=folds, max_rows=max_rows, seed=seed)
+    folds = scores.shape[0]
+    k, best = one_standard_error(grid, scores)
+    cv = {"n_features": grid, "mean_test_score": scores.mean(axis=0),
+          "std_test_score": scores.std(axis=0),
+          **{f"split{i}_test_score": scores[i] for i in range(folds)}}
+    return AutoK(k=k, cap=int(order.size), order=order, cv_results=cv, best_k=best,
+                 seconds=time.perf_counter() - start, folds=folds, rows=used)
+
+
+def plot_k_curve(auto: AutoK | dict, path: str | Path, title: str | None = None) -> None:
+    """Draw the curve of ``k`` (mean example F1 of the inner folds, with one fold std) as a
+    PNG a person can read: the chosen ``k`` and the best ``k`` marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    d = auto.to_dict() if isinstance(auto, AutoK) else auto
+    x = np.asarray(d["curve"]["n_features"])
+    m = np.asarray(d["curve"]["mean"])
+    s = np.asarray(d["curve"]["std"])
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
+    ax.plot(x, m, "o-", color="C0", ms=3, label=f"mean {d['measure']} ({d['folds']} inner folds)")
+    ax.fill_between(x, m - s, m + s, color="C0", alpha=0.2, label="± one fold std")
+    ax.axvline(d["k"], color="C3", ls="--", label=f"chosen k = {d['k']} (one-standard-error rule)")
+    if d["best_k"] != d["k"]:
+        ax.axvline(d["best_k"], color="0.4", ls=":", label=f"best mean at k = {d['best_k']}")
+    ax.set_xscale("log")
+    ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500) if t <= max(x.max(), 1)]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("number of features (prefix of the greedy order)")
+    ax.set_ylabel(f"{d['measure']} (BRkNN-b)")
+    ax.set_title(title or f"Automatic k: cap {d['cap']}, {d['rows']} training rows", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    plt.close(fig)
+
+
+__all__ = ["AUTO_CAP", "INNER_FOLDS", "INNER_ROWS", "AutoK", "cap_for", "k_grid", "choose_k",
+           "one_standard_error", "score_prefixes", "plot_k_curve"]

@@ -1,0 +1,98 @@
+"""What every source answers (:class:`Source`) and how its columns split into parts
+(:class:`ColumnParts`); the sources themselves are in :mod:`.memory` and :mod:`.store`."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from coreselect.core.discretize import DiscreteMatrix
+from coreselect.core.problem import Problem
+from coreselect.selection.spec import Binning, Objective
+
+if TYPE_CHECKING:
+    from coreselect.engines.rowsharded import RowShards
+
+#: ``recorded(features, labels)``: relevances computed for them before (a checkpoint's), or None.
+Recorded = Callable[[DiscreteMatrix, DiscreteMatrix], Any]
+
+
+@dataclass
+class ColumnParts:
+    """A partition of a source's columns, ready for :func:`coreselect.selection.distributed.run_part`:
+    ``shared`` is what every part task reads (shipped once per engine), ``columns[i]`` what
+    ``shared.load`` takes for part ``i``; ``labels`` are the discretized labels (for the union)
+    and ``timings`` the seconds spent preparing."""
+
+    shared: Any
+    columns: list[Any]
+    labels: DiscreteMatrix
+    timings: dict = field(default_factory=dict)
+    #: The relevances of every column, when computed up front (in memory; a checkpoint
+    #: records them); None when each part computes its own (a store).
+    relevance: Any = None
+
+
+class Source(abc.ABC):
+    """Candidate columns and labels a strategy selects from (see the module docstring)."""
+
+    binning: Binning
+    name: str = "data"
+    #: Names of the label columns (None: unnamed); a result's explanations use them.
+    label_names: list[str] | None = None
+
+    @property
+    @abc.abstractmethod
+    def n_columns(self) -> int:
+        """Number of candidate columns."""
+
+    @abc.abstractmethod
+    def n_selectable(self) -> int:
+        """Number of candidate columns that may be selected."""
+
+    @abc.abstractmethod
+    def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
+                recorded: Recorded | None = None) -> Problem:
+        """Every candidate column in memory, relevances computed (``problem.timings`` says
+        how long that took; ``progress(done, total)`` as the sparse relevance's labels are
+        done), or taken from ``recorded(features, labels)`` when it gives them (a resumed
+        run's checkpoint)."""
+
+    @abc.abstractmethod
+    def column_parts(self, objective: Objective, m: int, random_state: Any,
+                     recorded: Recorded | None = None) -> ColumnParts:
+        """The seeded random partition of the candidate columns into ``m`` parts
+        (``recorded``: as for :meth:`problem`, where the relevances are computed up front)."""
+
+    def row_shards(self, n_shards: str | int, keep_as: str | None = None,
+                   ) -> tuple["RowShards", np.ndarray | None]:
+        """The discretized data cut into shards of rows (for the row-sharded strategy), and
+        the original id of each column of the shards (None: the columns are the ids).
+        ``keep_as``: a resumable run's key for scratch that a resumed run takes over."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be cut into row shards")
+
+    def names(self, ids: np.ndarray) -> list[str] | None:
+        """Names of the given column ids (None when the source has no names)."""
+        return None
+
+    def data_columns(self, ids: np.ndarray) -> np.ndarray:
+        """The column numbers, in the data the source was made from, of the given column
+        ids (what a selection reports): the ids themselves unless the source renumbers."""
+        return np.asarray(ids, dtype=np.int64)
+
+    def fingerprint(self) -> str:
+        """A hash of the data selected on, for checkpoints (:mod:`coreselect.selection.checkpoint`)."""
+        from coreselect.errors import CheckpointError
+
+        raise CheckpointError(f"{type(self).__name__} has no fingerprint: its runs cannot be "
+                              "checkpointed")
+
+    @abc.abstractmethod
+    def describe(self) -> dict:
+        """``{"dataset", "n_samples", "n_features", "n_labels"}`` for reports."""
+
+
+# -- in memory ---------------------------------------------------------------------------------
