@@ -72,10 +72,14 @@ autoclass_content = "class"
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False
+# "Attributes" sections as fields: a documented property of the same name is not described twice
+napoleon_use_ivar = True
 
 # sphinx-gallery's configuration holds a function: the environment is rebuilt every time.
 # The files benchmarks write are shown as they are: their tables may open with an H3.
-suppress_warnings = ["config.cache", "myst.header"]
+# A type such as ``ndarray of shape (n_features,)`` names a size, not the property of that name
+# that two classes document: an ambiguous cross-reference there is no broken link.
+suppress_warnings = ["config.cache", "myst.header", "ref.python"]
 
 # Nothing is fetched while building: no intersphinx, no remote images.
 intersphinx_mapping: dict = {}

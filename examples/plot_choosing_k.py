@@ -9,7 +9,7 @@ is no better by more than the noise of the folds.
 """
 
 import coreselect
-from coreselect.autok import plot_k_curve
+from coreselect.selection.autok import plot_k_curve
 
 data = coreselect.load("emotions")
 selector = coreselect.GDSSelector(k="auto").fit(data.X, data.Y)

@@ -9,7 +9,7 @@ draws the same figure with ``coreselect select emotions -k 10 --coverage coverag
 """
 
 import coreselect
-from coreselect.explain import plot_coverage
+from coreselect.selection.explain import plot_coverage
 
 data = coreselect.load("emotions")
 result = coreselect.select(data, k=10)
