@@ -110,6 +110,8 @@ class Reporter:
     prefix : str
         Starts every line (``"coreselect: "``).
 
+    Notes
+    -----
     While a stage is open a small thread keeps its elapsed time moving; it ends with the last
     open stage. :meth:`close` (or the context manager) ends the stages a failure left open.
     """

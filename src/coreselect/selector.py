@@ -73,7 +73,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
 
     * ``"information"`` (default): as above;
     * ``"range"``: each gain min-max scaled over the candidates, then
-      ``(1 - lam) * dg' + lam * dD'`` (with the distances; the default before issue 18);
+      ``(1 - lam) * dg' + lam * dD'`` (with the distances; an earlier default);
     * ``"paper"``: eq. (2) exactly, ``(1 - lam) * c * dg + lam * dD`` with
       ``c = k(k-1)/(2 p |L|)``; reproduces the paper's Table 2;
     * ``"spread"``: each gain divided by its standard deviation over the candidates;
@@ -161,6 +161,8 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         ``progress(stage, done, total)`` is called as work proceeds;
         :class:`coreselect.progress.Reporter` draws it as the CLI does.
 
+    Notes
+    -----
     The parameters are checked against one table, :data:`coreselect.selection.spec.CONSTRAINTS`
     (``_parameter_constraints`` is made from it), and :func:`coreselect.select` runs the
     selection.

@@ -1,5 +1,5 @@
-"""Let the training data choose the objective's form among a few stated candidates (issue 30,
-point 6): the fixed default wins on sparse text and loses on some small dense sets.
+"""Let the training data choose the objective's form among a few stated candidates:
+the fixed default wins on sparse text and loses on some small dense sets.
 
 The candidates (:data:`CANDIDATES`) are fixed in advance, not fitted to any dataset: the
 library default, the previous default calibration, more relevance, more diversity, and
@@ -55,6 +55,8 @@ class Tuned:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
+        """A JSON-able summary: the choice, its parameters, the rule and each candidate's paired
+        difference to the default."""
         mean, se = paired_to_default(self.areas)
         return {"choice": self.choice, "params": dict(self.params), "cap": int(self.cap),
                 "rule": "the default unless beaten by more than one standard error",

@@ -22,6 +22,13 @@ class BRChi2(RankingSelector):
     ----------
     k : int, default=10
         Number of features to select.
+
+    References
+    ----------
+    The χ² statistic for feature selection: Yang & Pedersen, "A comparative study on feature
+    selection in text categorization", ICML (1997); summed over the binary-relevance problems
+    as in Spolaôr, Cherman, Monard & Lee (2013) and the baselines of Ghadiri & Schmidt
+    (AISTATS 2019).
     """
 
     def _scores(self, X, Y) -> np.ndarray:

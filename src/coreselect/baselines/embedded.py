@@ -52,6 +52,12 @@ class L1Logistic(RankingSelector):
     ----------
     C_ : float
         The chosen ``C``.
+
+    References
+    ----------
+    Selection by an L1 penalty: Tibshirani, "Regression shrinkage and selection via the lasso",
+    JRSS B 58 (1996); for logistic regression, Ng, "Feature selection, L1 vs. L2
+    regularization, and rotational invariance", ICML (2004).
     """
 
     def __init__(self, k: int = 10, Cs: tuple = (0.1, 1.0, 10.0), validation_fraction: float = 0.25,

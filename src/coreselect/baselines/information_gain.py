@@ -36,6 +36,15 @@ class BRInformationGain(_InformationGain):
         Number of features to select.
     n_bins, strategy :
         Discretization of numeric features, as in :class:`coreselect.GDSSelector`.
+
+    References
+    ----------
+    Information gain as in Zhao, Morstatter, Sharma, Alelyani, Anand & Liu, "Advancing feature
+    selection research", ASU feature selection repository (2010); its binary-relevance (BR) and
+    label-powerset (LP) forms as compared in Spolaôr, Cherman, Monard & Lee, "A comparison of
+    multi-label feature selection methods using the problem transformation approach",
+    Electronic Notes in Theoretical Computer Science 292 (2013), and as the baselines of
+    Ghadiri & Schmidt (AISTATS 2019).
     """
 
     def _scores(self, X, Y) -> np.ndarray:
@@ -55,6 +64,15 @@ class LPInformationGain(_InformationGain):
         Number of features to select.
     n_bins, strategy :
         Discretization of numeric features, as in :class:`coreselect.GDSSelector`.
+
+    References
+    ----------
+    Information gain as in Zhao, Morstatter, Sharma, Alelyani, Anand & Liu, "Advancing feature
+    selection research", ASU feature selection repository (2010); its binary-relevance (BR) and
+    label-powerset (LP) forms as compared in Spolaôr, Cherman, Monard & Lee, "A comparison of
+    multi-label feature selection methods using the problem transformation approach",
+    Electronic Notes in Theoretical Computer Science 292 (2013), and as the baselines of
+    Ghadiri & Schmidt (AISTATS 2019).
     """
 
     def _scores(self, X, Y) -> np.ndarray:

@@ -236,7 +236,7 @@ class LSMFS(_Greedy):
     Reading: the label supplementation of ``l_j`` to ``l_i`` is what ``f`` tells about ``l_i``
     once ``l_j`` is known beyond what it tells alone (``-I(f; l_i; l_j)``), counted only where
     it is positive; the redundancy is the mean over ``S`` as in the authors' LRFS. The paper's
-    text could not be checked (issue 30: no copy was found); PyIT-MLFS (``classes/lsmfs.py``)
+    text could not be checked (no copy was found); PyIT-MLFS (``classes/lsmfs.py``)
     reads it with the opposite sign, ``+ sum_{i != j} max(0, I(f; l_i; l_j))`` (pyitlib's
     co-information ``I(f; l_i) - I(f; l_i | l_j)``), and sums ``I(f; s)`` over ``S`` instead of
     averaging (``tests/reference_mlfs.py``: ``J_lsmfs_pyit``; docs/results/README.md).

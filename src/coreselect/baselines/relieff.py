@@ -184,6 +184,13 @@ class BRReliefF(_ReliefF):
         Sample this many instances (``m``); None uses all of them.
     random_state : int, RandomState or None
         Seed of the instance sample.
+
+    References
+    ----------
+    ReliefF: Kononenko, "Estimating attributes: analysis and extensions of RELIEF", ECML (1994),
+    and Robnik-Šikonja & Kononenko, "Theoretical and empirical analysis of ReliefF and
+    RReliefF", Machine Learning 53 (2003); its BR and LP forms as compared in Spolaôr et al.
+    (2013) and as the baselines of Ghadiri & Schmidt (AISTATS 2019).
     """
 
     def _scores(self, X, Y) -> np.ndarray:
@@ -197,6 +204,13 @@ class LPReliefF(_ReliefF):
     """``lp-rf``: ReliefF with the distinct label sets as the classes.
 
     Parameters are those of :class:`BRReliefF`.
+
+    References
+    ----------
+    ReliefF: Kononenko, "Estimating attributes: analysis and extensions of RELIEF", ECML (1994),
+    and Robnik-Šikonja & Kononenko, "Theoretical and empirical analysis of ReliefF and
+    RReliefF", Machine Learning 53 (2003); its BR and LP forms as compared in Spolaôr et al.
+    (2013) and as the baselines of Ghadiri & Schmidt (AISTATS 2019).
     """
 
     def _scores(self, X, Y) -> np.ndarray:

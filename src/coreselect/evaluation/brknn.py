@@ -55,7 +55,9 @@ def _minmax_scale(X, mins: np.ndarray, scale: np.ndarray):
 
 
 class BRkNNb(ClassifierMixin, BaseEstimator):
-    """Binary-relevance k-nearest-neighbour classifier, extension b (Mulan-faithful).
+    """Binary-relevance k-nearest-neighbour classifier, extension b (Mulan-faithful): Spyromitros,
+    Tsoumakas & Vlahavas, "An empirical study of lazy multilabel classification algorithms",
+    SETN (2008), the evaluator of Ghadiri & Schmidt (AISTATS 2019).
 
     Parameters
     ----------

@@ -92,7 +92,7 @@ class BRLogistic(ClassifierMixin, BaseEstimator):
     threshold : {"cv", "fixed"}, default="cv"
         ``"cv"``: a decision threshold per label chosen on out-of-fold probabilities of the
         training rows (see the module docstring); ``"fixed"``: 0.5 for every label (the
-        evaluator before issue 30).
+        earlier evaluator).
     class_weight : None or "balanced", default=None
         Passed to every ``LogisticRegression``.
     inner_folds : int, default=3
@@ -118,6 +118,8 @@ class BRLogistic(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, Y) -> "BRLogistic":
+        """One logistic model per label on ``X`` scaled by ``MaxAbsScaler``; with
+        ``threshold="cv"``, each label's cut chosen on out-of-fold probabilities."""
         from coreselect.errors import InputError
 
         if self.threshold not in ("cv", "fixed"):
@@ -145,4 +147,5 @@ class BRLogistic(ClassifierMixin, BaseEstimator):
         return _proba(self.models_, self.scaler_.transform(X))
 
     def predict(self, X) -> np.ndarray:
+        """``(n, n_labels)`` 0/1: each label's probability at or above its cut."""
         return (self.predict_proba(X) >= self.thresholds_[None, :]).astype(np.int8)

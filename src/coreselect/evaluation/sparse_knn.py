@@ -61,6 +61,7 @@ class SparseKNN(ClassifierMixin, BaseEstimator):
         self.n_prior = n_prior
 
     def fit(self, X, Y) -> "SparseKNN":
+        """Keep the rows of ``X`` (normalized) and their labels ``Y`` as the neighbours to search."""
         if self.n_neighbors < 1:
             raise InputError(f"n_neighbors must be at least 1, got {self.n_neighbors}")
         Xn = _normalized(X)

@@ -308,6 +308,7 @@ class Dataset:
 
     @property
     def meta(self) -> dict:
+        """``metadata`` as a dict that older code reads and writes (deprecated: use ``metadata``)."""
         return _MetaView(self)
 
     @meta.setter
@@ -327,14 +328,17 @@ class Dataset:
 
     @property
     def n_samples(self) -> int:
+        """Number of rows of ``X`` and ``Y``."""
         return int(self.X.shape[0])
 
     @property
     def n_features(self) -> int:
+        """Number of columns of ``X``."""
         return int(self.X.shape[1])
 
     @property
     def n_labels(self) -> int:
+        """Number of columns of ``Y``."""
         return int(self.Y.shape[1])
 
     def __repr__(self) -> str:

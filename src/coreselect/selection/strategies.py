@@ -391,6 +391,8 @@ class DistributedGreedy(Strategy):
         Process the parts in this process, one per kernel thread at a time (memory holds
         that many parts; ``NUMBA_NUM_THREADS=1``: one after another), whatever the engine.
 
+    Notes
+    -----
     With ``engine="dask"`` and no ``client``, a ``LocalCluster`` is started: scripts that do
     so must guard their entry point with ``if __name__ == "__main__":`` (its workers are new
     processes that import the script).

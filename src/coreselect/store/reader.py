@@ -60,18 +60,22 @@ class ColumnStore:
     # -- metadata ------------------------------------------------------------------------
     @property
     def ref(self) -> StoreRef:
+        """A picklable reference to this store (its absolute path) that a worker opens itself."""
         return StoreRef(str(self.path.resolve()))
 
     @property
     def n_samples(self) -> int:
+        """Number of rows the store holds."""
         return int(self.meta["n_samples"])
 
     @property
     def n_features(self) -> int:
+        """Number of feature columns the store holds."""
         return int(self.meta["n_features"])
 
     @property
     def n_labels(self) -> int:
+        """Number of label columns the store holds."""
         return int(self.meta["n_labels"])
 
     @property
@@ -86,10 +90,12 @@ class ColumnStore:
 
     @property
     def row_block_size(self) -> int:
+        """Rows per row block (the last block may be shorter)."""
         return int(self.meta["row_block_size"])
 
     @property
     def n_row_blocks(self) -> int:
+        """Number of row blocks: the shards of ``mode="rows"``."""
         return int(self.meta["n_row_blocks"])
 
     @property
@@ -100,10 +106,12 @@ class ColumnStore:
 
     @property
     def seed(self) -> int:
+        """Seed of the column shuffle fixed at build time (the distributed partition)."""
         return int(self.meta["seed"])
 
     @property
     def label_names(self) -> list[str]:
+        """Names of the label columns."""
         return list(self.meta["label_names"])
 
     @cached_property
@@ -166,6 +174,7 @@ class ColumnStore:
         return self._n_codes("labels/n_codes.npy", self.n_labels, 2, "labels")
 
     def n_selectable(self, keep_constant: bool = False) -> int:
+        """Number of columns a selection may pick (constant columns only with ``keep_constant``)."""
         return self.n_features if keep_constant else self.n_features - int(self.meta["n_constant"])
 
     # -- data ----------------------------------------------------------------------------
@@ -388,6 +397,7 @@ class ColumnStore:
                 "bytes": sum(int(self.meta["files"][rel][0]) for rel in files)}
 
     def info(self) -> dict:
+        """A JSON-able summary of the store's metadata (what ``coreselect store info`` prints)."""
         keys = ("name", "version", "n_samples", "n_features", "n_labels", "block_size",
                 "n_blocks", "row_block_size", "n_row_blocks", "seed", "n_constant",
                 "discretization")
