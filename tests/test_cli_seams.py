@@ -237,3 +237,28 @@ def test_row_sharded_counts_on_dask_report_progress():
     assert stages.index("engine") < stages.index("counts") < stages.index("select")
     reference = coreselect.select(X, Y, k=3)
     np.testing.assert_array_equal(result.selected, reference.selected)
+
+
+# ----------------------------------------------------------------- plots
+@pytest.mark.parametrize("n_labels, p", [(6, 3), (174, 10), (3, 2**31 - 1)])
+def test_coverage_colour_bar_stands_apart_from_the_share_panel(n_labels, p):
+    """The colour bar has a column of its own, a clear gap beside the share-of-g panel (it
+    was drawn against the panel, over its frame, on every figure size)."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    from coreselect.explain import coverage_figure
+
+    rel = np.random.default_rng(0).random((15, n_labels))
+    names = [f"Mean_Acc1000_Mean_Mem40_MFCC{i}_Power_powerFFT_WinHamming" for i in range(15)]
+    fig = coverage_figure(rel, p, feature_names=names,
+                          label_names=[f"Genre-Label-{j}" for j in range(n_labels)])
+    try:
+        fig.savefig(io.BytesIO(), dpi=120, format="png")  # the layout the PNG gets
+        *panels, colour_bar = [a.get_position() for a in fig.axes]
+        for box in panels:
+            gap_inches = (colour_bar.x0 - box.x1) * fig.get_figwidth()
+            assert gap_inches >= 0.04, (box, colour_bar, gap_inches)
+    finally:
+        plt.close(fig)
