@@ -262,3 +262,48 @@ def test_coverage_colour_bar_stands_apart_from_the_share_panel(n_labels, p):
             assert gap_inches >= 0.04, (box, colour_bar, gap_inches)
     finally:
         plt.close(fig)
+
+
+def _five_methods(n_folds=3):
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    rows = [dict(method=m, k=k, fold=f, measure="example_f1", value=0.5 + 0.01 * k + rng.normal(0, 0.05),
+                 select_seconds=0.1, fit_seconds=0.1, predict_seconds=0.1)
+            for m in ("gds", "cgds", "br-ig", "br-chi2", "random") for k in (10, 20, 30)
+            for f in range(n_folds)]
+    return pd.DataFrame(rows)
+
+
+def test_evaluate_plot_keeps_five_methods_apart(tmp_path, monkeypatch):
+    """Five methods' ±std spreads stay readable: each its own colour and marker, error bars
+    nudged apart at every k (not five translucent bands over one another)."""
+    import matplotlib.collections as mcoll
+    import matplotlib.figure
+
+    from coreselect.evaluation.report import plot_measures
+
+    figures = []
+    real = matplotlib.figure.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        figures.append(fig)
+        return real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)
+    plot_measures(_five_methods(), tmp_path, dataset="toy")
+    (fig,) = figures
+    ax = fig.axes[0]
+    assert not [c for c in ax.collections if isinstance(c, mcoll.PolyCollection)]  # no bands
+    from matplotlib.container import ErrorbarContainer
+
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert [c.get_label() for c in bars] == ["GDS", "CGDS", "BR-IG", "BR-CHI2", "RANDOM"]
+    lines = [c.lines[0] for c in bars]
+    assert len({line.get_color() for line in lines}) == 5
+    assert len({line.get_marker() for line in lines}) == 5
+    xs = np.array([line.get_xdata() for line in lines])
+    assert all(len(set(column)) == 5 for column in xs.T)  # apart at every k
+    assert np.allclose(np.round(xs.mean(axis=0)), [10, 20, 30])  # around the true k
+    assert sum(isinstance(c, mcoll.LineCollection) for c in ax.collections) >= 5  # error bars
+    assert "±1 std" in ax.get_title()
