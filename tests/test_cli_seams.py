@@ -174,6 +174,15 @@ def test_cli_words_translates_the_library_s_parameter_names():
     assert cli_words("mulan/k=3/a_b.arff: bad 'x'", flags) == "mulan/k=3/a_b.arff: bad 'x'"
 
 
+@pytest.mark.parametrize("args, start", [
+    (["--k", "0"], "--k 0: "), (["--k", "10:x"], "--k 10:x: "),
+    (["--lam-sweep", "0,2", "--methods", "gds"], "--lam-sweep 0,2: "),
+])
+def test_evaluate_refusals_name_the_option(capsys, args, start):
+    code, _, err = run(capsys, "evaluate", "emotions", *args, "-q")
+    assert code == 2 and err.startswith(f"coreselect: error: {start}"), err
+
+
 # ----------------------------------------------------------------- datasets list
 def test_datasets_list_is_complete_and_named_as_the_docs_write_them(capsys):
     import json
@@ -194,6 +203,11 @@ def test_datasets_list_is_complete_and_named_as_the_docs_write_them(capsys):
     ds = coreselect.load("synthesized")
     assert (synthesized["name"], synthesized["features"], synthesized["instances"],
             synthesized["labels"]) == ("synthesized", ds.n_features, ds.n_samples, ds.n_labels)
+
+
+def test_fetch_of_the_listed_synthesized_says_there_is_nothing_to_fetch(capsys):
+    code, out, err = run(capsys, "datasets", "fetch", "synthesized")
+    assert code == 0 and out == "" and "nothing to fetch" in err
 
 
 def test_registry_names_match_in_any_case(coredata):
