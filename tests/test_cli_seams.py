@@ -5,7 +5,10 @@
   line says so), and scores a given train/test split (``--test FILE``, ``--split``);
 * command-line errors name the command's options, never the Python parameters behind them;
 * ``datasets list`` names every dataset the way the docs write it, matched in any case;
-* each command says which files it wrote, one line each on stderr.
+* each command says which files it wrote, one line each on stderr, and the row-sharded
+  count pass on Dask reports its progress;
+* the coverage plot's colour bar stands apart from its share panel, and evaluate's plots keep
+  five methods' spreads apart.
 """
 
 from __future__ import annotations
@@ -174,6 +177,15 @@ def test_cli_words_translates_the_library_s_parameter_names():
     assert cli_words("mulan/k=3/a_b.arff: bad 'x'", flags) == "mulan/k=3/a_b.arff: bad 'x'"
 
 
+@pytest.mark.parametrize("args, start", [
+    (["--k", "0"], "--k 0: "), (["--k", "10:x"], "--k 10:x: "),
+    (["--lam-sweep", "0,2", "--methods", "gds"], "--lam-sweep 0,2: "),
+])
+def test_evaluate_refusals_name_the_option(capsys, args, start):
+    code, _, err = run(capsys, "evaluate", "emotions", *args, "-q")
+    assert code == 2 and err.startswith(f"coreselect: error: {start}"), err
+
+
 # ----------------------------------------------------------------- datasets list
 def test_datasets_list_is_complete_and_named_as_the_docs_write_them(capsys):
     import json
@@ -194,6 +206,11 @@ def test_datasets_list_is_complete_and_named_as_the_docs_write_them(capsys):
     ds = coreselect.load("synthesized")
     assert (synthesized["name"], synthesized["features"], synthesized["instances"],
             synthesized["labels"]) == ("synthesized", ds.n_features, ds.n_samples, ds.n_labels)
+
+
+def test_fetch_of_the_listed_synthesized_says_there_is_nothing_to_fetch(capsys):
+    code, out, err = run(capsys, "datasets", "fetch", "synthesized")
+    assert code == 0 and out == "" and "nothing to fetch" in err
 
 
 def test_registry_names_match_in_any_case(coredata):
@@ -237,3 +254,73 @@ def test_row_sharded_counts_on_dask_report_progress():
     assert stages.index("engine") < stages.index("counts") < stages.index("select")
     reference = coreselect.select(X, Y, k=3)
     np.testing.assert_array_equal(result.selected, reference.selected)
+
+
+# ----------------------------------------------------------------- plots
+@pytest.mark.parametrize("n_labels, p", [(6, 3), (174, 10), (3, 2**31 - 1)])
+def test_coverage_colour_bar_stands_apart_from_the_share_panel(n_labels, p):
+    """The colour bar has a column of its own, a clear gap beside the share-of-g panel (it
+    was drawn against the panel, over its frame, on every figure size)."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    from coreselect.explain import coverage_figure
+
+    rel = np.random.default_rng(0).random((15, n_labels))
+    names = [f"Mean_Acc1000_Mean_Mem40_MFCC{i}_Power_powerFFT_WinHamming" for i in range(15)]
+    fig = coverage_figure(rel, p, feature_names=names,
+                          label_names=[f"Genre-Label-{j}" for j in range(n_labels)])
+    try:
+        fig.savefig(io.BytesIO(), dpi=120, format="png")  # the layout the PNG gets
+        *panels, colour_bar = [a.get_position() for a in fig.axes]
+        for box in panels:
+            gap_inches = (colour_bar.x0 - box.x1) * fig.get_figwidth()
+            assert gap_inches >= 0.04, (box, colour_bar, gap_inches)
+    finally:
+        plt.close(fig)
+
+
+def _five_methods(n_folds=3):
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    rows = [dict(method=m, k=k, fold=f, measure="example_f1", value=0.5 + 0.01 * k + rng.normal(0, 0.05),
+                 select_seconds=0.1, fit_seconds=0.1, predict_seconds=0.1)
+            for m in ("gds", "cgds", "br-ig", "br-chi2", "random") for k in (10, 20, 30)
+            for f in range(n_folds)]
+    return pd.DataFrame(rows)
+
+
+def test_evaluate_plot_keeps_five_methods_apart(tmp_path, monkeypatch):
+    """Five methods' ±std spreads stay readable: each its own colour and marker, error bars
+    nudged apart at every k (not five translucent bands over one another)."""
+    import matplotlib.collections as mcoll
+    import matplotlib.figure
+
+    from coreselect.evaluation.report import plot_measures
+
+    figures = []
+    real = matplotlib.figure.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        figures.append(fig)
+        return real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)
+    plot_measures(_five_methods(), tmp_path, dataset="toy")
+    (fig,) = figures
+    ax = fig.axes[0]
+    assert not [c for c in ax.collections if isinstance(c, mcoll.PolyCollection)]  # no bands
+    from matplotlib.container import ErrorbarContainer
+
+    bars = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert [c.get_label() for c in bars] == ["GDS", "CGDS", "BR-IG", "BR-CHI2", "RANDOM"]
+    lines = [c.lines[0] for c in bars]
+    assert len({line.get_color() for line in lines}) == 5
+    assert len({line.get_marker() for line in lines}) == 5
+    xs = np.array([line.get_xdata() for line in lines])
+    assert all(len(set(column)) == 5 for column in xs.T)  # apart at every k
+    assert np.allclose(np.round(xs.mean(axis=0)), [10, 20, 30])  # around the true k
+    assert sum(isinstance(c, mcoll.LineCollection) for c in ax.collections) >= 5  # error bars
+    assert "±1 std" in ax.get_title()

@@ -35,7 +35,7 @@ def test_huge_bins_are_refused_in_one_line(tmp_path, bins):
                  ["store", "build", str(data), str(tmp_path / "s"), "--labels", "3",
                   "--bins", str(bins)]):
         r = CliRunner().invoke(cli, args)
-        assert r.exit_code == 2 and "n_bins" in r.output, r.output
+        assert r.exit_code == 2 and "--bins" in r.output and "n_bins" not in r.output, r.output
         assert len(r.output.strip().splitlines()) == 1
     assert not (tmp_path / "s").exists()
     with pytest.raises(InputError, match="n_bins"):

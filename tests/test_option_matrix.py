@@ -53,11 +53,16 @@ def data(tmp_path_factory):
     path = folder / "m.arff"
     write(from_arrays(X, Y, feature_names=[f"f{j}" for j in range(X.shape[1])],
                       label_names=[f"y{i}" for i in range(LABELS)], name="m"), path)
+    # Mulan's layout of a given split beside the whole set (evaluate --test, --mulan-split).
+    for part, rows in (("train", slice(0, 2 * N // 3)), ("test", slice(2 * N // 3, N))):
+        write(from_arrays(X[rows], Y[rows], feature_names=[f"f{j}" for j in range(X.shape[1])],
+                          label_names=[f"y{i}" for i in range(LABELS)], name="m"),
+              folder / f"m-{part}.arff")
     store = folder / "store"
     build_store(X, Y, store, block_size=5, row_block_size=40, seed=0,
                 feature_names=[f"f{j}" for j in range(X.shape[1])],
                 label_names=[f"y{i}" for i in range(LABELS)], name="m")
-    return {"file": path, "store": store}
+    return {"file": path, "store": store, "test": folder / "m-test.arff"}
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +107,7 @@ CLI_OPTIONS = [name for name, flag in SELECT_OPTIONS.items() if flag is not None
 def test_every_option_of_the_command_is_in_the_matrix():
     from coreselect.cli.select import select_cmd
 
-    params = {p.name for p in select_cmd.params} - {"data"}
+    params = {p.name for p in select_cmd.params if p.expose_value} - {"data"}  # not --help-all
     assert params == set(CLI_OPTIONS)
     assert {"-" + f.lstrip("-") for p in select_cmd.params for f in p.opts} >= {
         "-" + SELECT_OPTIONS[n].lstrip("-") for n in CLI_OPTIONS}
@@ -318,11 +323,15 @@ EVAL_VALUES = {"lam": ["--lam", "0.9"], "relevance": ["--relevance", "nmi"],
                "evaluator": ["--evaluator", "brknn"], "measures": ["--measures", "p@1,psndcg@3"],
                "labels": ["--labels", "y0,y1,y2"],
                "labels_as_features": ["--labels", "y0,y1", "--labels-as-features"],
-               "jobs": ["--jobs", "2"], "quiet": ["--quiet"], "verbose": ["--verbose"]}
+               "jobs": ["--jobs", "2"], "quiet": ["--quiet"], "verbose": ["--verbose"],
+               # a given split instead of the folds: m-test.arff, Mulan's m-train/m-test pair
+               "test_data": ["--test", "TEST_FILE"], "mulan_split": ["--mulan-split"]}
 
 
 def _evaluate(capsys, data, out, *extra):
-    return run(capsys, "evaluate", data["file"], "--k", "2", "--folds", "2",
+    extra = [str(data["test"]) if e == "TEST_FILE" else e for e in extra]
+    split = "--test" in extra or "--mulan-split" in extra  # scored once: no --folds
+    return run(capsys, "evaluate", data["file"], "--k", "2", *([] if split else ["--folds", "2"]),
                "--evaluator", "linear", "--out", out, *extra)
 
 
@@ -375,8 +384,8 @@ class _ThreadPool:
 def test_evaluate_matrix(capsys, monkeypatch, tmp_path, data, light_report, context):
     from coreselect.cli.evaluate import evaluate_cmd
 
-    assert {p.name for p in evaluate_cmd.params} - {"data", "methods", "out_dir", "lam_sweep"} \
-        == set(EVAL_VALUES)
+    assert {p.name for p in evaluate_cmd.params if p.expose_value} \
+        - {"data", "methods", "out_dir", "lam_sweep"} == set(EVAL_VALUES)
     from coreselect.evaluation import protocol
 
     monkeypatch.setattr(protocol, "ProcessPoolExecutor", _ThreadPool)

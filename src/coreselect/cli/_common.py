@@ -132,7 +132,10 @@ def cli_words(message: str, flags: dict[str, str] | None = None) -> str:
         hit = hit or text != before
     if hit:
         text = re.sub(r"\s+or None\b", "", text)
-        text = re.sub(r"(?<![\w])'([\w.-]*)'(?![\w])", r"\1", text)  # 'auto' -> auto
+        # Python's quotes around the word a user types: 'auto' -> auto, got 'foo' -> got foo
+        # (other quoted words, such as column names, keep theirs)
+        text = re.sub(r"(?<![\w])'(auto|all)'(?![\w])", r"\1", text)
+        text = re.sub(r"\bgot '([^'\s]*)'", r"got \1", text)
     return text
 
 

@@ -149,6 +149,11 @@ def fetch_cmd(name: str, no_verify: bool, force: bool, timeout: float, deadline:
 
     if verbose:
         log_to_stderr()
+    if name.strip().lower() == "synthesized":  # listed, but made in memory: no file
+        if not quiet:
+            click.echo("coreselect: synthesized is generated in memory when used (select, "
+                       "evaluate, load): there is nothing to fetch", err=True)
+        return
     if force:
         _check_force_targets(name)
     bar = _Bar(not quiet)

@@ -124,7 +124,10 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
     if split and ctx.get_parameter_source("folds") not in (ParameterSource.DEFAULT, None):
         fail(f"--folds does not apply with {'--test' if test_data is not None else '--mulan-split'}: "
              "the given split is scored once")
-    ks = parse_k(k_spec if k_spec is not None else _DEFAULT_K)
+    try:
+        ks = parse_k(k_spec if k_spec is not None else _DEFAULT_K)
+    except InputError as exc:
+        fail(f"--k {k_spec}: {exc}")
     measure_names = parse_measures(measures, tuple(MEASURES))
     if not 1 <= jobs <= max_workers():
         raise InputError(f"--jobs must be an integer in [1, {max_workers()}] (at most the worker "
@@ -134,7 +137,12 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
     if not 0.0 <= lam <= 1.0:
         raise InputError("--lam must lie in [0, 1]")
     factories = method_factories(names, lam=lam, relevance=relevance)  # validates the names
-    lams = parse_values(lam_sweep) if lam_sweep is not None else None
+    try:
+        lams = parse_values(lam_sweep) if lam_sweep is not None else None
+    except InputError as exc:
+        fail(f"--lam-sweep {lam_sweep}: {exc}")
+    if lams is not None and not all(0.0 <= v <= 1.0 for v in lams):
+        fail(f"--lam-sweep {lam_sweep}: every lambda must lie in [0, 1]")
     if lams is not None and ks == ["auto"]:
         raise InputError("--lam-sweep scores fixed numbers of features: give --k a list, not auto")
     if lams is not None and not any(n in GREEDY_METHODS for n in names):

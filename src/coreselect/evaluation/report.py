@@ -225,6 +225,34 @@ def _measures_in(df: pd.DataFrame) -> list[str]:
     return [m for m in MEASURES if m in present]
 
 
+#: Line styles cycled with the colours: lines of close methods stay apart in grey print too.
+_LINESTYLES = ["-", "--", "-.", ":"]
+
+
+def _how_scored(n_folds: int) -> str:
+    return ("one given train/test split" if n_folds == 1
+            else f"{n_folds}-fold CV; bars = ±1 std over the folds")
+
+
+def _spread_line(ax, x, y, sd, i: int, n: int, label: str, n_folds: int) -> None:
+    """Line ``i`` of ``n``: its own colour (tab10), marker and line style, and ±1 std as
+    error bars, each line's nudged sideways so that no two lines' bars cover each other
+    (filled bands of five methods blurred into one colour)."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=float)
+    steps = np.diff(np.unique(x))
+    width = float(steps.min()) if steps.size else 1.0
+    dx = (i - (n - 1) / 2) * 0.5 * width / max(n, 1)  # the lines of one x within half a step
+    style = dict(color=f"C{i % 10}", marker=_MARKERS[i % len(_MARKERS)],
+                 linestyle=_LINESTYLES[(i // 10 + i) % len(_LINESTYLES)], linewidth=1.5,
+                 markersize=5, label=label)
+    if n_folds > 1:
+        ax.errorbar(x + dx, y, yerr=sd, capsize=2.5, elinewidth=1.0, alpha=0.95, **style)
+    else:
+        ax.plot(x + dx, y, **style)
+
+
 def _plot_measures_to(df: pd.DataFrame, targets: dict[str, Path], dataset: str, evaluator: str) -> None:
     plt = _pyplot()
     summary = summarize(df)
@@ -239,13 +267,14 @@ def _plot_measures_to(df: pd.DataFrame, targets: dict[str, Path], dataset: str, 
         if len(full):  # the full-feature model: a level every selection is read against
             ax.axhline(float(full["mean"].iloc[0]), color="black", linestyle="--", linewidth=1.2,
                        label=f"ALL ({int(full['k'].iloc[0])} features)")
-        for i, method in enumerate(dict.fromkeys(s["method"])):
+        methods = list(dict.fromkeys(s["method"]))
+        for i, method in enumerate(methods):
             m = s[s["method"] == method].sort_values("k")
-            x, y, sd = m["k"].to_numpy(), m["mean"].to_numpy(), m["std"].to_numpy()
-            (line,) = ax.plot(x, y, marker=_MARKERS[i % len(_MARKERS)], label=method.upper(), linewidth=1.6)
-            ax.fill_between(x, y - sd, y + sd, color=line.get_color(), alpha=0.15, linewidth=0)
+            _spread_line(ax, m["k"].to_numpy(), m["mean"].to_numpy(), m["std"].to_numpy(),
+                         i, len(methods), method.upper(), n_folds)
         name = MEASURE_LABELS[measure]
-        ax.set_title(f"{dataset + ': ' if dataset else ''}{name}\n({EVALUATOR_LABELS.get(evaluator, evaluator)}, {n_folds}-fold CV; band = ±1 std)")
+        ax.set_title(f"{dataset + ': ' if dataset else ''}{name}\n"
+                     f"({EVALUATOR_LABELS.get(evaluator, evaluator)}, {_how_scored(n_folds)})")
         ax.set_xlabel("number of selected features k")
         ax.set_ylabel(name)
         ax.grid(True, alpha=0.3)
@@ -277,11 +306,11 @@ def _plot_lambda_sweep_to(df: pd.DataFrame, path: Path, dataset: str, evaluator:
     method = ", ".join(m.upper() for m in dict.fromkeys(summary["method"]))
     for ax, measure in zip(flat, measures):
         s = summary[summary["measure"] == measure]
-        for i, k in enumerate(sorted(set(s["k"]))):
+        ks = sorted(set(s["k"]))
+        for i, k in enumerate(ks):
             m = s[s["k"] == k].sort_values("lam")
-            x, y, sd = m["lam"].to_numpy(), m["mean"].to_numpy(), m["std"].to_numpy()
-            (line,) = ax.plot(x, y, marker=_MARKERS[i % len(_MARKERS)], label=f"k={k}")
-            ax.fill_between(x, y - sd, y + sd, color=line.get_color(), alpha=0.12, linewidth=0)
+            _spread_line(ax, m["lam"].to_numpy(), m["mean"].to_numpy(), m["std"].to_numpy(),
+                         i, len(ks), f"k={k}", df["fold"].nunique())
         ax.set_title(MEASURE_LABELS[measure])
         ax.set_xlabel("λ (weight of diversity)")
         ax.set_ylabel(MEASURE_LABELS[measure])
@@ -293,7 +322,8 @@ def _plot_lambda_sweep_to(df: pd.DataFrame, path: Path, dataset: str, evaluator:
         flat[-1].legend(handles, labels, loc="center", fontsize=11, title="selected features")
     else:
         flat[-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
-    fig.suptitle(f"{dataset + ': ' if dataset else ''}effect of λ on {method} ({EVALUATOR_LABELS.get(evaluator, evaluator)}, {df['fold'].nunique()}-fold CV)")
+    fig.suptitle(f"{dataset + ': ' if dataset else ''}effect of λ on {method} "
+                 f"({EVALUATOR_LABELS.get(evaluator, evaluator)}, {_how_scored(df['fold'].nunique())})")
     fig.tight_layout()
     try:
         fig.savefig(path, format="png")

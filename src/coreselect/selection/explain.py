@@ -245,11 +245,13 @@ def coverage_figure(relevance: np.ndarray, p: int, *, label_names: Sequence[str]
     # Size from the content: a row per feature, a column per label, room for the longest names
     # and the share-of-g bars (constrained layout then leaves no empty band around them).
     longest = max((len(n) for n in names), default=0)
-    width = 0.28 * cols.size + 0.07 * longest + 3.4
+    width = 0.28 * cols.size + 0.07 * longest + 4.2
     height = 0.28 * m + 0.07 * max((len(labels[c]) for c in cols), default=0) + 2.0
-    fig, (ax, bars) = plt.subplots(
-        1, 2, figsize=(max(6.0, width), max(3.4, height)), layout="constrained", sharey=True,
-        gridspec_kw={"width_ratios": [max(cols.size, 2), 2.5 + 0.02 * cols.size]})
+    # The colour bar gets a column of its own: drawn into the bars' axes it covered them.
+    fig, (ax, bars, cax) = plt.subplots(
+        1, 3, figsize=(max(6.8, width), max(3.4, height)), layout="constrained",
+        gridspec_kw={"width_ratios": [max(cols.size, 2), 2.5 + 0.02 * cols.size, 0.25]})
+    bars.sharey(ax)
     im = ax.imshow(rel[:, cols], aspect="auto", cmap="Blues", interpolation="nearest")
     if not every:
         ys, xs = np.nonzero(cover[:, cols])
@@ -270,7 +272,5 @@ def coverage_figure(relevance: np.ndarray, p: int, *, label_names: Sequence[str]
     title = (f"Which labels the {m} selected features cover\n"
              f"colour: MI(x, l) in bits; {counted}\nbars: each feature's share of g")
     fig.suptitle(_wrap(title, fig.get_figwidth() - 0.3, 9), fontsize=9)
-    # pad is a share of the matrix's width: a fixed ~0.15 inch, not a band on wide figures
-    fig.colorbar(im, ax=bars, label="MI(x, l), bits", shrink=0.9,
-                 pad=min(0.05, 0.15 / fig.get_figwidth()))
+    fig.colorbar(im, cax=cax, label="MI(x, l), bits")
     return fig
