@@ -38,8 +38,6 @@ KNOWN: set[tuple[str, str]] = {
     ("io/xmc.py", "io/libsvm.py"),
     # the readers: open_chunks loads a registered dataset's files through datasets.load
     ("io/chunks.py", "datasets/load.py"),
-    # the store build: a build given no engine makes a LocalEngine itself
-    ("store/ingest.py", "engines/local.py"),
 }
 
 

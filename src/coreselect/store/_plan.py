@@ -69,6 +69,29 @@ class Shared:
     target: StoreRef | None = None  # a URL store: the tiles are written straight there
 
 
+class InProcess:
+    """The build's tasks one after another in this process: what runs them when the caller
+    gives no engine (the engines live a layer above the store; this needs none of them).
+    Named ``"local"`` as the in-process :class:`coreselect.engines.local.LocalEngine`, whose
+    ``map`` it matches."""
+
+    name = "local"
+    n_workers = None
+
+    def map(self, func: Callable[[Any, Any], Any], shared: Any, tasks: Sequence[Any],
+            callback: Callable[[int, int], None] | None = None,
+            on_result: Callable[[int, Any], None] | None = None) -> list[Any]:
+        tasks = list(tasks)
+        out = []
+        for i, task in enumerate(tasks):
+            out.append(func(shared, task))
+            if on_result is not None:
+                on_result(i, out[-1])
+            if callback is not None:
+                callback(i + 1, len(tasks))
+        return out
+
+
 def plan_groups(sizes: Sequence[int], n_workers: int, per_worker: int = 4) -> list[list[int]]:
     """Consecutive files grouped into tasks of about equal bytes: one task with one worker,
     else about ``per_worker`` tasks per worker (uneven files still spread), never more tasks

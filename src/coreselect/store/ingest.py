@@ -73,8 +73,8 @@ from coreselect.store._count import (  # noqa: F401
 from coreselect.store._encode import encode_task
 from coreselect.store._format import StoreRef
 from coreselect.store._plan import (  # noqa: F401
-    PIECE_BYTES, SPILL, BuildOptions, Progress, Shared, UrlSpill, _candidates, _dask_workers,
-    _n_pieces, _piece_size, _shared, plan_groups, row_bounds,
+    PIECE_BYTES, SPILL, BuildOptions, InProcess, Progress, Shared, UrlSpill, _candidates,
+    _dask_workers, _n_pieces, _piece_size, _shared, plan_groups, row_bounds,
 )
 from coreselect.store._spill import _PLANS, _row_block_prefix, _save_plan
 from coreselect.store._read import SLICE_CELLS  # noqa: F401
@@ -134,9 +134,7 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     if n_files == 0:
         raise InputError("no data files to build the store from")
     if engine is None:
-        from coreselect.engines.local import LocalEngine
-
-        engine = LocalEngine()
+        engine = InProcess()
     n_workers = int(getattr(engine, "n_workers", None) or _dask_workers(engine) or 1)
     if hasattr(source, "plan_pieces") and not source.scanned and not source.pieces_planned:
         source.plan_pieces(PIECE_BYTES)
