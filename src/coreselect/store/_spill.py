@@ -129,5 +129,6 @@ def _drop_pieces(shared: Shared, r: int) -> None:
 
 
 def _row_block_prefix(r: int) -> str:
-    """Where :func:`tile_task` reads row block ``r``'s pieces, relative to the root."""
+    """Where :func:`~coreselect.store._tiles.tile_task` reads row block ``r``'s pieces,
+    relative to the root."""
     return _piece_path("", r, "labels", 0).parent.parent.as_posix() + "/"

@@ -215,6 +215,7 @@ def _check_unchanged(source, seen: list) -> None:
                              "was written, build again")
 
 
+# -- the checkpoint: a wrapper that runs the same steps, every finished task kept -------------
 def _build_resumable(source, target: Path, options: BuildOptions, engine, progress,
                      checkpoint, groups, total_bytes: int, keep, seen: list) -> None:
     """The three passes with every finished task kept under ``checkpoint``
@@ -271,6 +272,7 @@ def _passes(ck, source, target: Path, options: BuildOptions, engine, progress, g
     ck.remove()
 
 
+# -- the build to a URL; a step's tasks run over the engine -------------------------------------
 def _build_at_url(source, url: str, options: BuildOptions, engine, progress,
                   storage_options: dict | None):
     """The build to a URL (:func:`coreselect.store.fs.build_direct`): tiles written by the
