@@ -32,10 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 # Known exceptions, each (importer, imported) with its reason beside it; each is to be removed,
 # and an entry whose import is gone fails test_every_known_edge_is_still_there.
-KNOWN: set[tuple[str, str]] = {
-    # the store build: a build given no engine makes a LocalEngine itself
-    ("store/ingest.py", "engines/local.py"),
-}
+KNOWN: set[tuple[str, str]] = set()
 
 
 def _modules() -> dict[str, Path]:

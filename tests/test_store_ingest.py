@@ -213,6 +213,29 @@ def test_streamed_build_equals_in_memory_build(shards, tmp_path):
     _same_store(mem, ref)
 
 
+def test_a_build_given_no_engine_imports_none(shards, tmp_path):
+    """The store sits below the engines: given no engine, the build runs its tasks in this
+    process (with the progress inside a file) without importing any engine module."""
+    import subprocess
+    import sys
+
+    _, _, _, files, ref = shards
+    code = ("import sys\n"
+            "from coreselect.store.ingest import BuildOptions, WholeFileChunks, "
+            "build_store_from_source\n"
+            f"build_store_from_source(WholeFileChunks({files!r}, chunk_rows=37), "
+            f"{str(tmp_path / 's')!r}, options=BuildOptions(**{OPTS!r}), "
+            "progress=lambda *a: None)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('coreselect.engines')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    from coreselect.store import open_store
+
+    _same_store(open_store(tmp_path / "s"), ref)
+
+
 def test_dense_parts_equal_in_memory_build(tmp_path):
     rng = np.random.default_rng(0)
     X = _matrix(rng, 120, 9, 1, 0.5)
