@@ -135,12 +135,105 @@ def _sha256(path: Path) -> str:
 
 
 def _link(src: Path, dst: Path) -> None:
-    """A hard link (a copy where the file system has none)."""
+    """A hard link (a copy where the file system has none), never over an existing file:
+    ``FileExistsError`` then, whatever the file system."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.link(src, dst)
+    except FileExistsError:
+        raise
     except OSError:
-        shutil.copyfile(src, dst)
+        with open(src, "rb") as fin, open(dst, "xb") as fout:  # "x": refuses an existing dst
+            shutil.copyfileobj(fin, fout, 1 << 20)
+
+
+def _kept_name(rel: Any) -> str | None:
+    """``rel`` when it names a file inside a task's folder (a relative POSIX path, none of
+    its parts empty, ``.`` or ``..``), else None: a manifest is not trusted to name paths."""
+    if not isinstance(rel, str) or not rel or rel.startswith("/") or "\\" in rel \
+            or "\0" in rel:
+        return None
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts) or rel == MANIFEST:
+        return None
+    return rel
+
+
+def _plain_file_inside(folder: Path, rel: str) -> bool:
+    """Whether ``folder/rel`` is a regular file reached through real folders (no symbolic
+    link on the way, ``folder`` included)."""
+    import stat as st
+
+    path = folder
+    try:
+        if not st.S_ISDIR(os.lstat(folder).st_mode):
+            return False
+        parts = rel.split("/")
+        for part in parts[:-1]:
+            path = path / part
+            if not st.S_ISDIR(os.lstat(path).st_mode):
+                return False
+        return st.S_ISREG(os.lstat(path / parts[-1]).st_mode)
+    except OSError:
+        return False
+
+
+def _read_manifest(final: Path) -> bytes:
+    """A kept task's manifest: a regular file in its folder, read with the size bound of a
+    checkpoint record (a sparse file of gigabytes is refused before it is read)."""
+    from coreselect.checkpoint import _read_capped
+
+    if not _plain_file_inside(final, MANIFEST):
+        raise CheckpointError("not a regular file")
+    return _read_capped(final / MANIFEST, f"{final}/{MANIFEST}")
+
+
+def sweep_removed(location: str | os.PathLike) -> None:
+    """Remove ``PATH.parts.removed``, a finished build's checkpoint folder that a kill left
+    while it was being deleted, when coreselect made it (its mark is deleted last); refuse,
+    in one line, a folder of that name that coreselect did not make."""
+    from coreselect.files import OWNED_MARK, is_owned
+    from coreselect.store.fs import is_url, local_path
+
+    text = os.fspath(location)
+    if is_url(text):
+        return
+    path = Path(local_path(text))
+    trash = path.parent / f"{path.name}.parts.removed"
+    if not os.path.lexists(trash):
+        return
+    if is_owned(trash):
+        _remove_owned(trash)
+        return
+    try:
+        os.rmdir(trash)  # empty (the mark went last, the folder not yet): nothing to lose
+        return
+    except OSError:
+        pass
+    raise CheckpointError(f"checkpoint {text}: {trash.name} exists and coreselect did not "
+                          "make it; move it, or give another checkpoint path")
+
+
+def _remove_owned(folder: Path) -> None:
+    """Delete a folder coreselect marked, its mark last: a kill on the way leaves it still
+    marked (swept by the next run), never an unmarked folder of ours."""
+    from coreselect.files import OWNED_MARK
+
+    for child in list(folder.iterdir()):
+        if child.name == OWNED_MARK:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            try:
+                child.unlink()
+            except OSError:
+                pass
+    try:
+        (folder / OWNED_MARK).unlink()
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 # -- the fingerprint of a build ---------------------------------------------------------------
@@ -312,8 +405,7 @@ class BuildCheckpoint:
         """Read the record (refused when it is of another build) or write a first one."""
         from coreselect.checkpoint import _version, decode
 
-        shutil.rmtree(self.folder.with_name(self.folder.name + ".removed"),
-                      ignore_errors=True)  # a finished build's, killed while deleting it
+        sweep_removed(self.ck.path)  # a finished build's, killed while deleting it
         data = self.ck.read()
         self.resuming = data is not None
         if data is not None:
@@ -375,14 +467,17 @@ class BuildCheckpoint:
             return False, None
         why = None
         try:
-            header, arrays = decode((final / MANIFEST).read_bytes(), f"{final}/{MANIFEST}")
+            header, arrays = decode(_read_manifest(final), f"{final}/{MANIFEST}")
             if (header.get("kind") != KIND or header.get("stage") != stage
                     or header.get("key") != key or header.get("build") != self.digest):
                 why = "its manifest is of another task or build"
+            elif not isinstance(header.get("files"), dict) or any(
+                    _kept_name(rel) is None for rel in header["files"]):
+                why = "its manifest names a file outside its folder"
             else:
                 for rel, (size, digest) in sorted(header["files"].items()):
                     path = final / rel
-                    if not path.is_file() or path.stat().st_size != size:
+                    if not _plain_file_inside(final, rel) or path.stat().st_size != size:
                         why = f"{rel} is missing or has another size"
                     elif _sha256(path) != digest:
                         why = f"{rel} fails its checksum"
@@ -408,11 +503,14 @@ class BuildCheckpoint:
         hit = self._results.get((stage, key))
         if hit is not None:
             names = hit[1]
-        else:
+        else:  # a task of this run: its files were just hashed; their names are checked
             from coreselect.checkpoint import decode
 
-            header, _ = decode((final / MANIFEST).read_bytes(), f"{final}/{MANIFEST}")
-            names = header["files"]
+            header, _ = decode(_read_manifest(final), f"{final}/{MANIFEST}")
+            names = header.get("files")
+            if not isinstance(names, dict) or any(_kept_name(r) is None for r in names):
+                raise CheckpointError(f"checkpoint {self.shown}: {final}/{MANIFEST} names a "
+                                      "file outside its folder; delete the checkpoint")
         return [(rel, final / rel) for rel in sorted(names)]
 
     def run(self, engine: Any, func: Callable, shared: Any, stage: str, tasks: Sequence[Any],
@@ -460,14 +558,17 @@ class BuildCheckpoint:
         renamed aside (one step, right after the store's own rename), so that a kill while its
         many files are deleted leaves no checkpoint, only ``PATH.parts.removed``, which the
         next build with this checkpoint sweeps."""
+        from coreselect.files import checkpoint as test_hold
+
         trash = self.folder.with_name(self.folder.name + ".removed")
         try:
             if self.folder.exists():
-                os.replace(self.folder, trash)
+                os.rename(self.folder, trash)  # never onto a folder that is there
             os.unlink(self.ck.path)
         except FileNotFoundError:
             pass
         except OSError as exc:
             raise OutputError(self.shown, f"cannot remove the checkpoint "
                               f"({exc.strerror or exc})", exc.errno) from None
-        shutil.rmtree(trash, ignore_errors=True)
+        test_hold("build-removing")  # tests kill the build here
+        _remove_owned(trash)

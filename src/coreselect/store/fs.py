@@ -48,7 +48,7 @@ import numpy as np
 
 from coreselect.errors import CoreselectError, InputError, StoreError
 from coreselect.store._format import (
-    META_FILE, NPY_HEADER_LOCK, CrcWriter, StoreRef, load_npy, store_error,
+    MAX_META_BYTES, META_FILE, NPY_HEADER_LOCK, CrcWriter, StoreRef, load_npy, store_error,
 )
 from coreselect.store.reader import ColumnStore, _block_of, _check_meta
 
@@ -445,7 +445,14 @@ def open_remote(url: str, options: dict | None = None, check: bool = True) -> Co
     fs, root = filesystem(url, options)
     shown = scrub(url.rstrip("/"))
     try:
+        size = fs.size(f"{root}/{META_FILE}")
+        if size is not None and size > MAX_META_BYTES:  # refused before it is fetched
+            raise store_error(f"{shown}/{META_FILE} is {size} bytes, more than a store.json "
+                              f"holds ({MAX_META_BYTES}); not a coreselect column store",
+                              block=META_FILE)
         raw = fs.cat_file(f"{root}/{META_FILE}")
+    except StoreError:
+        raise
     except FileNotFoundError:
         bucket = root.split("/", 1)[0]
         if scheme(url) in _BUCKETS and bucket and not _exists(fs, bucket):

@@ -740,6 +740,10 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
         raise InputError(f"n_bins must be an integer in [2, {MAX_BINS}] (codes are 32-bit "
                          f"integers), got {options.n_bins}")
     target = Path(path)
+    if checkpoint is not None:  # a kill in the last cleanup left it: swept even if done
+        from coreselect.store._resume import sweep_removed
+
+        sweep_removed(checkpoint)
     check_build_target(target)
     n_files = len(source.files)
     if n_files == 0:
