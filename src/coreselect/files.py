@@ -233,6 +233,22 @@ def clean_stale(folder: PathLike, patterns: Iterable[str] = STALE_PATTERNS,
 #: The file that marks a folder as made by coreselect: its first line, then a random token.
 #: Only a folder holding it is ever removed or taken over as scratch; a user's folder or file
 #: whose name looks like a scratch folder's is never touched.
+def save_array(path: PathLike, array) -> None:
+    """``np.save`` to a file, a short write (a full disk: numpy says "N requested and M
+    written", with no errno) raised as :class:`~coreselect.errors.OutputError` (ENOSPC)."""
+    import numpy as np
+
+    try:
+        np.save(path, array)
+    except OSError as exc:
+        if exc.errno is not None:
+            raise
+        from coreselect.errors import OutputError
+
+        raise OutputError(str(path), f"a short write ({exc}): no space left on the device",
+                          _errno.ENOSPC) from None
+
+
 OWNED_MARK = ".coreselect-owned"
 _OWNED_LINE = "made by coreselect; removed by it when no longer needed\n"
 
