@@ -263,3 +263,35 @@ def test_manifest_names_outside_the_folder_are_refused():
                 "a\\..\\x", "a/./b"):
         assert _kept_name(bad) is None, bad
     assert _kept_name("tiles/r0/b1.npy") == "tiles/r0/b1.npy"
+
+
+def test_an_edit_in_place_with_its_time_put_back_is_refused(work, capsys, monkeypatch):
+    """Same size, same mtime, other bytes: the resumed build refuses the checkpoint (the
+    file's change time moved, and its sampled bytes differ) instead of mixing two versions."""
+    _interrupted(monkeypatch, capsys, work / "d", work / "s", work / "c")
+    path = work / "d" / "part-01.svm"
+    before = os.stat(path)
+    data = bytearray(path.read_bytes())
+    at = data.index(b":") + 1  # a value in the first row: 1..5 -> another digit
+    data[at:at + 1] = b"9" if data[at:at + 1] != b"9" else b"8"
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(path).st_size == before.st_size
+    code, _, err = _cli(capsys, "store", "build", work / "d", work / "s", *BUILD,
+                        "--checkpoint", work / "c")
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "part-01.svm was modified" in err, err
+    assert not (work / "s").exists()
+
+
+def test_the_sampled_bytes_catch_a_copy_with_the_same_times(tmp_path):
+    """The fingerprint's own parts: the sampled bytes differ for the same size."""
+    from coreselect.store._resume import _file_identity
+
+    a, b = tmp_path / "a.svm", tmp_path / "b.svm"
+    a.write_bytes(b"1 0:1\n" * 10_000)
+    b.write_bytes(b"1 0:1\n" * 5_000 + b"1 0:2\n" + b"1 0:1\n" * 4_999)
+    os.utime(b, ns=(os.stat(a).st_atime_ns, os.stat(a).st_mtime_ns))
+    ia, ib = _file_identity(str(a)), _file_identity(str(b))
+    assert len(ia) == 6 and ia[1:3] == ib[1:3] and ia[5] != ib[5]  # size, mtime; sample
+    assert _file_identity(str(a))[2:] == ia[2:]  # stable while the file is

@@ -3,7 +3,8 @@
 ``build_store_from_source(..., checkpoint=PATH)`` (``coreselect store build --checkpoint``)
 follows :mod:`coreselect.checkpoint`'s layout: a record at ``PATH`` and a folder
 ``PATH.parts`` (marked as coreselect's) beside it. The record fingerprints what the store
-depends on: every data file (its path, size and modification time, or an object's ETag), the
+depends on: every data file (its path, size, modification and change times, inode and a
+hash of its first, middle and last 16 KiB; an object's size and ETag), the
 build's options, the reader's format and options, the coreselect version and the store
 format; and it keeps the task list of each pass, so that a resumed build (even with another
 ``--workers``) runs the same tasks. A record that does not match is refused in one line
@@ -36,6 +37,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -46,8 +48,9 @@ from coreselect.errors import CheckpointError, OutputError
 
 log = logging.getLogger(__name__)
 
-#: Version of the build checkpoint's layout; a record of another one is refused.
-FORMAT = 1
+#: Version of the build checkpoint's layout; a record of another one is refused (2: the
+#: files' fingerprints hold their ctime, inode and sampled bytes).
+FORMAT = 2
 KIND = "store-build"
 MANIFEST = "manifest"
 TMP = ".tmp-"
@@ -238,8 +241,9 @@ def _remove_owned(folder: Path) -> None:
 
 # -- the fingerprint of a build ---------------------------------------------------------------
 def _file_identity(path: str) -> list:
-    """``[path, size, mtime_ns]`` of a local file, ``[url, size, ETag]`` of an object
-    (``[path, None, None]`` when it cannot be seen: it then differs from any file there)."""
+    """``[path, size, mtime_ns, ctime_ns, inode, sampled bytes' SHA-256]`` of a local file,
+    ``[url, size, ETag]`` of an object (``[path, None, None]`` when it cannot be seen: it then
+    differs from any file there)."""
     from coreselect.io.chunks import is_url
 
     if is_url(path):
@@ -254,9 +258,29 @@ def _file_identity(path: str) -> list:
             return [path, None, None]
     try:
         st = os.stat(path)
+        # never opened unless regular: a FIFO would block here, a device never end
+        sample = _sample_digest(path, st.st_size) if stat.S_ISREG(st.st_mode) else None
     except OSError:
         return [os.path.abspath(path), None, None]
-    return [os.path.abspath(path), int(st.st_size), int(st.st_mtime_ns)]
+    # ctime and inode: an edit in place whose mtime was put back (touch -d, cp -p) still
+    # moves the ctime, which no user call sets; the sampled bytes catch the rest cheaply.
+    return [os.path.abspath(path), int(st.st_size), int(st.st_mtime_ns), int(st.st_ctime_ns),
+            int(st.st_ino), sample]
+
+
+#: Bytes hashed at the start, the middle and the end of each local data file.
+SAMPLE_BYTES = 1 << 14
+
+
+def _sample_digest(path: str, size: int) -> str:
+    """SHA-256 of a file's first, middle and last :data:`SAMPLE_BYTES` (all of a small
+    file): cheap whatever the file's size."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for at in sorted({0, max(0, size // 2 - SAMPLE_BYTES // 2), max(0, size - SAMPLE_BYTES)}):
+            fh.seek(at)
+            h.update(fh.read(SAMPLE_BYTES))
+    return h.hexdigest()
 
 
 def identities(source: Any) -> list[list]:
