@@ -1677,6 +1677,10 @@ CLASSES_29_BUILD: dict[str, Callable] = {
 CLASSES.update(CLASSES_29_BUILD)
 OWNER.update({name: "resume" for name in CLASSES_29_BUILD})
 
+from hostile_lifecycle import classes as lifecycle_classes  # noqa: E402 - issue 40's classes
+
+CLASSES.update(lifecycle_classes(Attempt))
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -16,6 +16,7 @@ library), never an internal error:
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -194,3 +195,53 @@ def test_labels_as_features_where_it_changes_nothing(tmp_path, capsys):
     code, _, err = _cli(capsys, "select", arff, "-k", "2", "--labels", "y0",
                         "--labels-as-features", "-q")  # y1 kept as a feature: it applies
     assert code == 0, err
+
+
+def test_a_frozen_server_ends_a_data_file_read_near_its_timeouts(tmp_path, monkeypatch):
+    """A data file's URL (the readers, not a store): botocore's tries are the tries, not
+    multiplied by s3fs's own five retries (a frozen server cost 5x the read timeout)."""
+    import json
+    import socket
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    pytest.importorskip("s3fs")
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    held, stop = [], threading.Event()
+
+    def accept():
+        sock.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                held.append(sock.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    options = {"config_kwargs": {"connect_timeout": 1, "read_timeout": 1,
+                                 "retries": {"max_attempts": 1}}}
+    import coreselect
+
+    env = {**os.environ, "PYTHONPATH": str(Path(coreselect.__file__).resolve().parents[1]),
+           "AWS_ENDPOINT_URL": f"http://127.0.0.1:{sock.getsockname()[1]}",
+           "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y",
+           "CORESELECT_STORAGE_OPTIONS": json.dumps(options)}
+    try:
+        start = time.monotonic()
+        r = subprocess.run([sys.executable, "-m", "coreselect", "select", "s3://data/x.svm",
+                            "-k", "2", "-q"], env=env, capture_output=True, text=True,
+                           timeout=300)
+        took = time.monotonic() - start
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        sock.close()
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert took < 18, took  # a few requests of 1 s each (was about 5 x that)
