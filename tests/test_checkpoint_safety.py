@@ -295,3 +295,15 @@ def test_the_sampled_bytes_catch_a_copy_with_the_same_times(tmp_path):
     ia, ib = _file_identity(str(a)), _file_identity(str(b))
     assert len(ia) == 6 and ia[1:3] == ib[1:3] and ia[5] != ib[5]  # size, mtime; sample
     assert _file_identity(str(a))[2:] == ia[2:]  # stable while the file is
+
+
+def test_a_stage_folder_that_is_a_link_is_refused(work, capsys, monkeypatch):
+    _interrupted(monkeypatch, capsys, work / "d", work / "s", work / "c")
+    elsewhere = work / "elsewhere"
+    (work / "c.parts" / "tiles").rename(elsewhere)
+    (work / "c.parts" / "tiles").symlink_to(elsewhere)
+    before = sorted(p.name for p in elsewhere.iterdir())
+    code, _, err = _cli(capsys, "store", "build", work / "d", work / "s", *BUILD,
+                        "--checkpoint", work / "c")
+    assert code == 2 and "not a folder coreselect made" in err, err
+    assert sorted(p.name for p in elsewhere.iterdir()) == before

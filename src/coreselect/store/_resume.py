@@ -463,6 +463,16 @@ class BuildCheckpoint:
         if data is None:
             self._write()
 
+    def _stage(self, stage: str) -> Path:
+        """A stage's folder, refused when it is a symbolic link (its tasks would be read from,
+        and written to, wherever it points)."""
+        folder = self.folder / stage
+        if os.path.islink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
+            raise CheckpointError(f"checkpoint {self.shown}: {self.shown}.parts/{stage} is not "
+                                  "a folder coreselect made (a link or a file); delete the "
+                                  "checkpoint and its .parts folder to start afresh")
+        return folder
+
     def plan(self, stage: str, tasks: Sequence[Any]) -> list:
         """The tasks of ``stage``: those recorded (a resumed build runs the same tasks), else
         ``tasks``, recorded now."""
@@ -486,7 +496,7 @@ class BuildCheckpoint:
         from coreselect.checkpoint import decode
 
         key = task_key(stage, task)
-        final = self.folder / stage / key
+        final = self._stage(stage) / key
         if not final.is_dir():
             return False, None
         why = None
@@ -523,7 +533,7 @@ class BuildCheckpoint:
     def files_of(self, stage: str, task: Any) -> list[tuple[str, Path]]:
         """The files a finished task wrote: ``(relative path, kept file)``."""
         key = task_key(stage, task)
-        final = self.folder / stage / key
+        final = self._stage(stage) / key
         hit = self._results.get((stage, key))
         if hit is not None:
             names = hit[1]
@@ -558,7 +568,7 @@ class BuildCheckpoint:
         if announce is not None and self.resuming:
             announce(self.taken[stage], self.redone.get(stage, 0))
         if todo:
-            kept = Kept(func, shared, stage, str(self.folder / stage), self.digest,
+            kept = Kept(func, shared, stage, str(self._stage(stage)), self.digest,
                         tuple(common), tuple(inputs), select)
             (self.folder / stage).mkdir(parents=True, exist_ok=True)
             got = engine.map(run_kept, kept, [tasks[i] for i in todo],
