@@ -307,3 +307,28 @@ def test_a_stage_folder_that_is_a_link_is_refused(work, capsys, monkeypatch):
                         "--checkpoint", work / "c")
     assert code == 2 and "not a folder coreselect made" in err, err
     assert sorted(p.name for p in elsewhere.iterdir()) == before
+
+
+def test_a_large_object_that_is_not_a_record_is_not_fetched_whole(monkeypatch):
+    import fsspec
+
+    from coreselect.checkpoint import Checkpoint, decode
+
+    fs = fsspec.filesystem("memory")
+    fs.pipe_file("/big/ck", b"\0" * (8 << 20))
+    fetched = []
+    real = type(fs).cat_file
+
+    def cat_file(self, path, start=None, end=None, **kw):
+        data = real(self, path, start=start, end=end, **kw)
+        fetched.append(len(data))
+        return data
+
+    monkeypatch.setattr(type(fs), "cat_file", cat_file)
+    try:
+        data = Checkpoint("memory://big/ck").read()
+        with pytest.raises(CheckpointError, match="not a coreselect checkpoint"):
+            decode(data, "ck")
+    finally:
+        fs.rm("/big", recursive=True)
+    assert max(fetched) < 1 << 20, fetched

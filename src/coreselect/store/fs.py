@@ -477,8 +477,10 @@ def open_remote(url: str, options: dict | None = None, check: bool = True) -> Co
     fs, root = filesystem(url, options)
     shown = scrub(url.rstrip("/"))
     try:
-        # one ranged request: a store.json larger than any is refused, never fetched whole
-        raw = fs.cat_file(f"{root}/{META_FILE}", start=0, end=MAX_META_BYTES + 1)
+        # a store.json larger than any is refused, never fetched whole
+        size = fs.size(f"{root}/{META_FILE}")
+        raw = (fs.cat_file(f"{root}/{META_FILE}") if size is not None and size <= MAX_META_BYTES
+               else fs.cat_file(f"{root}/{META_FILE}", start=0, end=MAX_META_BYTES + 1))
         if len(raw) > MAX_META_BYTES:
             raise store_error(f"{shown}/{META_FILE} is more than {MAX_META_BYTES} bytes, more "
                               "than a store.json holds; not a coreselect column store",

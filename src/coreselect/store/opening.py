@@ -43,7 +43,7 @@ def open_store(path: str | os.PathLike | StoreRef, check: bool = True,
                 raise store_error(f"{meta_path} is {size} bytes, more than a store.json holds "
                                   f"({MAX_META_BYTES}); not a coreselect column store",
                                   block=META_FILE)
-            raw = fh.read(MAX_META_BYTES + 1)
+            raw = fh.read(size + 1)  # read(n) allocates n bytes first: the size, not the cap
         if len(raw) > MAX_META_BYTES:
             raise store_error(f"{meta_path} is more than {MAX_META_BYTES} bytes; not a "
                               "coreselect column store", block=META_FILE)
