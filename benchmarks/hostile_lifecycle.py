@@ -253,7 +253,6 @@ sys.exit(code)
 
 def classes(Attempt) -> dict[str, Callable]:
     """The generators, each ``gen(n, tmp, rng) -> [Attempt]`` (hostile.py's ``Attempt``)."""
-    py = sys.executable
 
     def gen_ckpt_outside(n, tmp, rng):
         kinds = [("parent", "tiles"), ("absolute", "tiles"), ("symlink", "tiles"),

@@ -15,7 +15,6 @@ library), never an internal error:
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -23,7 +22,7 @@ import numpy as np
 import pytest
 
 from coreselect.cli import main
-from coreselect.errors import CheckpointError, InputError, InputTypeError
+from coreselect.errors import InputError, InputTypeError
 
 BUILD = ["--row-block-size", "100", "--bins", "3", "-q"]
 

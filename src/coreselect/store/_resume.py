@@ -165,18 +165,16 @@ def _kept_name(rel: Any) -> str | None:
 def _plain_file_inside(folder: Path, rel: str) -> bool:
     """Whether ``folder/rel`` is a regular file reached through real folders (no symbolic
     link on the way, ``folder`` included)."""
-    import stat as st
-
     path = folder
     try:
-        if not st.S_ISDIR(os.lstat(folder).st_mode):
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
             return False
         parts = rel.split("/")
         for part in parts[:-1]:
             path = path / part
-            if not st.S_ISDIR(os.lstat(path).st_mode):
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
                 return False
-        return st.S_ISREG(os.lstat(path / parts[-1]).st_mode)
+        return stat.S_ISREG(os.lstat(path / parts[-1]).st_mode)
     except OSError:
         return False
 
@@ -195,7 +193,7 @@ def sweep_removed(location: str | os.PathLike) -> None:
     """Remove ``PATH.parts.removed``, a finished build's checkpoint folder that a kill left
     while it was being deleted, when coreselect made it (its mark is deleted last); refuse,
     in one line, a folder of that name that coreselect did not make."""
-    from coreselect.files import OWNED_MARK, is_owned
+    from coreselect.files import is_owned
     from coreselect.store.fs import is_url, local_path
 
     text = os.fspath(location)
@@ -222,7 +220,11 @@ def _remove_owned(folder: Path) -> None:
     marked (swept by the next run), never an unmarked folder of ours."""
     from coreselect.files import OWNED_MARK
 
-    for child in list(folder.iterdir()):
+    try:
+        children = list(folder.iterdir())
+    except OSError:  # not there (nothing was renamed aside), or not a folder: nothing to do
+        return
+    for child in children:
         if child.name == OWNED_MARK:
             continue
         if child.is_dir() and not child.is_symlink():
