@@ -98,6 +98,9 @@ def tune(X, Y, cap: int, *, candidates: dict[str, dict] | None = None) -> Tuned:
     candidates = dict(CANDIDATES if candidates is None else candidates)
     if not candidates:
         raise InputError("tuning needs at least one candidate")
+    X, Y = _inputs(X, Y)
+    if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or int(cap) < 1:
+        raise InputError(f"cap must be a positive integer, got {cap!r}")
     start = time.perf_counter()
     names = list(candidates)
     orders = {name: np.asarray(select(X, Y, k=int(cap), **candidates[name]).selected,
@@ -110,3 +113,29 @@ def tune(X, Y, cap: int, *, candidates: dict[str, dict] | None = None) -> Tuned:
     return Tuned(choice=chosen, params=dict(candidates[chosen]), order=orders[chosen],
                  cap=int(cap), names=names, areas=areas, orders=orders,
                  seconds=time.perf_counter() - start)
+
+
+def _inputs(X, Y):
+    """``X`` and ``Y`` as :class:`~coreselect.selector.GDSSelector` takes them (a dense or
+    sparse numeric matrix; a 0/1 matrix, a class vector or label lists), with its typed
+    errors: the labels as a 0/1 matrix, which the inner scoring needs."""
+    import scipy.sparse as sp
+
+    from coreselect.errors import InputTypeError
+    from coreselect.selection.sources import as_label_matrix, check_sparse_structure
+
+    if sp.issparse(X):
+        check_sparse_structure(X)
+        X = X.tocsr()
+    else:
+        try:
+            X = np.asarray(X)
+        except (ValueError, TypeError):
+            raise InputTypeError("X must be a numeric matrix (dense or sparse)") from None
+        if X.dtype.kind not in "biuf":
+            raise InputTypeError(f"X must be a numeric matrix, got {X.dtype} values")
+        if X.ndim != 2:
+            raise InputError(f"X must be 2-D, got shape {X.shape}")
+        if X.dtype.kind == "f" and not np.all(np.isfinite(X)):
+            raise InputError("X contains NaN or infinite values; impute or drop them first")
+    return X, as_label_matrix(Y, X.shape[0])

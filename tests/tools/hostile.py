@@ -1682,6 +1682,11 @@ from hostile_ways_in import ways_in_classes  # noqa: E402 - the ways in from fil
 CLASSES.update(ways_in_classes(Attempt))
 OWNER.update({name: "readers" for name in ("shard_schemas", "glob_links", "special_inputs")})
 
+from hostile_lifecycle import classes as lifecycle_classes  # noqa: E402 - checkpoints, pools, signals
+
+CLASSES.update(lifecycle_classes(Attempt))
+OWNER.update({name: "lifecycle" for name in lifecycle_classes(Attempt)})
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -99,6 +99,10 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
         fail("--workers does not apply with --scheduler (the cluster has its own workers)")
     if n_workers is not None and n_workers > max_workers():
         fail(f"--workers {n_workers}: at most {max_workers()} here")
+    if checkpoint is not None:  # a kill in a finished build's cleanup left it: swept first
+        from coreselect.store._resume import sweep_removed
+
+        sweep_removed(checkpoint)
     check_build_target(store_dir)  # before the (possibly long) read (a URL: its bucket too)
     if checkpoint is not None:
         refuse_url(checkpoint, "--checkpoint")

@@ -13,9 +13,13 @@ from coreselect.engines.base import Engine, ResultCallback, TaskCallback, map_in
 _SHARED: Any = None  # the shared data reference inside a pool worker
 
 
-def _init_worker(shared: Any) -> None:
+def _init_worker(shared: Any, parent_pid: int | None = None) -> None:
     global _SHARED
     _SHARED = shared
+    if parent_pid is not None:  # a SIGKILLed parent must not leave its workers running
+        from coreselect.utils import die_with_parent
+
+        die_with_parent(parent_pid)
     # A forked worker inherits the CLI's SIGTERM handler (raise, unwind, clean up): in a
     # worker that makes SIGTERM (a process-group kill, or the pool's own terminate()) raise
     # inside the pool's queue code, where it can die holding the result queue's lock and hang
@@ -55,7 +59,7 @@ class LocalEngine(Engine):
             return map_in_order(func, shared, tasks, callback, on_result)
         results: list[Any] = [None] * len(tasks)
         pool = ProcessPoolExecutor(max_workers=self.n_workers, initializer=_init_worker,
-                                   initargs=(shared,))
+                                   initargs=(shared, os.getpid()))
         try:
             futures = {pool.submit(_call, func, t): i for i, t in enumerate(tasks)}
             for done, fut in enumerate(as_completed(futures), start=1):

@@ -40,6 +40,7 @@ from __future__ import annotations
 import functools
 import math
 import multiprocessing
+import os
 import re
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -443,6 +444,34 @@ def _init_state(X, Y, folds, methods, evaluators=("brknn",), measures=None) -> N
     _STATE.update(X=X, Y=Y, folds=folds, methods=methods, evaluators=evaluators, measures=measures)
 
 
+def _init_worker(parent_pid: int, *state) -> None:
+    """A pool worker's start: Ctrl-C (sent to the whole group) is the parent's to act on (it
+    stops the pool), and the worker dies with the parent, even a SIGKILLed one."""
+    import signal
+
+    from coreselect.utils import die_with_parent
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent_pid)
+    _init_state(*state)
+
+
+def _stop_workers(ex: ProcessPoolExecutor) -> None:
+    """Kill a pool's workers (SIGKILL: a worker half way through reading its task prints no
+    traceback) and wait for them, then drop the pool without waiting for its tasks."""
+    import contextlib
+
+    procs = list((getattr(ex, "_processes", None) or {}).values())
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.kill()
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.join(10)
+    with contextlib.suppress(Exception):
+        ex.shutdown(wait=False, cancel_futures=True)
+
+
 def _run_task(method: str, ks: tuple[int, ...], fold: int, seed: int) -> list[dict]:
     """One selection (or one ranking for all ``ks``) on one fold; rows for every k."""
     X, Y, folds, methods = _STATE["X"], _STATE["Y"], _STATE["folds"], _STATE["methods"]
@@ -618,9 +647,11 @@ def run_protocol(
     else:
         # "spawn": forking a parent that already runs BLAS / numba threads can deadlock.
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            max_workers=jobs, mp_context=ctx, initializer=_init_state, initargs=(X, Y, folds, methods, evaluators, measures)
-        ) as ex:
+        ex = ProcessPoolExecutor(
+            max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+            initargs=(os.getpid(), X, Y, folds, methods, evaluators, measures)
+        )
+        try:
             futures = {ex.submit(_run_task, *t): t for t in tasks}
             for fut in as_completed(futures):
                 got, sel = fut.result()
@@ -629,6 +660,10 @@ def run_protocol(
                 done += len(futures[fut][1])
                 if progress:
                     progress(done, total)
+        except BaseException:
+            _stop_workers(ex)  # a signal or a failure: the workers go first, silently
+            raise
+        ex.shutdown(wait=True)
     multi = len(evaluators) > 1
     columns = RESULT_COLUMNS[:1] + ["evaluator"] + RESULT_COLUMNS[1:] if multi else RESULT_COLUMNS
     if ks == ["auto"]:

@@ -3,7 +3,7 @@
 Temporary names carry the writer's pid (``.NAME.p<pid>-XXXX.tmp``), so that a later run can
 tell a dead writer's leftovers from a live writer's work in progress (:func:`clean_stale`);
 a folder coreselect made holds a mark (:data:`OWNED_MARK`), and only such a folder is ever
-removed or taken over as scratch (:func:`scratch_dir`). :mod:`coreselect.files` re-exports
+removed or taken over as scratch (:func:`scratch_dir`). :mod:`coreselect.io.files` re-exports
 every name.
 """
 

@@ -139,6 +139,20 @@ def is_special(path: PathLike) -> bool:
     return not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode)
 
 
+def save_array(path: PathLike, array) -> None:
+    """``np.save`` to a file, a short write (a full disk: numpy says "N requested and M
+    written", with no errno) raised as :class:`~coreselect.errors.OutputError` (ENOSPC)."""
+    import numpy as np
+
+    try:
+        np.save(path, array)
+    except OSError as exc:
+        if exc.errno is not None:
+            raise
+        raise OutputError(str(path), f"a short write ({exc}): no space left on the device",
+                          _errno.ENOSPC) from None
+
+
 def _clean_for(target: Path) -> None:
     esc = glob.escape(target.name)
     clean_stale(target.parent, (f".{esc}.p*-*.tmp", f".{esc}.p*-*.tmp.*"))
@@ -273,6 +287,7 @@ class _Pending:
         self.target: Path | None = None
         name = Path(str(path)).name or "output"
         self.fd: int | None = None  # a FIFO opened (and kept open) when the set was entered
+        self.made_folder: Path | None = None  # the output's folder, when this made it
         try:
             if self.special:
                 self.fd = _open_special(path)
@@ -284,6 +299,8 @@ class _Pending:
                 # realpath: a symlink's target is replaced, the link kept; the temp sits
                 # beside the real file so that the rename stays on one filesystem.
                 self.target = Path(os.path.realpath(path))
+                if not self.target.parent.is_dir():
+                    self.made_folder = self.target.parent
                 make_output_folder(self.target.parent)
                 _clean_for(self.target)
                 fd, self.tmp = tempfile.mkstemp(
@@ -460,6 +477,7 @@ def output_set(paths: Sequence[PathLike | None], last: bool = False) -> Iterator
     """
     check_outputs((), [p for p in paths])
     pending: list[_Pending | None] = []
+    committed = False
     try:
         for p in paths:
             pending.append(None if p is None else _Pending(p))
@@ -469,6 +487,7 @@ def output_set(paths: Sequence[PathLike | None], last: bool = False) -> Iterator
                 q.sync()
         checkpoint("commit")
         _commit_all([q for q in pending if q is not None])
+        committed = True
         if last or _final_scope[0]:
             global _last_committed
             _last_committed = True
@@ -487,6 +506,11 @@ def output_set(paths: Sequence[PathLike | None], last: bool = False) -> Iterator
         for q in pending:
             if q is not None:
                 q.discard()
+        if not committed:  # a folder made for outputs that never came: not left empty
+            for q in pending:
+                if q is not None and q.made_folder is not None:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(q.made_folder)
 
 
 class _SignalDuringCommit(KeyboardInterrupt):

@@ -147,9 +147,15 @@ def url_fs(url: str):
         options = None
     if not isinstance(options, dict):
         raise DatasetError(f"${STORAGE_OPTIONS_ENV} must hold a JSON object of storage options", path=url)
-    options.pop("retries", None)
+    retries = options.pop("retries", None)
+    options.pop("deadline", None)  # the stores' whole-operation deadline: no reader option
     try:
-        return fsspec.core.url_to_fs(url, **options)
+        fs, path = fsspec.core.url_to_fs(url, **options)
+        if url.split("://", 1)[0] in ("s3", "s3a"):
+            # botocore's retries (config_kwargs) are the tries; s3fs's own five more would
+            # multiply the read timeout a frozen server costs
+            fs.retries = 1 if retries is None else int(retries)
+        return fs, path
     except Exception as exc:  # noqa: BLE001 - a missing backend, bad options: their own types
         raise DatasetError(f"cannot open the URL: {' '.join(str(exc).split()) or type(exc).__name__}",
                            path=url) from None

@@ -18,6 +18,9 @@ from coreselect.errors import StoreError
 FORMAT = "coreselect-column-store"
 FORMAT_VERSION = 2
 META_FILE = "store.json"
+#: The largest ``store.json`` read: it lists every file with its checksum and the labels'
+#: names (megabytes for the largest stores); a bigger one is refused before it is read.
+MAX_META_BYTES = 1 << 28
 DEFAULT_BLOCK_SIZE = 65536
 # Automatic row blocks aim at tiles of about this many non-zeros (~100 MB of codes).
 TARGET_TILE_NNZ = 1 << 24

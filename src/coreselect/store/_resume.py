@@ -3,7 +3,8 @@
 ``build_store_from_source(..., checkpoint=PATH)`` (``coreselect store build --checkpoint``)
 follows :mod:`coreselect.selection.checkpoint`'s layout: a record at ``PATH`` and a folder
 ``PATH.parts`` (marked as coreselect's) beside it. The record fingerprints what the store
-depends on: every data file (its path, size and modification time, or an object's ETag), the
+depends on: every data file (its path, size, modification and change times, inode and a
+hash of its first, middle and last 16 KiB; an object's size and ETag), the
 build's options, the reader's format and options, the coreselect version and the store
 format; and it keeps the task list of each pass, so that a resumed build (even with another
 ``--workers``) runs the same tasks. A record that does not match is refused in one line
@@ -36,6 +37,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -46,8 +48,9 @@ from coreselect.errors import CheckpointError, OutputError
 
 log = logging.getLogger(__name__)
 
-#: Version of the build checkpoint's layout; a record of another one is refused.
-FORMAT = 1
+#: Version of the build checkpoint's layout; a record of another one is refused (2: the
+#: files' fingerprints hold their ctime, inode and sampled bytes).
+FORMAT = 2
 KIND = "store-build"
 MANIFEST = "manifest"
 TMP = ".tmp-"
@@ -135,18 +138,114 @@ def _sha256(path: Path) -> str:
 
 
 def _link(src: Path, dst: Path) -> None:
-    """A hard link (a copy where the file system has none)."""
+    """A hard link (a copy where the file system has none), never over an existing file:
+    ``FileExistsError`` then, whatever the file system."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.link(src, dst)
+    except FileExistsError:
+        raise
     except OSError:
-        shutil.copyfile(src, dst)
+        with open(src, "rb") as fin, open(dst, "xb") as fout:  # "x": refuses an existing dst
+            shutil.copyfileobj(fin, fout, 1 << 20)
+
+
+def _kept_name(rel: Any) -> str | None:
+    """``rel`` when it names a file inside a task's folder (a relative POSIX path, none of
+    its parts empty, ``.`` or ``..``), else None: a manifest is not trusted to name paths."""
+    if not isinstance(rel, str) or not rel or rel.startswith("/") or "\\" in rel \
+            or "\0" in rel:
+        return None
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts) or rel == MANIFEST:
+        return None
+    return rel
+
+
+def _plain_file_inside(folder: Path, rel: str) -> bool:
+    """Whether ``folder/rel`` is a regular file reached through real folders (no symbolic
+    link on the way, ``folder`` included)."""
+    path = folder
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return False
+        parts = rel.split("/")
+        for part in parts[:-1]:
+            path = path / part
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return False
+        return stat.S_ISREG(os.lstat(path / parts[-1]).st_mode)
+    except OSError:
+        return False
+
+
+def _read_manifest(final: Path) -> bytes:
+    """A kept task's manifest: a regular file in its folder, read with the size bound of a
+    checkpoint record (a sparse file of gigabytes is refused before it is read)."""
+    from coreselect.store.checkpoint_file import _read_capped
+
+    if not _plain_file_inside(final, MANIFEST):
+        raise CheckpointError("not a regular file")
+    return _read_capped(final / MANIFEST, f"{final}/{MANIFEST}")
+
+
+def sweep_removed(location: str | os.PathLike) -> None:
+    """Remove ``PATH.parts.removed``, a finished build's checkpoint folder that a kill left
+    while it was being deleted, when coreselect made it (its mark is deleted last); refuse,
+    in one line, a folder of that name that coreselect did not make."""
+    from coreselect.io.files import is_owned
+    from coreselect.store.fs import is_url, local_path
+
+    text = os.fspath(location)
+    if is_url(text):
+        return
+    path = Path(local_path(text))
+    trash = path.parent / f"{path.name}.parts.removed"
+    if not os.path.lexists(trash):
+        return
+    if is_owned(trash):
+        _remove_owned(trash)
+        return
+    try:
+        os.rmdir(trash)  # empty (the mark went last, the folder not yet): nothing to lose
+        return
+    except OSError:
+        pass
+    raise CheckpointError(f"checkpoint {text}: {trash.name} exists and coreselect did not "
+                          "make it; move it, or give another checkpoint path")
+
+
+def _remove_owned(folder: Path) -> None:
+    """Delete a folder coreselect marked, its mark last: a kill on the way leaves it still
+    marked (swept by the next run), never an unmarked folder of ours."""
+    from coreselect.io.files import OWNED_MARK
+
+    try:
+        children = list(folder.iterdir())
+    except OSError:  # not there (nothing was renamed aside), or not a folder: nothing to do
+        return
+    for child in children:
+        if child.name == OWNED_MARK:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            try:
+                child.unlink()
+            except OSError:
+                pass
+    try:
+        (folder / OWNED_MARK).unlink()
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 # -- the fingerprint of a build ---------------------------------------------------------------
 def _file_identity(path: str) -> list:
-    """``[path, size, mtime_ns]`` of a local file, ``[url, size, ETag]`` of an object
-    (``[path, None, None]`` when it cannot be seen: it then differs from any file there)."""
+    """``[path, size, mtime_ns, ctime_ns, inode, sampled bytes' SHA-256]`` of a local file,
+    ``[url, size, ETag]`` of an object (``[path, None, None]`` when it cannot be seen: it then
+    differs from any file there)."""
     from coreselect.io.chunks import is_url
 
     if is_url(path):
@@ -161,9 +260,29 @@ def _file_identity(path: str) -> list:
             return [path, None, None]
     try:
         st = os.stat(path)
+        # never opened unless regular: a FIFO would block here, a device never end
+        sample = _sample_digest(path, st.st_size) if stat.S_ISREG(st.st_mode) else None
     except OSError:
         return [os.path.abspath(path), None, None]
-    return [os.path.abspath(path), int(st.st_size), int(st.st_mtime_ns)]
+    # ctime and inode: an edit in place whose mtime was put back (touch -d, cp -p) still
+    # moves the ctime, which no user call sets; the sampled bytes catch the rest cheaply.
+    return [os.path.abspath(path), int(st.st_size), int(st.st_mtime_ns), int(st.st_ctime_ns),
+            int(st.st_ino), sample]
+
+
+#: Bytes hashed at the start, the middle and the end of each local data file.
+SAMPLE_BYTES = 1 << 14
+
+
+def _sample_digest(path: str, size: int) -> str:
+    """SHA-256 of a file's first, middle and last :data:`SAMPLE_BYTES` (all of a small
+    file): cheap whatever the file's size."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for at in sorted({0, max(0, size // 2 - SAMPLE_BYTES // 2), max(0, size - SAMPLE_BYTES)}):
+            fh.seek(at)
+            h.update(fh.read(SAMPLE_BYTES))
+    return h.hexdigest()
 
 
 def identities(source: Any) -> list[list]:
@@ -312,8 +431,7 @@ class BuildCheckpoint:
         """Read the record (refused when it is of another build) or write a first one."""
         from coreselect.store.checkpoint_file import _version, decode
 
-        shutil.rmtree(self.folder.with_name(self.folder.name + ".removed"),
-                      ignore_errors=True)  # a finished build's, killed while deleting it
+        sweep_removed(self.ck.path)  # a finished build's, killed while deleting it
         data = self.ck.read()
         self.resuming = data is not None
         if data is not None:
@@ -347,6 +465,16 @@ class BuildCheckpoint:
         if data is None:
             self._write()
 
+    def _stage(self, stage: str) -> Path:
+        """A stage's folder, refused when it is a symbolic link (its tasks would be read from,
+        and written to, wherever it points)."""
+        folder = self.folder / stage
+        if os.path.islink(folder) or (os.path.lexists(folder) and not folder.is_dir()):
+            raise CheckpointError(f"checkpoint {self.shown}: {self.shown}.parts/{stage} is not "
+                                  "a folder coreselect made (a link or a file); delete the "
+                                  "checkpoint and its .parts folder to start afresh")
+        return folder
+
     def plan(self, stage: str, tasks: Sequence[Any]) -> list:
         """The tasks of ``stage``: those recorded (a resumed build runs the same tasks), else
         ``tasks``, recorded now."""
@@ -370,19 +498,22 @@ class BuildCheckpoint:
         from coreselect.store.checkpoint_file import decode
 
         key = task_key(stage, task)
-        final = self.folder / stage / key
+        final = self._stage(stage) / key
         if not final.is_dir():
             return False, None
         why = None
         try:
-            header, arrays = decode((final / MANIFEST).read_bytes(), f"{final}/{MANIFEST}")
+            header, arrays = decode(_read_manifest(final), f"{final}/{MANIFEST}")
             if (header.get("kind") != KIND or header.get("stage") != stage
                     or header.get("key") != key or header.get("build") != self.digest):
                 why = "its manifest is of another task or build"
+            elif not isinstance(header.get("files"), dict) or any(
+                    _kept_name(rel) is None for rel in header["files"]):
+                why = "its manifest names a file outside its folder"
             else:
                 for rel, (size, digest) in sorted(header["files"].items()):
                     path = final / rel
-                    if not path.is_file() or path.stat().st_size != size:
+                    if not _plain_file_inside(final, rel) or path.stat().st_size != size:
                         why = f"{rel} is missing or has another size"
                     elif _sha256(path) != digest:
                         why = f"{rel} fails its checksum"
@@ -404,15 +535,18 @@ class BuildCheckpoint:
     def files_of(self, stage: str, task: Any) -> list[tuple[str, Path]]:
         """The files a finished task wrote: ``(relative path, kept file)``."""
         key = task_key(stage, task)
-        final = self.folder / stage / key
+        final = self._stage(stage) / key
         hit = self._results.get((stage, key))
         if hit is not None:
             names = hit[1]
-        else:
+        else:  # a task of this run: its files were just hashed; their names are checked
             from coreselect.store.checkpoint_file import decode
 
-            header, _ = decode((final / MANIFEST).read_bytes(), f"{final}/{MANIFEST}")
-            names = header["files"]
+            header, _ = decode(_read_manifest(final), f"{final}/{MANIFEST}")
+            names = header.get("files")
+            if not isinstance(names, dict) or any(_kept_name(r) is None for r in names):
+                raise CheckpointError(f"checkpoint {self.shown}: {final}/{MANIFEST} names a "
+                                      "file outside its folder; delete the checkpoint")
         return [(rel, final / rel) for rel in sorted(names)]
 
     def run(self, engine: Any, func: Callable, shared: Any, stage: str, tasks: Sequence[Any],
@@ -436,7 +570,7 @@ class BuildCheckpoint:
         if announce is not None and self.resuming:
             announce(self.taken[stage], self.redone.get(stage, 0))
         if todo:
-            kept = Kept(func, shared, stage, str(self.folder / stage), self.digest,
+            kept = Kept(func, shared, stage, str(self._stage(stage)), self.digest,
                         tuple(common), tuple(inputs), select)
             (self.folder / stage).mkdir(parents=True, exist_ok=True)
             got = engine.map(run_kept, kept, [tasks[i] for i in todo],
@@ -460,14 +594,17 @@ class BuildCheckpoint:
         renamed aside (one step, right after the store's own rename), so that a kill while its
         many files are deleted leaves no checkpoint, only ``PATH.parts.removed``, which the
         next build with this checkpoint sweeps."""
+        from coreselect.io.files import checkpoint as test_hold
+
         trash = self.folder.with_name(self.folder.name + ".removed")
         try:
             if self.folder.exists():
-                os.replace(self.folder, trash)
+                os.rename(self.folder, trash)  # never onto a folder that is there
             os.unlink(self.ck.path)
         except FileNotFoundError:
             pass
         except OSError as exc:
             raise OutputError(self.shown, f"cannot remove the checkpoint "
                               f"({exc.strerror or exc})", exc.errno) from None
-        shutil.rmtree(trash, ignore_errors=True)
+        test_hold("build-removing")  # tests kill the build here
+        _remove_owned(trash)

@@ -142,6 +142,8 @@ def build_store_from_chunks(
     target = Path(path)
     check_build_target(target)
     spill = _spill_dir(target)
+    from coreselect.io.files import save_array
+
     try:
         n = d = nnz = 0
         sparse = None
@@ -168,7 +170,7 @@ def build_store_from_chunks(
                 if sparse:
                     sp.save_npz(spill / f"b{b}" / f"c{k}.npz", piece, compressed=False)
                 else:
-                    np.save(spill / f"b{b}" / f"c{k}.npy", piece)
+                    save_array(spill / f"b{b}" / f"c{k}.npy", piece)
             n += Xk.shape[0]
             nnz += int(Xk.nnz) if sparse else int(np.count_nonzero(Xk))
             # Labels kept sparse from the start: a dense (n x L) stack, and its float64 copy

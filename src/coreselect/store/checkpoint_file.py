@@ -60,7 +60,7 @@ def decode(data: bytes, shown: str) -> tuple[dict, dict[str, np.ndarray]]:
     try:
         header = json.loads(data[len(MAGIC):end].decode("utf-8"))
         size, digest = int(header["payload_bytes"]), str(header["payload_sha256"])
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+    except (ValueError, KeyError, TypeError, OverflowError, UnicodeDecodeError):
         raise damaged("unreadable header") from None
     payload = data[end + 1:]
     if len(payload) != size:
@@ -161,6 +161,10 @@ class Checkpoint:
             if size is not None and size > MAX_RECORD_BYTES:
                 raise CheckpointError(f"checkpoint {self.shown} is {size} bytes, more than a "
                                       f"record holds ({MAX_RECORD_BYTES}); not a checkpoint")
+            if size is not None and size > 1 << 20:  # a large object: proved a record first
+                head = fs.cat_file(root, start=0, end=len(MAGIC))
+                if head != MAGIC:
+                    return head  # decode refuses it in one line
             return fs.cat_file(root)
         except CheckpointError:
             raise
@@ -296,13 +300,36 @@ class Checkpoint:
 MAX_RECORD_BYTES = 1 << 36
 
 
+#: The longest header line a record may have (its JSON: the fingerprints, a build's tasks).
+MAX_HEADER_BYTES = 1 << 26
+
+
 def _read_capped(path: Path, shown: str) -> bytes:
+    """A record's bytes, read only once its start proves it one and its header's payload
+    size matches the file's: a large file that is not a record is refused before it is read
+    (a sparse file of gigabytes costs no memory)."""
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > MAX_RECORD_BYTES:
             raise CheckpointError(f"checkpoint {shown} is {size} bytes, more than a record "
                                   "holds; not a checkpoint")
-        data = fh.read(size + 1)
+        head = fh.read(len(MAGIC))
+        if head != MAGIC:
+            return head  # decode refuses it in one line
+        line = fh.readline(MAX_HEADER_BYTES)
+        if not line.endswith(b"\n"):
+            raise CheckpointError(f"checkpoint {shown} is damaged (its header line is "
+                                  "unterminated or too long); delete it to start afresh")
+        try:
+            declared = int(json.loads(line)["payload_bytes"])
+        except (ValueError, KeyError, TypeError, OverflowError, UnicodeDecodeError):
+            return head + line  # decode says the header is unreadable
+        payload = size - len(head) - len(line)
+        if declared != payload:
+            raise CheckpointError(f"checkpoint {shown} is damaged ({payload} bytes of data, "
+                                  f"expected {declared}: truncated); delete it to start the "
+                                  "run afresh")
+        data = head + line + fh.read(payload + 1)
     if len(data) != size:
         raise CheckpointError(f"checkpoint {shown} changed while it was read; try again")
     return data

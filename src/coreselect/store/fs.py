@@ -48,7 +48,7 @@ import numpy as np
 
 from coreselect.errors import CoreselectError, InputError, StoreError
 from coreselect.store._format import (
-    META_FILE, NPY_HEADER_LOCK, CrcWriter, StoreRef, load_npy, store_error,
+    MAX_META_BYTES, META_FILE, NPY_HEADER_LOCK, CrcWriter, StoreRef, load_npy, store_error,
 )
 from coreselect.store.reader import ColumnStore, _block_of, _check_meta
 
@@ -135,6 +135,7 @@ def storage_options(given: dict | None = None) -> dict:
         if not isinstance(options, dict):
             raise InputError(f"${OPTIONS_ENV} must hold a JSON object of storage options")
     options.update(given or {})
+    _check_deadlines(options)
     return options
 
 
@@ -187,6 +188,7 @@ def _with_defaults(proto: str, options: dict) -> tuple[dict, float | None]:
     """The storage options with the default deadlines added where they are not given, and
     the whole-operation deadline (None: none)."""
     options = dict(options)
+    _check_deadlines(options)
     deadline = options.pop("deadline", DEADLINE)
     if proto in ("s3", "s3a"):
         config = dict(options.get("config_kwargs") or {})
@@ -195,6 +197,36 @@ def _with_defaults(proto: str, options: dict) -> tuple[dict, float | None]:
         config.setdefault("retries", {"max_attempts": MAX_ATTEMPTS, "mode": "standard"})
         options["config_kwargs"] = config
     return options, (None if deadline in (None, 0) else float(deadline))
+
+
+def _check_deadlines(options: dict) -> None:
+    """One line (:class:`InputError`) for storage options whose deadlines or botocore
+    settings are of the wrong type (they would fail deep inside the back end)."""
+    where = f"storage options (${OPTIONS_ENV} or storage_options)"
+
+    def seconds(value: Any) -> bool:
+        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                 and value >= 0 and value == value and value != float("inf"))
+
+    if not seconds(options.get("deadline")):
+        raise InputError(f"{where}: deadline must be a number of seconds (or null for none), "
+                         f"not {options.get('deadline')!r}")
+    config = options.get("config_kwargs")
+    if config is None:
+        return
+    if not isinstance(config, dict):
+        raise InputError(f"{where}: config_kwargs must be an object of botocore settings, "
+                         f"not {config!r}")
+    for name in ("connect_timeout", "read_timeout"):
+        if name in config and (config[name] is None or not seconds(config[name])):
+            raise InputError(f"{where}: config_kwargs.{name} must be a number of seconds, "
+                             f"not {config[name]!r}")
+    retries = config.get("retries")
+    if retries is not None and not (isinstance(retries, dict) and all(
+            isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+            for v in retries.values())):
+        raise InputError(f"{where}: config_kwargs.retries must be an object such as "
+                         f'{{"max_attempts": 2}}, not {retries!r}')
 
 
 def filesystem(url: str, options: dict | None = None):
@@ -445,7 +477,16 @@ def open_remote(url: str, options: dict | None = None, check: bool = True) -> Co
     fs, root = filesystem(url, options)
     shown = scrub(url.rstrip("/"))
     try:
-        raw = fs.cat_file(f"{root}/{META_FILE}")
+        # a store.json larger than any is refused, never fetched whole
+        size = fs.size(f"{root}/{META_FILE}")
+        raw = (fs.cat_file(f"{root}/{META_FILE}") if size is not None and size <= MAX_META_BYTES
+               else fs.cat_file(f"{root}/{META_FILE}", start=0, end=MAX_META_BYTES + 1))
+        if len(raw) > MAX_META_BYTES:
+            raise store_error(f"{shown}/{META_FILE} is more than {MAX_META_BYTES} bytes, more "
+                              "than a store.json holds; not a coreselect column store",
+                              block=META_FILE)
+    except StoreError:
+        raise
     except FileNotFoundError:
         bucket = root.split("/", 1)[0]
         if scheme(url) in _BUCKETS and bucket and not _exists(fs, bucket):

@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from coreselect.core.discretize import STRATEGIES
-from coreselect.errors import InputError, OutputError
+from coreselect.errors import CheckpointError, InputError, OutputError
 from coreselect.io.files import atomic_dir
 from coreselect.store import _read
 from coreselect.store._commit import _finish
@@ -129,6 +129,10 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
         raise InputError(f"n_bins must be an integer in [2, {MAX_BINS}] (codes are 32-bit "
                          f"integers), got {options.n_bins}")
     target = Path(path)
+    if checkpoint is not None:  # a kill in the last cleanup left it: swept even if done
+        from coreselect.store._resume import sweep_removed
+
+        sweep_removed(checkpoint)
     check_build_target(target)
     n_files = len(source.files)
     if n_files == 0:
@@ -157,8 +161,7 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
         except OSError as exc:
             if isinstance(exc, OutputError):
                 raise
-            raise OutputError(str(exc.filename or target), exc.strerror or str(exc),
-                              exc.errno) from exc
+            raise _os_error(exc, source, Path(str(exc.filename or target))) from exc
         finally:
             _PLANS.clear()
         from coreselect.store.opening import open_store
@@ -189,7 +192,7 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     except OutputError:
         raise
     except OSError as exc:
-        raise OutputError(str(target), exc.strerror or str(exc), exc.errno) from exc
+        raise _os_error(exc, source, target) from exc
     finally:
         _PLANS.clear()
     log.info("built store %s from %d files (%d pieces, %d bytes) in %.1fs", target, n_files,
@@ -199,6 +202,19 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     from coreselect.store.opening import open_store
 
     return open_store(target)
+
+
+def _os_error(exc: OSError, source, target: Path) -> Exception:
+    """An input file that vanished or cannot be read mid-build, said so (InputError); any
+    other failure is the store's (OutputError)."""
+    name = getattr(exc, "filename", None)
+    if name is not None:
+        inputs = {os.path.abspath(str(f)) for f in source.files if "://" not in str(f)}
+        if os.path.abspath(str(name)) in inputs:
+            why = ("vanished during the build" if isinstance(exc, FileNotFoundError)
+                   else f"cannot be read ({exc.strerror or exc})")
+            return InputError(f"{name}: {why}; nothing was written, build again")
+    return OutputError(str(target), exc.strerror or str(exc), exc.errno)
 
 
 def _check_unchanged(source, seen: list) -> None:
@@ -232,6 +248,15 @@ def _build_resumable(source, target: Path, options: BuildOptions, engine, progre
     ck.open()
     try:
         _passes(ck, source, target, options, engine, progress, groups, total_bytes, keep, seen)
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        if not any(ck.taken.values()):
+            ck.drop_if_empty()
+            raise
+        # a manifest's result is not signed: a forged one that decodes but is of the wrong
+        # shape fails where it is used
+        raise CheckpointError(f"checkpoint {ck.shown} is damaged (a kept task's result is "
+                              f"malformed: {type(exc).__name__}); delete it and its .parts "
+                              "folder to start afresh") from None
     except BaseException:
         ck.drop_if_empty()  # a first attempt that finished nothing leaves nothing behind
         raise

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from coreselect.store import fs
-from coreselect.store._format import META_FILE, StoreRef, store_error
+from coreselect.store._format import MAX_META_BYTES, META_FILE, StoreRef, store_error
 from coreselect.store.reader import ColumnStore, _check_meta
 
 
@@ -37,7 +37,17 @@ def open_store(path: str | os.PathLike | StoreRef, check: bool = True,
         raise store_error(f"{folder} is not a coreselect column store (no {META_FILE})",
                          block=META_FILE)
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        with open(meta_path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_META_BYTES:  # a sparse file of gigabytes: refused unread
+                raise store_error(f"{meta_path} is {size} bytes, more than a store.json holds "
+                                  f"({MAX_META_BYTES}); not a coreselect column store",
+                                  block=META_FILE)
+            raw = fh.read(size + 1)  # read(n) allocates n bytes first: the size, not the cap
+        if len(raw) > MAX_META_BYTES:
+            raise store_error(f"{meta_path} is more than {MAX_META_BYTES} bytes; not a "
+                              "coreselect column store", block=META_FILE)
+        meta = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError) as exc:
         raise store_error(f"cannot read {meta_path}: {exc}", block=META_FILE) from None
     _check_meta(meta, folder, meta_path)

@@ -215,6 +215,11 @@ def parse_arff_text(
     is_label[label_idx] = True
     not_feature = is_label.copy()
     left_out: list[str] = []
+    if labels is not None and labels_as_features and not [
+            i for i in _declared_labels(attrs, relation, path) if not is_label[i]]:
+        raise DatasetError("labels_as_features changes nothing: the file declares no label "
+                           "beyond the ones chosen (it keeps declared labels left out of the "
+                           "labels as features); leave it out", path)
     if labels is not None and not labels_as_features:
         # A label subset: the other declared labels are neither labels nor features.
         other = [i for i in _declared_labels(attrs, relation, path) if not is_label[i]]

@@ -152,14 +152,26 @@ def label_sets_to_matrix(Y: Sequence) -> tuple[np.ndarray, list]:
     from coreselect.errors import InputTypeError
 
     present: set = set()
+    Y = list(Y)
+    for i, y in enumerate(Y):
+        for v in y:  # say which row holds what: a row inside a row, None
+            if v is None:
+                raise InputTypeError(f"label list {i} holds None; a label is a number or a "
+                                     "string (a sample without labels is an empty set)")
+            if isinstance(v, (list, tuple, set, frozenset, dict, np.ndarray)):
+                raise InputTypeError(f"label list {i} holds a {type(v).__name__}: the labels "
+                                     "are nested more than one level; give a 0/1 matrix, or "
+                                     "label lists as a list of sets or lists ([{0, 2}, {1}])")
     Y = [set(y) for y in Y]  # a label named twice in a row counts once (MultiLabelBinarizer)
     for y in Y:
         present.update(y)
     try:
         classes = sorted(present)
     except TypeError:
-        raise InputTypeError("the labels in the label sets must be all numbers or all "
-                             "strings (they are sorted into columns)") from None
+        kinds = sorted({type(c).__name__ for c in present})
+        raise InputTypeError(f"the label lists mix labels of types {', '.join(kinds)}; the "
+                             "labels must be all numbers or all strings (they are sorted "
+                             "into columns)") from None
     for c in classes:
         if isinstance(c, (complex, np.complexfloating)):
             raise InputTypeError("a label set holds a complex number")
@@ -215,6 +227,10 @@ def _label_lists(Y) -> list | None:
     rows = list(Y)
     is_row = [isinstance(y, _LABEL_ROWS) and getattr(y, "ndim", 1) == 1 for y in rows]
     if not rows or not all(is_row):
+        if any(is_row) and any(y is None for y in rows):
+            at = next(i for i, y in enumerate(rows) if y is None)
+            raise InputTypeError(f"label list {at} is None; give an empty set or list for a "
+                                 "sample without labels")
         if any(is_row) and any(isinstance(y, (set, frozenset)) for y in rows):
             raise InputTypeError("label lists must all be sets, lists or tuples of labels "
                                  "([{0, 2}, {1}, set()]); these rows mix them with other values")
@@ -257,6 +273,8 @@ def _label_matrix(Y, n_samples: int):
     elif (rows := _label_lists(Y)) is not None:
         try:
             Y, classes = label_sets_to_matrix(rows)
+        except InputTypeError:  # its own message says what is wrong
+            raise
         except TypeError:  # an unhashable label: a list inside a row
             raise InputTypeError(
                 "the labels are nested more than one level; give a 0/1 matrix, or label "

@@ -333,8 +333,10 @@ class StoreRowShards:
         part = self._cache / f"part-r{shard}"
         shutil.rmtree(part, ignore_errors=True)
         part.mkdir()
+        from coreselect.io.files import save_array
+
         for name, array in arrays.items():
-            np.save(part / f"{name}.npy", array)
+            save_array(part / f"{name}.npy", array)
         if self._keep_as is not None:
             crc = {name: zlib.crc32(np.ascontiguousarray(a)) for name, a in arrays.items()}
             (part / "manifest.json").write_text(json.dumps({"shard": shard, "crc32": crc}))

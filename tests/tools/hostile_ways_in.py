@@ -1,5 +1,5 @@
 """Hostile inputs on the ways in from files, folders and globs (classes of the hostile-input
-campaign, registered by ``benchmarks/hostile.py``; self-contained: only the Attempt record
+campaign, registered by ``tests/tools/hostile.py``; self-contained: only the Attempt record
 comes from there).
 
 * ``shard_schemas``: CSV and Parquet folders whose shards give a column two types (text and
