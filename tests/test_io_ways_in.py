@@ -340,3 +340,14 @@ def test_header_is_refused_where_it_means_nothing(tmp_path, suffix):
     with pytest.raises(DatasetError, match="header= .* applies to CSV files only"):
         open_chunks([str(path), str(path)], header=False)
     assert read(path, header=None).X.shape == (3, 3)  # the default is no option at all
+
+
+def test_a_list_file_naming_a_fifo_is_refused_before_reading(tmp_path):
+    import os
+
+    root = _svm_tree(tmp_path / "d")
+    os.mkfifo(root / "odd.svm")
+    (tmp_path / "shards.list").write_text("d/a.svm\nd/odd.svm\n")
+    (root / "a.svm").write_text("1 1:1\n")
+    with pytest.raises(DatasetError, match="odd.svm: not a regular file"):
+        open_chunks(tmp_path / "shards.list")

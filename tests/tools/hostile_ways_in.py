@@ -178,3 +178,30 @@ def ways_in_classes(attempt_type) -> dict[str, Callable]:
 
     return {"shard_schemas": bind(gen_shard_schemas), "glob_links": bind(gen_glob_links),
             "special_inputs": bind(gen_special_inputs)}
+
+
+CLASS_NAMES = ("shard_schemas", "glob_links", "special_inputs")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the campaign of ``benchmarks/hostile.py`` on these classes only."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-n", type=int, default=None, help="Attempts per class (default 4; --quick: 1).")
+    ap.add_argument("--quick", action="store_true", help="Few attempts, deadlines capped at 30 s.")
+    ap.add_argument("--seed", type=int, default=0, help="Seed of the random choices of the generators.")
+    ap.add_argument("--out", default=None, help="Also write the table and every attempt as JSON to this file.")
+    args = ap.parse_args(argv)
+    import hostile
+
+    forward = ["--classes", ",".join(CLASS_NAMES), "--seed", str(args.seed)]
+    forward += (["-n", str(args.n)] if args.n is not None else []) + (["--quick"] if args.quick else [])
+    forward += ["--out", args.out] if args.out else []
+    return hostile.main(forward)
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

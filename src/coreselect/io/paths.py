@@ -174,7 +174,7 @@ def _glob_once(pattern: str) -> list[str]:
 
 
 def _from_list(path: str) -> list[str]:
-    from coreselect.io.text import read_bytes
+    from coreselect.io.text import check_regular_input, read_bytes
 
     base = os.path.dirname(path)
     out: list[str] = []
@@ -183,6 +183,8 @@ def _from_list(path: str) -> list[str]:
         if not line:
             continue
         out.append(line if is_url(line) or os.path.isabs(line) else os.path.join(base, line))
+        if not is_url(out[-1]):
+            check_regular_input(out[-1])  # a FIFO or a dangling link: named now, before any read
     if not out:
         raise DatasetError("the list file names no data file", path=path)
     return out
