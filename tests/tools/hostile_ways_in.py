@@ -184,7 +184,7 @@ CLASS_NAMES = ("shard_schemas", "glob_links", "special_inputs")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the campaign of ``benchmarks/hostile.py`` on these classes only."""
+    """Run the campaign of ``tests/tools/hostile.py`` on these classes only."""
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
