@@ -15,8 +15,9 @@ The classes:
   with and without ``--checkpoint``; ``select --mode distributed --workers 2``; ``evaluate
   --jobs 2``). Behaved: every worker is gone within 30 s of its parent (a forked worker at
   once; a spawned one still starting, as evaluate's are, when its start-up ends: seconds).
-* ``evaluate_signals``: SIGTERM or SIGINT during ``evaluate --jobs 2``. Behaved: a non-zero
-  exit, no traceback from a worker, no output folder.
+* ``evaluate_signals``: SIGTERM or SIGINT during ``evaluate --jobs 2`` (1-6 s after the
+  start: its pool starting, running, its report written). Behaved: a non-zero exit, no
+  traceback from a worker, no output folder.
 * ``full_tempdir``: a full ``--temp-dir`` (a file-size limit, short writes). Behaved: one
   line, exit 2, the temporary folder left empty.
 * ``storage_options``: malformed ``$CORESELECT_STORAGE_OPTIONS``. Behaved: one line, exit
@@ -310,7 +311,7 @@ def classes(Attempt) -> dict[str, Callable]:
             w.mkdir()
             _write_shards(w, rows=120, seed=i)
             sig = signal.SIGTERM if i % 3 != 2 else signal.SIGINT
-            delay = round(rng.uniform(0.3, 6.0), 2)
+            delay = round(rng.uniform(1.0, 6.0), 2)  # after start-up: from the pool's start
             argv = ["evaluate", "d/part-00.svm", "--methods", "gds,random", "--k", "2,3",
                     "--folds", "3", "--jobs", "2", "--out", "out", "-q"]
 
