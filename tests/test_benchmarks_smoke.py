@@ -41,6 +41,7 @@ SCRIPTS = {
     "cluster": ([], ["s3fs", "moto"]),  # --quick: about 50 s on 2 busy cores (S3 server, scheduler, 2 workers)
     "resume": ([], []),  # --quick: about 30 s on 2 busy cores (8 short runs, a small store)
     "ingest": ([], []),  # --quick: a few seconds (a 1 MB LIBSVM file parsed three ways)
+    "summary": ([], []),  # reads the saved results of docs/results/rivals/ (seconds)
 }
 
 
