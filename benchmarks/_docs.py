@@ -11,7 +11,9 @@ A doc quotes a benchmark's output between two markers::
     <!-- end generated -->
 
 The file is what ``coreselect bench NAME ... --out FILE`` wrote: its first line names the
-command and the date (``_common.emit``). To update a table, rerun that command, then this
+command and the date (``_common.emit``). Its relative links point from the file's own folder;
+spliced, they are rewritten to point from the doc's folder (:func:`rebase_links`), so they work
+in both places, on GitHub as on the site. To update a table, rerun that command, then this
 script. A table measured before this rule whose run was not repeated keeps its numbers under
 ``<!-- recorded: COMMAND; not regenerated (WHY) -->`` (the last such comment between the
 previous table or heading and the table); :data:`WHOLE_FILES` are docs that a script writes
@@ -22,6 +24,7 @@ of these.
 from __future__ import annotations
 
 import argparse
+import posixpath
 import re
 import sys
 from dataclasses import dataclass
@@ -61,6 +64,32 @@ def written_whole(rel: str) -> str | None:
     from fnmatch import fnmatch
 
     return next((cmd for pattern, cmd in WHOLE_FILES.items() if fnmatch(rel, pattern)), None)
+
+
+#: a Markdown link or image target: ``](TARGET)`` or ``](TARGET "title")``
+LINK = re.compile(r"(\]\()([^)\s]+)")
+
+
+def rebase_links(text: str, source: str, doc: str) -> str:
+    """``text`` of the file ``source`` with its relative link targets rewritten to point from
+    the folder of ``doc`` (both repository-relative paths) to the same files."""
+    here, there = posixpath.dirname(source), posixpath.dirname(doc)
+
+    def one(m: re.Match) -> str:
+        target = m[2]
+        if target.startswith(("#", "/")) or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target):
+            return m[0]  # an anchor, an absolute path or a URL (https:, mailto:)
+        path, hash_, fragment = target.partition("#")
+        moved = posixpath.relpath(posixpath.normpath(posixpath.join(here, path)), there or ".")
+        return m[1] + moved + hash_ + fragment
+
+    return LINK.sub(one, text)
+
+
+def quoted(source: str, doc: str, root: Path = ROOT) -> str:
+    """What a region of ``doc`` quoting ``source`` holds: the file's text, links rebased."""
+    body = rebase_links((root / source).read_text(), source, doc)
+    return body if body.endswith("\n") else body + "\n"
 
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -115,8 +144,9 @@ def regions(doc: Path) -> list[Region]:
     return out
 
 
-def splice(text: str, root: Path = ROOT) -> str:
-    """``text`` with every generated region replaced by the current text of its file."""
+def splice(text: str, root: Path = ROOT, doc: str = "README.md") -> str:
+    """``text`` (of ``doc``, repository-relative) with every generated region replaced by the
+    current text of its file."""
     lines = text.splitlines(keepends=True)
     code = in_fences(lines)
     out, i = [], 0
@@ -127,8 +157,7 @@ def splice(text: str, root: Path = ROOT) -> str:
             j = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == END), None)
             if j is None:
                 raise ValueError(f"line {i + 1}: '{lines[i].strip()}' has no '{END}'")
-            body = (root / m["path"]).read_text()
-            out.append(body if body.endswith("\n") else body + "\n")
+            out.append(quoted(m["path"], doc, root))
             out.append(lines[j])
             i = j
         i += 1
@@ -146,8 +175,7 @@ def stale(root: Path = ROOT) -> list[str]:
         if missing or not found:
             continue
         for r in found:  # name each region whose text differs
-            new_body = (root / r.source).read_text()
-            if r.text != (new_body if new_body.endswith("\n") else new_body + "\n"):
+            if r.text != quoted(r.source, rel.as_posix(), root):
                 problems.append(f"{rel}:{r.line}: not the current text of {r.source} "
                                 "(run: python benchmarks/_docs.py)")
     return problems
@@ -183,7 +211,7 @@ def main(argv=None) -> int:
         return 1 if problems else 0
     for doc in doc_files():
         text = doc.read_text()
-        new = splice(text)
+        new = splice(text, ROOT, doc.relative_to(ROOT).as_posix())
         if new != text:
             doc.write_text(new)
             print(f"updated {doc.relative_to(ROOT)}")

@@ -1,4 +1,4 @@
-"""The paper's baselines against the default (issue 9): every shared dataset, both evaluators.
+"""The paper's baselines against the default: every shared dataset, both evaluators.
 
     python benchmarks/baselines.py run --datasets scene,emotions [--folds 5] [--jobs 1]
     python benchmarks/baselines.py report
@@ -10,7 +10,7 @@ random at k in {10, 20, 50, 100} (capped at the number of features), scores each
 with BRkNN-b and with BR logistic regression, and writes one CSV per dataset to
 docs/results/baselines/. ReliefF (br-rf, lp-rf) uses a random sample of 500 instances on
 datasets whose training folds have more than 3000 rows (Weka's ReliefF samples all; the
-full run does not fit in the time of the issue on 2 shared cores), and datasets with more than
+full run does not fit the time on 2 shared cores), and datasets with more than
 6000 rows may be cut to a random 6000 rows (seed 0; the report names them;
 ``--max-rows 0`` runs them whole).
 
@@ -209,7 +209,7 @@ def report() -> None:
                          if k < max(KS))
              + "); cells where every method selects every such column are left out of all "
              "counts.", "",
-             "## Targets of issue 9", "",
+             "## Win or tie against the best baseline", "",
              "| evaluator | measure | win or tie (all cells) | win or tie, wide sparse data | above best mean, wide, k <= 50 | vs paper objective (cgds): win or tie | below random by > 1 std |",
              "|---|---|---|---|---|---|---|"]
     for ev in ("brknn", "linear"):

@@ -1,4 +1,4 @@
-"""A fixed exchange rate (calibration "fixed") against the per-step "range" default and the paper's eq. (2), on the shared datasets (issue 18, item 4).
+"""A fixed exchange rate (calibration "fixed") against the per-step "range" default and the paper's eq. (2), on the shared datasets.
 
     python benchmarks/fixed_rate.py --datasets emotions,scene --out docs/results/bench/fixed_rate.md
     python benchmarks/fixed_rate.py --datasets none --out docs/results/bench/fixed_rate.md

@@ -14,9 +14,9 @@ Compared, in one process, with
   against ours (nats converted to bits).
 
 Datasets: scene, Corel5k, rcv1subset1, and rcv1subset1 binarized (word present/absent: the
-"binary data" of the distance-step target).
+"binary data" of the distance-step timing).
 
-A second part measures the kernels against the machine's own limits (issue 20): on
+A second part measures the kernels against the machine's own limits: on
 ``make_sparse_multilabel(n_samples=200_000, n_features=20_000, n_labels=50, density=0.005)``
 (26.2 M non-zeros; ``--quick``: 20,000 x 2,000 x 10) the whole ``GDSSelector(k=100).fit``
 (seconds, CPU seconds, peak memory of a fresh process), the relevance kernel and the 100
@@ -434,7 +434,7 @@ def limits_part(quick: bool, against: str | None, rounds: int) -> list[str]:
                 f"{sec / f_s:.1f}x", f"{updates / sec / 1e6:,.0f} M/s",
                 f"{updates / f_u / 1e6:,.0f} M/s", f"{sec / f_u:.2f}x"])
     body = [
-        "### Kernels near the memory limit (issue 20)",
+        "### Kernels near the memory limit",
         "",
         f"Data: `make_sparse_multilabel({', '.join(f'{k}={v:_}' for k, v in size.items())}, "
         "random_state=0)`; 1-min load average %s during the runs (rounds alternate "

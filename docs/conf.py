@@ -144,5 +144,15 @@ def _mend_script_links(app, docname, source):
         source[0] = f"# {Path(docname).name.replace('_', ' ')}\n\n{source[0]}"
 
 
+def _no_builtin_docstring(app, what, name, obj, options, lines):
+    """A module constant (a dict, a tuple, a str) has no docstring of its own: autodoc would
+    show its type's (``dict() -> new empty dictionary`` ...); show only what the page says."""
+    type_doc = (type(obj).__doc__ or "").strip().splitlines()
+    if what == "data" and type(obj).__module__ == "builtins" and type_doc and \
+            [line.strip() for line in lines[:1]] == type_doc[:1]:
+        lines.clear()
+
+
 def setup(app):
     app.connect("source-read", _mend_script_links)
+    app.connect("autodoc-process-docstring", _no_builtin_docstring)

@@ -41,6 +41,7 @@ SCRIPTS = {
     "cluster": ([], ["s3fs", "moto"]),  # --quick: about 50 s on 2 busy cores (S3 server, scheduler, 2 workers)
     "resume": ([], []),  # --quick: about 30 s on 2 busy cores (8 short runs, a small store)
     "ingest": ([], []),  # --quick: a few seconds (a 1 MB LIBSVM file parsed three ways)
+    "summary": ([], []),  # reads the saved results of docs/results/rivals/ (seconds)
 }
 
 
@@ -280,3 +281,17 @@ def test_bench_cli_runs_a_script(monkeypatch, tmp_path):
                           env={**os.environ, "CORESELECT_BENCHMARKS": str(folder)})
     assert proc.returncode == 0, proc.stderr
     assert "ARGS ['--quick', '--png', 'x.png']" in proc.stdout
+
+
+def test_summary_scores_cells_as_the_rivals_report_does():
+    """benchmarks/summary.py's row "all 15 rivals" gives every cell the verdict that
+    `benchmarks/rivals.py report` saved for it (docs/results/rivals/verdicts.txt)."""
+    import pandas as pd
+
+    spec = importlib.util.spec_from_file_location("bench_summary", BENCH / "summary.py")
+    summary = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(summary)
+    saved = pd.read_csv(summary.RESULTS / "verdicts.txt")
+    saved = {(r.dataset, r.evaluator, r.measure, int(r.k)): r.verdict for r in saved.itertuples()}
+    ours = summary.verdicts(summary.load_results(), summary.GROUPS["all 15 rivals"])
+    assert {(d, e, m, int(k)): v for (d, e, m, k), v in ours.items()} == saved

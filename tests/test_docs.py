@@ -465,6 +465,40 @@ def test_splice_and_stale_on_a_probe_clone(tmp_path):
         _docs.regions(doc)
 
 
+def test_spliced_links_point_from_the_doc_that_quotes_them(tmp_path):
+    """A file under docs/results/bench/ links from its own folder; spliced into README.md or
+    docs/results/index.md its relative links are rewritten to reach the same files."""
+    bench = tmp_path / "docs" / "results" / "bench"
+    bench.mkdir(parents=True)
+    (bench / "t.md").write_text(
+        "*Written by `coreselect bench x` on 2026-01-01 00:00 UTC. Machine: m.*\n\n"
+        "[a](../rivals.md), [b](auto_k.md#cost), ![p](t.png), [c](https://x.org/a.md), "
+        "[d](#here)\n")
+    region = "<!-- generated: docs/results/bench/t.md -->\n<!-- end generated -->\n"
+    readme = _docs.splice(region, tmp_path, "README.md")
+    assert ("[a](docs/results/rivals.md), [b](docs/results/bench/auto_k.md#cost), "
+            "![p](docs/results/bench/t.png), [c](https://x.org/a.md), [d](#here)") in readme
+    index = _docs.splice(region, tmp_path, "docs/results/index.md")
+    assert "[a](rivals.md), [b](bench/auto_k.md#cost), ![p](bench/t.png)" in index
+    (tmp_path / "README.md").write_text(readme)
+    assert _docs.stale(tmp_path) == []  # the rebased text is the current one
+
+
+def test_relative_links_in_generated_regions_resolve():
+    """Every relative link a generated region holds names a file that exists, seen from the
+    doc that quotes it (as GitHub and the site resolve it)."""
+    broken = []
+    for doc in DOCS:
+        for r in _docs.regions(doc):
+            for m in _docs.LINK.finditer(r.text):
+                target = m[2].partition("#")[0]
+                if not target or re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:|^/", target):
+                    continue
+                if not (doc.parent / target).exists():
+                    broken.append(f"{rel(doc)}:{r.line} ({r.source}): {m[2]}")
+    assert not broken, "\n".join(broken)
+
+
 def test_needs_then_reduce(tmp_path):
     b = Block(tmp_path / "x.md", 1, "shell", "bash", "coreselect datasets fetch yeast\n",
               "needs network; reduce coreselect datasets fetch => env X=1 coreselect datasets fetch")

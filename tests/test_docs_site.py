@@ -187,3 +187,59 @@ def test_a_page_renders_with_its_figures(site, browser, kind, tmp_path):
     assert figures, f"{PAGES[kind]} shows no figure"
     unloaded = [src for src, width in figures if not width]
     assert not unloaded, f"{PAGES[kind]}: figures that did not load: {unloaded}"
+
+
+#: the public modules whose ``__all__`` the API reference documents, name by name
+PUBLIC_MODULES = ["coreselect", "coreselect.baselines", "coreselect.evaluation",
+                  "coreselect.progress", "coreselect.errors", "coreselect.store",
+                  "coreselect.datasets"]
+
+
+def api_reference_names(folder: Path = REPO_ROOT / "docs" / "api") -> set[str]:
+    """Every fully qualified name that an autosummary list or an ``auto*`` directive of the
+    API reference pages documents."""
+    names: set[str] = set()
+    for page in sorted(folder.glob("*.md")):
+        module, in_summary = None, False
+        for line in page.read_text().splitlines():
+            text = line.strip()
+            if m := re.match(r"\.\. currentmodule:: (\S+)$", text):
+                module, in_summary = m[1], False
+            elif m := re.match(r"\.\. auto(?:data|function|class|exception|attribute)::\s+(\S+)",
+                               text):
+                names.add(m[1] if m[1].startswith("coreselect.") else f"{module}.{m[1]}")
+                in_summary = False
+            elif text.startswith(".. autosummary::"):
+                in_summary = True
+            elif in_summary and (m := re.match(r"^ {3}([A-Za-z_][\w.]*)\s*$", line)):
+                names.add(f"{module}.{m[1]}")
+            elif in_summary and text and not line.startswith("   "):
+                in_summary = False
+    return names
+
+
+def _resolve(qualified: str):
+    import importlib
+
+    module, _, name = qualified.rpartition(".")
+    return getattr(importlib.import_module(module), name, None)
+
+
+def test_every_public_name_is_in_the_api_reference():
+    """Each name a public module exports (its ``__all__``: classes, functions, constants) has
+    an entry in docs/api/ (a class or function re-exported from another public module counts
+    once, where it is documented)."""
+    import importlib
+    import types
+
+    documented = api_reference_names()
+    objects = {id(obj) for obj in map(_resolve, documented) if callable(obj)}
+    absent = []
+    for module in PUBLIC_MODULES:
+        for name in importlib.import_module(module).__all__:
+            obj = getattr(importlib.import_module(module), name)
+            if name.startswith("__") or isinstance(obj, types.ModuleType):
+                continue
+            if f"{module}.{name}" not in documented and not (callable(obj) and id(obj) in objects):
+                absent.append(f"{module}.{name}")
+    assert not absent, "public names without an API entry: " + ", ".join(absent)

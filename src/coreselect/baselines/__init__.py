@@ -41,9 +41,9 @@ BASELINES = {
     "trees": ExtraTreesImportance,
 }
 
-#: the published multi-label MI selectors (issue 18)
+#: the nine published multi-label MI selectors, by name
 PUBLISHED_MI = ("pmu", "mdmr", "d2f", "scls", "lrfs", "lsmfs", "mlsmfs", "ppt-mi", "igmf")
-#: every MI selector of the PyIT-MLFS collection: the nine and ATR (issue 30)
+#: every MI selector of the PyIT-MLFS collection: the nine and ATR
 PYIT_MLFS = (*PUBLISHED_MI, "atr")
 
 __all__ = [
