@@ -1,0 +1,212 @@
+"""How mutual information is estimated on dense numeric columns: the default's five
+equal-frequency bins against more bins, fewer bins, and bins that grow with the sample size,
+chosen leave-one-dataset-out against every rival.
+
+    python benchmarks/dense_research.py run [--datasets emotions,scene,yeast,CAL500]
+                                            [--methods gds-b3,gds-b8,...] [--folds 3]
+    python benchmarks/dense_research.py report
+
+``run`` cross-validates each candidate with ``run_protocol`` (what ``coreselect evaluate`` runs:
+selection fit on the training folds only, seed 0) on the same folds, k and evaluators as
+``benchmarks/rivals.py run``; one CSV per dataset in docs/results/dense_research/. ``report``
+puts these rows beside the rivals' rows of docs/results/rivals/ (the default ``gds`` and every
+rival come from there) and writes docs/results/dense_research.md: every candidate's cells
+against the best rival, and the candidate a leave-one-dataset-out choice picks for each held-out
+set (the rule of ``rivals.py``'s choice of the default).
+
+Why only the bins: on binary columns (every sparse set here but rcv1subset1) a column has at
+most two distinct values, so every candidate gives the same codes and the same selection as the
+default; they can differ only where a column has more than five distinct values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from _common import REPO_ROOT, cross_validate, emit, md_table  # noqa: E402
+from published import ORDER, load_rows  # noqa: E402
+from rivals import DENSE, MEASURES, OUT as RIVALS_OUT, RIVALS, _counts, _share, leave_one_dataset_out, verdicts  # noqa: E402
+
+OUT = REPO_ROOT / "docs" / "results" / "dense_research"
+REPORT = REPO_ROOT / "docs" / "results" / "dense_research.md"
+
+#: candidate -> bins per split column: an int, or "cbrt" (the cube root of the training rows,
+#: never fewer than 5: bins that grow with n, decided from n in the first pass)
+BINS: dict[str, int | str] = {"gds-b2": 2, "gds-b3": 3, "gds-b4": 4, "gds-b8": 8, "gds-b12": 12,
+                              "gds-bcbrt": "cbrt"}
+
+
+def bins_for(rule: int | str, n_samples: int) -> int:
+    """The number of bins of a split column under ``rule`` on ``n_samples`` training rows."""
+    if rule == "cbrt":
+        return max(5, int(round(n_samples ** (1 / 3))))
+    return int(rule)
+
+
+class _Binned:
+    """Centralized GDS (the library default otherwise) with the bins of one :data:`BINS` rule."""
+
+    is_ranker = True
+
+    def __init__(self, k: int, seed: int, rule: int | str):
+        self.k, self.seed, self.rule = k, seed, rule
+
+    @property
+    def ranking_(self) -> np.ndarray:
+        return self.selected_
+
+    def fit(self, X, Y) -> "_Binned":
+        from coreselect.evaluation.gds import CalibratedGDS
+
+        inner = CalibratedGDS(k=self.k, n_bins=bins_for(self.rule, X.shape[0]),
+                              random_state=self.seed).fit(X, Y)
+        self.selected_, self.seconds_ = inner.selected_, inner.seconds_
+        return self
+
+
+class _Relevance:
+    """Centralized GDS (the library default) with another feature-label relevance matrix in
+    place of the binned MI: ``"ksg"``, the nearest-neighbour estimate of I(x; l) on the raw
+    column (Kraskov et al. 2004, scikit-learn's ``mutual_info_classif``, 3 neighbours, in
+    bits); ``"uc"``, the binned MI over the label's entropy (the share of each label's
+    uncertainty a feature explains: rare labels weigh as much as common ones). The redundancy
+    term stays the binned one. A research probe: the nearest-neighbour estimate is not a count
+    table, so it would not be exact in the row-chunked or distributed modes."""
+
+    is_ranker = True
+
+    def __init__(self, k: int, seed: int, kind: str):
+        self.k, self.seed, self.kind = k, seed, kind
+
+    @property
+    def ranking_(self) -> np.ndarray:
+        return self.selected_
+
+    def _matrix(self, X, Y, base):
+        def binned(features, labels, kind="mi", *args, **kwargs):
+            M = np.asarray(base(features, labels, kind, *args, **kwargs), dtype=np.float64)
+            if self.kind == "uc":
+                q = np.asarray(Y, dtype=np.float64).mean(axis=0)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    h = -(q * np.log2(q) + (1 - q) * np.log2(1 - q))
+                M = np.where(np.nan_to_num(h) > 0, M / np.where(h > 0, h, 1), 0.0)
+            return M
+
+        def ksg(features, labels, kind="mi", *args, **kwargs):
+            from sklearn.feature_selection import mutual_info_classif
+
+            Xd = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+            Yd = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y)
+            M = np.zeros((Xd.shape[1], Yd.shape[1]))
+            for j in range(Yd.shape[1]):
+                if Yd[:, j].min() != Yd[:, j].max():
+                    M[:, j] = mutual_info_classif(Xd, Yd[:, j], n_neighbors=3,
+                                                  random_state=self.seed or 0) / np.log(2)
+            return M
+
+        return ksg if self.kind == "ksg" else binned
+
+    def fit(self, X, Y) -> "_Relevance":
+        import coreselect.core.problem as problem
+        from coreselect.evaluation.gds import CalibratedGDS
+
+        base = problem.relevance_matrix
+        problem.relevance_matrix = self._matrix(X, Y, base)
+        try:
+            inner = CalibratedGDS(k=self.k, random_state=self.seed).fit(X, Y)
+        finally:
+            problem.relevance_matrix = base
+        self.selected_, self.seconds_ = inner.selected_, inner.seconds_
+        return self
+
+
+#: candidates with another relevance matrix (:class:`_Relevance`)
+RELEVANCE = {"gds-ksg": "ksg", "gds-uc": "uc"}
+
+
+def factory(name: str):
+    if name in RELEVANCE:
+        return lambda k, seed: _Relevance(k, seed, RELEVANCE[name])
+    return lambda k, seed: _Binned(k, seed, BINS[name])
+
+
+def run(datasets: list[str], methods: list[str], folds: int, max_rows: int) -> None:
+    for name in datasets:
+        X, Y, n_rows = load_rows(name, max_rows)
+        ks = sorted(set(pd.read_csv(RIVALS_OUT / f"{name}.csv").k))
+        evs = tuple(sorted(set(pd.read_csv(RIVALS_OUT / f"{name}.csv").evaluator)))
+        cross_validate(name, X, Y, n_rows, {m: factory(m) for m in methods}, ks, OUT,
+                       folds, evs)
+
+
+def load_all() -> pd.DataFrame:
+    parts = []
+    for p in sorted(OUT.glob("*.csv")):
+        mine = pd.read_csv(p)
+        theirs = pd.read_csv(RIVALS_OUT / p.name)
+        theirs = theirs[theirs.method.isin(["gds", "random", *RIVALS])]
+        # the rivals' cells only where the candidates ran (same folds, k and evaluators)
+        theirs = theirs.merge(mine[["evaluator", "k"]].drop_duplicates(), on=["evaluator", "k"])
+        parts += [theirs, mine]
+    df = pd.concat(parts, ignore_index=True)
+    return df[df.measure.isin(MEASURES)]
+
+
+def report() -> None:
+    df = load_all()
+    names = ["gds", *[m for m in [*BINS, *RELEVANCE] if m in set(df.method)]]
+    datasets = [d for d in ORDER if d in set(df.dataset)]
+    rows = []
+    for c in names:
+        v = verdicts(df, c)
+        per = {d: _counts(v[v.dataset == d]) for d in datasets}
+        rows.append([f"`{c}`", str(BINS.get(c, RELEVANCE.get(c, 5))), _share(v), _counts(v),
+                     int(v.below_random.sum()), *[per[d] for d in datasets]])
+    table = md_table(["candidate", "bins or relevance", "win or tie", "win/tie/loss", "below random",
+                      *datasets], rows, align="llllr" + "l" * len(datasets))
+    per, cells = leave_one_dataset_out(df, names)
+    lodo = md_table(["held out", "pick (on the others)", "win/tie/loss there"],
+                    [[r.dataset, f"`{r.pick}`", _counts(r.cells)] for r in per.itertuples()],
+                    align="lll")
+    n = {d: int(load_rows(d, 6000)[0].shape[0] * 2 / 3) for d in datasets}
+    body = ("Candidates: centralized GDS, the library default in all but the bins of a column "
+            "with more than that many distinct values (`cbrt`: the cube root of the training "
+            "rows, at least 5: " + ", ".join(f"{d} {bins_for('cbrt', n[d])}" for d in datasets)
+            + "). Same protocol as [rivals.md](rivals.md) (3 folds, seed 0, BRkNN-b and the "
+              "linear evaluator where rivals.md ran it, example and macro F1); `gds` and the "
+              "rivals' rows are rivals.md's. A cell is a win or a loss against the best of "
+              f"the {len(RIVALS)} rivals when the means differ by more than the larger fold "
+              "standard deviation.\n\n" + table
+            + "\n\nLeave-one-dataset-out among these candidates (rule of rivals.md: the largest "
+              "worse-kind share of win-or-tie cells on the other sets):\n\n" + lodo
+            + "\n\nTotals of the picks on their held-out sets: " + _share(cells) + " win or tie ("
+            + _counts(cells) + "), " + str(int(cells.below_random.sum())) + " below random.")
+    emit("Bins on dense numeric columns", body, str(REPORT))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    sub = p.add_subparsers(dest="cmd", required=True,
+                           help="run: cross-validate the candidates; report: write the table")
+    r = sub.add_parser("run", help="cross-validate the candidates")
+    r.add_argument("--datasets", default=",".join(DENSE), help="comma-separated dataset names")
+    r.add_argument("--methods", default=",".join(BINS), help="comma-separated candidates")
+    r.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    r.add_argument("--max-rows", type=int, default=6000, help="random row cut (seed 0)")
+    sub.add_parser("report", help="write docs/results/dense_research.md")
+    a = p.parse_args()
+    if a.cmd == "run":
+        run(a.datasets.split(","), a.methods.split(","), a.folds, a.max_rows)
+    else:
+        report()
+
+
+if __name__ == "__main__":
+    main()
