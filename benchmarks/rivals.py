@@ -383,7 +383,9 @@ def ranks_section(df: pd.DataFrame, datasets: list[str], methods: list[str] = RA
     rivals = [m for m in methods if m != "gds"]
     cells = rank_cells(df, methods)
     kinds = {"dense": [d for d in datasets if d in DENSE],
-             "sparse": [d for d in datasets if d not in DENSE], "all": datasets}
+             "sparse": [d for d in datasets if d not in DENSE]}
+    if all(kinds.values()):  # both kinds: all sets too
+        kinds["all"] = datasets
     tests, ranks = {}, {}
     for kind, names in kinds.items():
         c = cells[cells.index.get_level_values("dataset").isin(names)]
@@ -392,9 +394,10 @@ def ranks_section(df: pd.DataFrame, datasets: list[str], methods: list[str] = RA
             ranks[kind] = pd.Series(tests[kind].ranks, index=methods)
     if not tests:
         return []
-    order = ranks["all"].sort_values().index if "all" in ranks else methods
+    order = ranks[list(ranks)[-1]].sort_values().index
     pw = pairwise(df[df.dataset.isin(datasets)], rivals=rivals)
     pw = pw.assign(dense=pw.dataset.isin(DENSE))
+    kinds_present = [dense for dense, kind in ((True, "dense"), (False, "sparse")) if kinds[kind]]
     rows = []
     for m in order:
         row = [f"`{m}`" if m == "gds" else m]
@@ -407,9 +410,9 @@ def ranks_section(df: pd.DataFrame, datasets: list[str], methods: list[str] = RA
                 sig = " †"
             row.append(f"{r[m]:.2f}{sig}")
         if m == "gds":
-            row += ["", ""]
+            row += [""] * len(kinds_present)
         else:
-            for dense in (True, False):
+            for dense in kinds_present:
                 p = pw[(pw.rival == m) & (pw.dense == dense)]
                 row.append(_counts(p) if len(p) else "–")
         rows.append(row)
@@ -428,9 +431,9 @@ def ranks_section(df: pd.DataFrame, datasets: list[str], methods: list[str] = RA
             "ranks differ by at least CD. Cells of one dataset are not independent (several "
             "measures, k, evaluators), so the p-values overstate the evidence.\n\n" + stat
             + "\n\n" + md_table(["method", *[f"rank: {k} sets" for k in tests],
-                                 "gds against it: dense (win/tie/loss)",
-                                 "gds against it: sparse (win/tie/loss)"], rows,
-                                align="l" + "r" * len(tests) + "ll")
+                                 *[f"gds against it: {'dense' if d else 'sparse'} (win/tie/loss)"
+                                   for d in kinds_present]], rows,
+                                align="l" + "r" * len(tests) + "l" * len(kinds_present))
             + "\n\n\u2020: significantly worse than gds (Nemenyi). Pairwise: gds against that "
               "rival alone, cell by cell (a tie: the means differ by at most the larger fold "
               "standard deviation), over every cell where both ran.")
