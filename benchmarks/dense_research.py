@@ -262,14 +262,23 @@ def report() -> None:
     df = load_all()
     names = ["gds", *[m for m in [*BINS, *RELEVANCE, "gds-mdl"] if m in set(df.method)]]
     datasets = [d for d in ORDER if d in set(df.dataset)]
+    from coreselect.evaluation.significance import average_ranks
+    from rivals import rank_cells
+
     rows = []
     for c in names:
         v = verdicts(df, c)
+        # the candidate in gds's place among the rivals and random, on the cells all ran
+        ranked = rank_cells(df, [c, *RIVALS, "random"])
+        rank = f"{average_ranks(ranked.to_numpy())[0]:.2f} ({len(ranked)})" if len(ranked) else "–"
         per = {d: _counts(v[v.dataset == d]) if (v.dataset == d).any() else "–" for d in datasets}
-        rows.append([f"`{c}`", str(BINS.get(c, RELEVANCE.get(c, "mdl" if c == "gds-mdl" else 5))), _share(v), _counts(v),
+        rows.append([f"`{c}`", str(BINS.get(c, RELEVANCE.get(c, "mdl" if c == "gds-mdl" else 5))), rank,
+                     _share(v), _counts(v),
                      int(v.below_random.sum()), *[per[d] for d in datasets]])
-    table = md_table(["candidate", "bins or relevance", "win or tie", "win/tie/loss", "below random",
-                      *datasets], rows, align="llllr" + "l" * len(datasets))
+    table = md_table(["candidate", "bins or relevance",
+                      f"mean rank among it, the {len(RIVALS)} rivals and random (cells)",
+                      "win or tie", "win/tie/loss", "below random", *datasets], rows,
+                     align="lllllr" + "l" * len(datasets))
     ran = df.groupby("method")["dataset"].agg(set)
     full = [c for c in names if set(datasets) <= ran[c]]  # LODO: candidates run on every set
     per, cells = leave_one_dataset_out(df, full)
