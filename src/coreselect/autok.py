@@ -349,7 +349,7 @@ def plot_k_curve(auto: AutoK | dict, path: str | Path, title: str | None = None)
 
     d = auto.to_dict() if isinstance(auto, AutoK) else auto
     x = np.asarray(d["curve"]["n_features"])
-    fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=120)
+    fig, ax = plt.subplots(figsize=(7.5, 5.6), dpi=120)
     measures = d.get("measures") or {d["measure"]: {
         "mean": d["curve"]["mean"],
         "se": list(np.asarray(d["curve"]["std"]) / np.sqrt(max(d["folds"], 1))),
@@ -376,7 +376,8 @@ def plot_k_curve(auto: AutoK | dict, path: str | Path, title: str | None = None)
     ax.set_ylabel("score (BRkNN-b, inner cross-validation)")
     ax.set_title(title or f"Automatic k: cap {d['cap']}, {d['rows']} training rows", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    # below the axes: inside, it would hide the curves' right end, where the rule decides
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     fig.tight_layout()
     fig.savefig(path, format="png")
     plt.close(fig)
