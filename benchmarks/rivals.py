@@ -338,6 +338,109 @@ def lodo_section(df: pd.DataFrame, datasets: list[str]) -> list[str]:
             "not a score of a choice):", "", every, ""]
 
 
+#: every method the ranks compare (the default, each rival, and random as a floor)
+RANKED = ["gds", *RIVALS, "random"]
+RANKS = REPO_ROOT / "docs" / "results" / "bench" / "rivals_ranks.md"
+
+
+def rank_cells(df: pd.DataFrame, methods: list[str] = RANKED) -> pd.DataFrame:
+    """Mean over folds per (dataset, evaluator, measure, k) cell (rows) and method (columns),
+    only cells where every one of ``methods`` ran and k is below the selectable columns (at
+    every feature all selections are equal)."""
+    m = (df[df.method.isin(methods)].groupby(["dataset", "evaluator", "measure", "k", "method"])
+         ["value"].mean().unstack("method"))
+    m = m.reindex(columns=methods).dropna()
+    return m[m.max(axis=1) - m.min(axis=1) > 1e-12]
+
+
+def pairwise(df: pd.DataFrame, method: str = "gds", rivals: list[str] = RIVALS) -> pd.DataFrame:
+    """``method`` against each rival on its own, cell by cell: win/tie/loss (a tie: the means
+    differ by at most the larger fold standard deviation), as :func:`verdicts` against one."""
+    g = df.groupby(["dataset", "evaluator", "measure", "k", "method"])["value"]
+    s = g.agg(mean="mean", std=lambda v: float(np.std(v, ddof=1))).reset_index()
+    rows = []
+    for key, cell in s.groupby(["dataset", "evaluator", "measure", "k"]):
+        cell = cell.set_index("method")
+        if method not in cell.index or cell["mean"].max() - cell["mean"].min() < 1e-12:
+            continue
+        for r in rivals:
+            if r not in cell.index:
+                continue
+            diff = cell.at[method, "mean"] - cell.at[r, "mean"]
+            tol = max(cell.at[method, "std"], cell.at[r, "std"])
+            rows.append(dict(zip(["dataset", "evaluator", "measure", "k"], key), rival=r,
+                             verdict="win" if diff > tol else ("loss" if diff < -tol else "tie")))
+    return pd.DataFrame(rows)
+
+
+def ranks_section(df: pd.DataFrame, datasets: list[str], methods: list[str] = RANKED,
+                  out: Path | None = RANKS) -> list[str]:
+    """Average ranks with the Friedman test and the Nemenyi critical difference (Demšar 2006),
+    and the default's pairwise win/tie/loss against every rival, dense and sparse sets apart
+    (Markdown lines; the summary goes to ``out``)."""
+    from coreselect.evaluation.significance import friedman
+
+    rivals = [m for m in methods if m != "gds"]
+    cells = rank_cells(df, methods)
+    kinds = {"dense": [d for d in datasets if d in DENSE],
+             "sparse": [d for d in datasets if d not in DENSE]}
+    if all(kinds.values()):  # both kinds: all sets too
+        kinds["all"] = datasets
+    tests, ranks = {}, {}
+    for kind, names in kinds.items():
+        c = cells[cells.index.get_level_values("dataset").isin(names)]
+        if len(c) >= 2:
+            tests[kind] = friedman(c.to_numpy())
+            ranks[kind] = pd.Series(tests[kind].ranks, index=methods)
+    if not tests:
+        return []
+    order = ranks[list(ranks)[-1]].sort_values().index
+    pw = pairwise(df[df.dataset.isin(datasets)], rivals=rivals)
+    pw = pw.assign(dense=pw.dataset.isin(DENSE))
+    kinds_present = [dense for dense, kind in ((True, "dense"), (False, "sparse")) if kinds[kind]]
+    rows = []
+    for m in order:
+        row = [f"`{m}`" if m == "gds" else m]
+        for kind in tests:
+            r = ranks[kind]
+            sig = ""
+            if m != "gds" and r[m] - r["gds"] <= -tests[kind].cd:
+                sig = " (better than gds)"
+            elif m != "gds" and r[m] - r["gds"] >= tests[kind].cd:
+                sig = " †"
+            row.append(f"{r[m]:.2f}{sig}")
+        if m == "gds":
+            row += [""] * len(kinds_present)
+        else:
+            for dense in kinds_present:
+                p = pw[(pw.rival == m) & (pw.dense == dense)]
+                row.append(_counts(p) if len(p) else "–")
+        rows.append(row)
+    stat = md_table(["cells", "N", "methods", "Friedman chi2 (p)", "Iman-Davenport F (p)",
+                     "Nemenyi CD (alpha 0.05)", "gds: rank (place)",
+                     "rivals significantly better than gds"],
+                    [[f"{kind} sets", t.n_cells, len(methods), f"{t.chi2:.1f} ({t.p_chi2:.1e})",
+                      f"{t.f:.2f} ({t.p_f:.1e})", f"{t.cd:.2f}",
+                      f"{ranks[kind]['gds']:.2f} ({int((ranks[kind] < ranks[kind]['gds']).sum()) + 1} of {len(methods)})",
+                      ", ".join(m for m in methods if ranks[kind][m] - ranks[kind]["gds"] <= -t.cd) or "none"]
+                     for kind, t in tests.items()], align="lrrllrll")
+    body = ("Average rank of every method (1 = best) over the cells (dataset, evaluator, measure, "
+            "k below the selectable columns) where all of them ran, mean over folds; the "
+            "Friedman test of the hypothesis that all are equivalent and the Nemenyi critical "
+            "difference (Demšar, JMLR 2006): two methods differ significantly when their average "
+            "ranks differ by at least CD. Cells of one dataset are not independent (several "
+            "measures, k, evaluators), so the p-values overstate the evidence.\n\n" + stat
+            + "\n\n" + md_table(["method", *[f"rank: {k} sets" for k in tests],
+                                 *[f"gds against it: {'dense' if d else 'sparse'} (win/tie/loss)"
+                                   for d in kinds_present]], rows,
+                                align="l" + "r" * len(tests) + "l" * len(kinds_present))
+            + "\n\n\u2020: significantly worse than gds (Nemenyi). Pairwise: gds against that "
+              "rival alone, cell by cell (a tie: the means differ by at most the larger fold "
+              "standard deviation), over every cell where both ran.")
+    emit("Average ranks, Friedman and Nemenyi", body, str(out) if out else None)
+    return ["## Average ranks, the Friedman test and the Nemenyi critical difference", "", body, ""]
+
+
 def report() -> None:
     from coreselect.evaluation.protocol import full_reference
 
@@ -394,6 +497,7 @@ def report() -> None:
         lines += ["Methods not run (time): " + "; ".join(
             f"{d}: {', '.join(m)}" for d, m in absent.items()) + ".", ""]
     lines += lodo_section(df, datasets)
+    lines += ranks_section(df, datasets)
     rows = []
     for kind, names in (("dense", DENSE), ("sparse", [d for d in ORDER if d not in DENSE])):
         c = v[v.dataset.isin(names)]
@@ -541,9 +645,14 @@ def report() -> None:
     rows = [[r.dataset, r.evaluator, r.measure, int(r.k), f"{r.gds:.4f} ± {r.gds_std:.4f}",
              f"{r.best} {r.best_mean:.4f} ± {r.best_std:.4f}",
              r.verdict + (", below random" if r.below_random else "")] for r in v.itertuples()]
-    lines += ["## Every cell", "",
-              md_table(["dataset", "evaluator", "measure", "k", "gds", "best rival", "verdict"], rows,
-                       align="lllrlll"), "", f"Machine: {machine()} (shared with other jobs).", ""]
+    lines += ["## Every cell: the default against the best of all rivals", ""]
+    for kind, names in (("Dense", DENSE), ("Sparse", [d for d in ORDER if d not in DENSE])):
+        part = [r for r in rows if r[0] in names]
+        if part:
+            lines += [f"{kind} sets:", "", md_table(["dataset", "evaluator", "measure", "k", "gds",
+                                                     "best rival", "verdict"], part,
+                                                    align="lllrlll"), ""]
+    lines += [f"Machine: {machine()} (shared with other jobs).", ""]
     tmp = REPORT.with_name(f".{REPORT.name}.tmp")
     tmp.write_text("\n".join(lines))
     tmp.replace(REPORT)

@@ -196,3 +196,58 @@ def test_evaluate_k_auto_refuses_a_lambda_sweep(capsys, tmp_path, arff):
     code, out, err = _run(capsys, "evaluate", arff, "--k", "auto", "--lam-sweep", "0,1",
                           "--methods", "gds", "--out", tmp_path / "ev")
     assert code == 2 and "--lam-sweep" in err and len(err.strip().splitlines()) == 1
+
+
+def _rule_by_statement(cv: dict, half: int, folds: int) -> int:
+    """The rule as docs state it, by loops: per measure the best mean's k (the first on ties),
+    but at most ``half`` unless the best beyond it clears the best at or below it plus that
+    best's standard error; the larger over example F1 and macro F1."""
+    grid = [int(g) for g in cv["n_features"]]
+    picks = []
+    for m in ("example_f1", "macro_f1"):
+        runs = [[cv[f"split{i}_test_{m}"][j] for i in range(folds)] for j in range(len(grid))]
+        means = [sum(r) / folds for r in runs]
+        top = max(range(len(grid)), key=lambda j: (means[j], -j))
+        low = [j for j in range(len(grid)) if grid[j] <= half]
+        if grid[top] > half and low:
+            b = max(low, key=lambda j: (means[j], -j))
+            se = float(np.std(runs[b])) / folds ** 0.5
+            if means[top] <= means[b] + se:
+                top = b
+        picks.append(grid[top])
+    return max(picks)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_choose_k_follows_its_stated_rule(seed):
+    from coreselect.selection.autok import choose_k
+
+    rng = np.random.default_rng(seed)
+    Y = (rng.random((160, 4)) < 0.3).astype(int)
+    X = np.column_stack([rng.normal(size=(160, 6)) + Y @ rng.normal(size=(4, 6)),
+                         rng.normal(size=(160, 10))])
+    order = rng.permutation(16)
+    got = choose_k(X, Y, order)
+    assert got.half == 8
+    assert got.k == _rule_by_statement(got.cv_results, 8, got.folds)
+    assert got.k == max(p["k"] for p in got.per_measure.values())
+    d = got.to_dict()
+    assert set(d["measures"]) == {"example_f1", "macro_f1"} and d["half"] == 8
+
+
+def test_half_cap_by_hand():
+    from coreselect.selection.autok import measure_pick
+
+    grid = np.array([1, 2, 5, 10])
+    flat = np.array([[0.50, 0.70, 0.71, 0.715],
+                     [0.52, 0.72, 0.70, 0.713],
+                     [0.48, 0.68, 0.72, 0.714]])
+    # best mean 0.714 at k = 10 (> half = 5); best at or below half: 0.71 at k = 5, its se
+    # 0.0082 / sqrt(3) = 0.0047: 0.714 <= 0.7147, no real rise, so k = 5
+    got = measure_pick(flat, grid, "best", half=5)
+    assert got["k"] == 5 and got["threshold"] == pytest.approx(0.71 + np.std([0.71, 0.70, 0.72]) / np.sqrt(3))
+    rising = flat.copy()
+    rising[:, 3] += 0.05  # now it clears the threshold: the curve still rises beyond half
+    assert measure_pick(rising, grid, "best", half=5)["k"] == 10
+    assert measure_pick(flat, grid, "best", half=None)["k"] == 10
+    assert measure_pick(flat, grid, "se", half=None)["k"] == one_standard_error(grid, flat)[0]

@@ -72,3 +72,28 @@ def test_the_pick_serves_the_worse_kind_of_data_first():
     per, _ = rivals.leave_one_dataset_out(pd.DataFrame(rows), ["gds", "gds-range"])
     row = per.set_index("dataset").loc["yeast"]
     assert row.pick == "gds" and row.worst == 0.25 and row.share == 0.5
+
+
+def test_ranks_use_only_cells_where_every_method_ran_and_split_dense_from_sparse():
+    rivals = _rivals()
+    methods = ["gds", "pmu", "random"]
+    rows = []
+    for d, order in (("emotions", (0.6, 0.5, 0.3)), ("scene", (0.2, 0.5, 0.3)),
+                     ("medical", (0.6, 0.5, 0.3))):
+        for m, mean in zip(methods, order):
+            rows += _cells(d, m, mean)
+    rows += _cells("enron", "gds", 0.9)  # no rival ran there: not a ranked cell
+    rows += [dict(r, k=30) for r in _cells("medical", "gds", 0.4) + _cells("medical", "pmu", 0.4)
+             + _cells("medical", "random", 0.4)]  # every method equal (k = every feature)
+    df = pd.DataFrame(rows)
+    cells = rivals.rank_cells(df, methods)
+    assert set(cells.index.get_level_values("dataset")) == {"emotions", "scene", "medical"}
+    assert 30 not in set(cells.index.get_level_values("k"))
+    pw = rivals.pairwise(df, rivals=["pmu", "random"])
+    got = pw.groupby(["dataset", "rival"])["verdict"].agg(set).to_dict()
+    assert got[("emotions", "pmu")] == {"win"} and got[("scene", "pmu")] == {"loss"}
+    lines = rivals.ranks_section(df, ["emotions", "scene", "medical"], methods=methods, out=None)
+    text = "\n".join(lines)
+    # dense: gds first on emotions, last on scene -> 2.0; sparse: first on medical -> 1.0
+    assert "| dense sets | 8 | 3 |" in text and "| sparse sets | 4 | 3 |" in text
+    assert "2.00 (" in text and "1.00 (1 of 3)" in text

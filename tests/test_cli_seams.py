@@ -265,7 +265,7 @@ def test_coverage_colour_bar_stands_apart_from_the_share_panel(n_labels, p):
 
     import matplotlib.pyplot as plt
 
-    from coreselect.explain import coverage_figure
+    from coreselect.selection.explain import coverage_figure
 
     rel = np.random.default_rng(0).random((15, n_labels))
     names = [f"Mean_Acc1000_Mean_Mem40_MFCC{i}_Power_powerFFT_WinHamming" for i in range(15)]

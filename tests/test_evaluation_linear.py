@@ -127,3 +127,71 @@ def test_bad_threshold_option():
     X, Y = _data()
     with pytest.raises(InputError, match="threshold"):
         BRLogistic(threshold="median").fit(X, Y)
+
+
+def _mostly_empty(seed=0, n=900):
+    """Four rare, weakly predictable labels: about 63 % of the rows have no label at all."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 12))
+    Y = (X[:, :4] + 1.5 * rng.normal(size=(n, 4)) > 2.3).astype(np.int8)
+    return X, Y
+
+
+def test_empty_label_sets_do_not_sink_example_f1():
+    """Each rare label's F1-best cut is low, so without a model of the empty set most empty rows
+    get a label and score 0 in example F1 (0.51 here); the empty-set model lifts it (0.59),
+    and macro F1, scored on each label's own cut, is what it was."""
+    from coreselect.evaluation.protocol import _score
+
+    X, Y = _mostly_empty()
+    tr, te = np.arange(600), np.arange(600, 900)
+    got = _score(X[tr], Y[tr], X[te], Y[te], np.arange(12), evaluator="linear",
+                 measures=["example_f1", "macro_f1"])
+    plain = BRLogistic(empty="none").fit(X[tr], Y[tr])
+    before = MEASURES["example_f1"](Y[te], plain.predict(X[te]))
+    assert got["example_f1"] > before + 0.05
+    assert got["macro_f1"] == MEASURES["macro_f1"](Y[te], plain.predict(X[te]))
+    empty_rows = Y[te].sum(axis=1) == 0
+    fitted = BRLogistic().fit(X[tr], Y[tr])
+    assert np.isfinite(fitted.empty_cut_)
+    assert fitted.predict(X[te])[empty_rows].any(axis=1).mean() < \
+        plain.predict(X[te])[empty_rows].any(axis=1).mean()
+
+
+def test_best_empty_cut_is_the_example_f1_best_of_its_grid():
+    """Against a loop over the grid with the library's example F1."""
+    from coreselect.evaluation.linear import EMPTY_GRID, best_empty_cut
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        Y = (rng.random((40, 3)) < 0.15).astype(int)
+        P = (rng.random((40, 3)) < 0.4).astype(int)
+        p_empty = rng.random(40)
+        scores = [MEASURES["example_f1"](Y, P * (p_empty < t)[:, None]) for t in EMPTY_GRID]
+        best = max(scores)
+        want = max(t for t, s in zip(EMPTY_GRID, scores) if s >= best - 1e-12)  # highest cut
+        assert best_empty_cut(Y, P, p_empty) == want
+
+
+def test_no_empty_row_in_training_predicts_as_before():
+    X, Y = _mostly_empty()
+    Y[:, 0] = 1  # every row has a label
+    a, b = BRLogistic().fit(X, Y), BRLogistic(empty="none").fit(X, Y)
+    assert a.empty_model_ is None and a.empty_cut_ == np.inf
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    np.testing.assert_array_equal(a.predict(X), a.predict_per_label(X))
+
+
+def test_bad_empty_option():
+    X, Y = _data()
+    with pytest.raises(InputError, match="empty"):
+        BRLogistic(empty="always").fit(X, Y)
+
+
+def test_empty_model_needs_the_cv_threshold():
+    """The empty-set cut is chosen on out-of-fold probabilities: a fixed cut has none, so the
+    combination is refused rather than ignored; the default follows the threshold."""
+    X, Y = _mostly_empty()
+    with pytest.raises(InputError, match="threshold='cv'"):
+        BRLogistic(threshold="fixed", empty="model").fit(X, Y)
+    assert BRLogistic(threshold="fixed").fit(X, Y).empty_model_ is None

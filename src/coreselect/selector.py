@@ -96,11 +96,12 @@ class GDSSelector(SelectorMixin, BaseEstimator):
     k : int, "auto" or None, default=None
         Number of features to select. None: 10, or every selectable feature when there are
         fewer (so the default estimator fits tiny data). ``"auto"``: chosen on the training
-        data by internal cross-validation of the greedy order's prefixes and the
-        one-standard-error rule (:mod:`coreselect.selection.autok`: the order is computed once up to
-        ``min(selectable, 100)`` features; BRkNN-b, example F1, 5 folds of at most 1000 rows;
-        in-memory data, ``mode="centralized"``); ``k_`` is the choice and ``cv_results_``
-        the curve.
+        data by internal cross-validation of the greedy order's prefixes (:mod:`coreselect.selection.autok`:
+        the order is computed once up to ``min(selectable, 100)`` features; BRkNN-b, 5 folds of
+        at most 1000 rows; the larger of the best-mean k of example F1 and of macro F1, at most
+        half the varying features unless the curve rises beyond by more than its standard
+        error; in-memory data, ``mode="centralized"``); ``k_`` is the choice and
+        ``cv_results_`` the curves.
     percentile : float in (0, 100], optional
         Select ``ceil(percentile / 100 * selectable features)`` instead (not with ``k``).
     lam : float in [0, 1], default=0.5

@@ -36,7 +36,7 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False):
 @click.option("--k", "k_spec", default=None,
               help=f"Numbers of features: a list '10,20,50' or a range 'start:stop:step' (stop included), "
                    f"or 'auto': every method's k is chosen on each training fold (internal "
-                   f"cross-validation of its ranking's prefixes, one-standard-error rule, nested; "
+                   f"cross-validation of its ranking's prefixes, the rule of select -k auto, nested; "
                    f"results.csv's k_chosen; the full-feature reference all keeps every feature). "
                    f"[default: {_DEFAULT_K}, capped at the number of features]")
 @click.option("--evaluator", type=click.Choice(["brknn", "linear", "sparse-knn"]), default="brknn",

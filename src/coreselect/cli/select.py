@@ -66,8 +66,9 @@ def _calibration_help(every: bool = False) -> str:
 @click.argument("data")
 @click.option("-k", "--k", "k", default=None, metavar="K|auto",
               help="Number of features to select, or 'auto': chosen by internal cross-validation "
-                   "of the greedy order's prefixes (up to min(selectable, 100); BRkNN-b, example "
-                   "F1, 5 folds, one-standard-error rule).  [default: 10, at most the "
+                   "of the greedy order's prefixes (up to min(selectable, 100); BRkNN-b, 5 folds; "
+                   "the best k of example F1 and of macro F1, the larger, at most half the "
+                   "features unless the curve still rises beyond by more than its standard error).  [default: 10, at most the "
                    "selectable features]")
 @click.option("--percentile", type=float, default=None,
               help="Select this percentage (0 < P <= 100) of the selectable features, rounded "

@@ -323,6 +323,10 @@ def _label_scores(clf, X):
     return out
 
 
+#: measures averaged over labels: scored on each label's own decision where an evaluator has one
+LABEL_BASED = frozenset({"micro_f1", "macro_f1"})
+
+
 def _score(Xtr, Ytr, Xte, Yte, selected: np.ndarray, evaluator: str = "brknn",
            measures: Sequence[str] | None = None, timings: dict | None = None) -> dict[str, float]:
     """The measures of the evaluator fitted on the training fold's ``selected`` columns and
@@ -340,9 +344,13 @@ def _score(Xtr, Ytr, Xte, Yte, selected: np.ndarray, evaluator: str = "brknn",
     pred = clf.predict(Xte[:, sel]) if classic else None
     ranking = [m for m in names if is_ranking_measure(m)]
     scores = _label_scores(clf, Xte[:, sel]) if ranking else None
+    # the linear evaluator's per-label cuts serve the label-based measures; its label sets
+    # (with the empty-set model) the example-based ones (evaluation/linear.py)
+    per_label = (clf.predict_per_label(Xte[:, sel])
+                 if hasattr(clf, "predict_per_label") and set(classic) & LABEL_BASED else None)
     t2 = time.perf_counter()
     for m in classic:
-        out[m] = MEASURES[m](Yte, pred)
+        out[m] = MEASURES[m](Yte, per_label if per_label is not None and m in LABEL_BASED else pred)
     if ranking:
         out.update(ranking_measures(Yte, scores, ranking, Y_train=Ytr))
     if timings is not None:

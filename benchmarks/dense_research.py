@@ -1,0 +1,326 @@
+"""How mutual information is estimated on dense numeric columns: the default's five
+equal-frequency bins against more bins, fewer bins, and bins that grow with the sample size,
+chosen leave-one-dataset-out against every rival.
+
+    python benchmarks/dense_research.py run [--datasets emotions,scene,yeast,CAL500]
+                                            [--methods gds-b3,gds-b8,...] [--folds 3]
+    python benchmarks/dense_research.py report
+
+``run`` cross-validates each candidate with ``run_protocol`` (what ``coreselect evaluate`` runs:
+selection fit on the training folds only, seed 0) on the same folds, k and evaluators as
+``benchmarks/rivals.py run``; one CSV per dataset in docs/results/dense_research/. ``report``
+puts these rows beside the rivals' rows of docs/results/rivals/ (the default ``gds`` and every
+rival come from there) and writes docs/results/dense_research.md: every candidate's cells
+against the best rival, and the candidate a leave-one-dataset-out choice picks for each held-out
+set (the rule of ``rivals.py``'s choice of the default).
+
+Why only the bins: on binary columns (every sparse set here but rcv1subset1) a column has at
+most two distinct values, so every candidate gives the same codes and the same selection as the
+default; they can differ only where a column has more than five distinct values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from _common import REPO_ROOT, cross_validate, emit, md_table  # noqa: E402
+from published import ORDER, load_rows  # noqa: E402
+from rivals import DENSE, MEASURES, OUT as RIVALS_OUT, RIVALS, _counts, _share, leave_one_dataset_out, verdicts  # noqa: E402
+
+OUT = REPO_ROOT / "docs" / "results" / "dense_research"
+REPORT = REPO_ROOT / "docs" / "results" / "dense_research.md"
+
+#: candidate -> bins per split column: an int, or "cbrt" (the cube root of the training rows,
+#: never fewer than 5: bins that grow with n, decided from n in the first pass)
+BINS: dict[str, int | str] = {"gds-b2": 2, "gds-b3": 3, "gds-b4": 4, "gds-b8": 8, "gds-b12": 12,
+                              "gds-bcbrt": "cbrt"}
+
+
+def bins_for(rule: int | str, n_samples: int) -> int:
+    """The number of bins of a split column under ``rule`` on ``n_samples`` training rows."""
+    if rule == "cbrt":
+        return max(5, int(round(n_samples ** (1 / 3))))
+    return int(rule)
+
+
+class _Binned:
+    """Centralized GDS (the library default otherwise) with the bins of one :data:`BINS` rule."""
+
+    is_ranker = True
+
+    def __init__(self, k: int, seed: int, rule: int | str):
+        self.k, self.seed, self.rule = k, seed, rule
+
+    @property
+    def ranking_(self) -> np.ndarray:
+        return self.selected_
+
+    def fit(self, X, Y) -> "_Binned":
+        from coreselect.evaluation.gds import CalibratedGDS
+
+        inner = CalibratedGDS(k=self.k, n_bins=bins_for(self.rule, X.shape[0]),
+                              random_state=self.seed).fit(X, Y)
+        self.selected_, self.seconds_ = inner.selected_, inner.seconds_
+        return self
+
+
+class _Relevance:
+    """Centralized GDS (the library default) with another feature-label relevance matrix in
+    place of the binned MI: ``"ksg"``, the nearest-neighbour estimate of I(x; l) on the raw
+    column (Kraskov et al. 2004, scikit-learn's ``mutual_info_classif``, 3 neighbours, in
+    bits); ``"uc"``, the binned MI over the label's entropy (the share of each label's
+    uncertainty a feature explains: rare labels weigh as much as common ones). The redundancy
+    term stays the binned one. A research probe: the nearest-neighbour estimate is not a count
+    table, so it would not be exact in the row-chunked or distributed modes."""
+
+    is_ranker = True
+
+    def __init__(self, k: int, seed: int, kind: str):
+        self.k, self.seed, self.kind = k, seed, kind
+
+    @property
+    def ranking_(self) -> np.ndarray:
+        return self.selected_
+
+    def _matrix(self, X, Y, base):
+        def binned(features, labels, kind="mi", *args, **kwargs):
+            M = np.asarray(base(features, labels, kind, *args, **kwargs), dtype=np.float64)
+            if self.kind == "uc":
+                q = np.asarray(Y, dtype=np.float64).mean(axis=0)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    h = -(q * np.log2(q) + (1 - q) * np.log2(1 - q))
+                M = np.where(np.nan_to_num(h) > 0, M / np.where(h > 0, h, 1), 0.0)
+            return M
+
+        def ksg(features, labels, kind="mi", *args, **kwargs):
+            from sklearn.feature_selection import mutual_info_classif
+
+            Xd = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+            Yd = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y)
+            M = np.zeros((Xd.shape[1], Yd.shape[1]))
+            for j in range(Yd.shape[1]):
+                if Yd[:, j].min() != Yd[:, j].max():
+                    M[:, j] = mutual_info_classif(Xd, Yd[:, j], n_neighbors=3,
+                                                  random_state=self.seed or 0) / np.log(2)
+            return M
+
+        return ksg if self.kind == "ksg" else binned
+
+    def fit(self, X, Y) -> "_Relevance":
+        import coreselect.core.problem as problem
+        from coreselect.evaluation.gds import CalibratedGDS
+
+        base = problem.relevance_matrix
+        problem.relevance_matrix = self._matrix(X, Y, base)
+        try:
+            inner = CalibratedGDS(k=self.k, random_state=self.seed).fit(X, Y)
+        finally:
+            problem.relevance_matrix = base
+        self.selected_, self.seconds_ = inner.selected_, inner.seconds_
+        return self
+
+
+def _entropy(counts: np.ndarray) -> np.ndarray:
+    """Entropy in bits of each row of class counts."""
+    tot = counts.sum(axis=-1, keepdims=True)
+    p = np.divide(counts, tot, out=np.zeros_like(counts, dtype=np.float64), where=tot > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.nansum(np.where(p > 0, p * np.log2(p), 0.0), axis=-1)
+
+
+def mdl_cuts(x: np.ndarray, y: np.ndarray) -> list[tuple[float, float]]:
+    """Fayyad and Irani's (1993) supervised cut points of ``x`` for the binary class ``y``:
+    the entropy-best boundary between distinct values, kept when its information gain passes
+    the MDL criterion, then the same on each side. Returns ``(cut, gain)`` pairs."""
+    order = np.argsort(x, kind="stable")
+    xs, ys = x[order], y[order].astype(np.int64)
+    out: list[tuple[float, float]] = []
+    stack = [(0, xs.size)]
+    while stack:
+        a, b = stack.pop()
+        n = b - a
+        if n < 4:
+            continue
+        seg_x, seg_y = xs[a:b], ys[a:b]
+        pos = np.cumsum(seg_y)[:-1]
+        left_n = np.arange(1, n)
+        ok = seg_x[1:] != seg_x[:-1]  # boundaries between distinct values only
+        if not ok.any():
+            continue
+        tot_pos = int(seg_y.sum())
+        left = np.column_stack([left_n - pos, pos]).astype(np.float64)
+        right = np.column_stack([(n - left_n) - (tot_pos - pos), tot_pos - pos]).astype(np.float64)
+        e = (left_n * _entropy(left) + (n - left_n) * _entropy(right)) / n
+        e = np.where(ok, e, np.inf)
+        i = int(np.argmin(e))
+        whole = _entropy(np.array([[n - tot_pos, tot_pos]], dtype=np.float64))[0]
+        gain = whole - e[i]
+        k = int(tot_pos > 0) + int(tot_pos < n)
+        k1 = int(left[i, 1] > 0) + int(left[i, 0] > 0)
+        k2 = int(right[i, 1] > 0) + int(right[i, 0] > 0)
+        delta = np.log2(3 ** k - 2) - (k * whole - k1 * _entropy(left[i:i + 1])[0]
+                                       - k2 * _entropy(right[i:i + 1])[0])
+        if gain > (np.log2(n - 1) + delta) / n:
+            out.append((float((seg_x[i] + seg_x[i + 1]) / 2), float(gain)))
+            stack += [(a, a + i + 1), (a + i + 1, b)]
+    return out
+
+
+def supervised_codes(X: np.ndarray, Y: np.ndarray, max_bins: int = 10) -> np.ndarray:
+    """Integer codes of every column of ``X`` from its MDL cut points for each label (the
+    union; the ``max_bins - 1`` of largest gain when there are more): decided from the training
+    rows in one pass, after which every count table adds over rows as the unsupervised bins'
+    do. A column with no cut for any label gets one code (constant: never selected)."""
+    codes = np.zeros(X.shape, dtype=np.int64)
+    for j in range(X.shape[1]):
+        cuts: dict[float, float] = {}
+        for l in range(Y.shape[1]):
+            if Y[:, l].min() == Y[:, l].max():
+                continue
+            for c, g in mdl_cuts(X[:, j], Y[:, l]):
+                cuts[c] = max(cuts.get(c, 0.0), g)
+        keep = sorted(sorted(cuts, key=lambda c: -cuts[c])[:max_bins - 1])
+        codes[:, j] = np.searchsorted(np.asarray(keep), X[:, j], side="right") if keep else 0
+    return codes
+
+
+class _Supervised:
+    """Centralized GDS (the library default) on supervised cut points (:func:`supervised_codes`)
+    instead of five equal-frequency bins; the codes are used as they are (``strategy="none"``)."""
+
+    is_ranker = True
+
+    def __init__(self, k: int, seed: int):
+        self.k, self.seed = k, seed
+
+    @property
+    def ranking_(self) -> np.ndarray:
+        return self.selected_
+
+    def fit(self, X, Y) -> "_Supervised":
+        from coreselect.evaluation.gds import CalibratedGDS
+
+        Xd = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
+        Yd = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y)
+        import time
+
+        t0 = time.perf_counter()
+        codes = supervised_codes(Xd, Yd)
+        varying = int((codes.max(axis=0) > codes.min(axis=0)).sum())
+        sel = list(CalibratedGDS(k=min(self.k, varying), strategy="none",
+                                 random_state=self.seed).fit(codes, Yd).selected_) if varying else []
+        if len(sel) < self.k:  # columns without a cut are constant: fill by the default's order
+            rest = CalibratedGDS(k=self.k, random_state=self.seed).fit(Xd, Yd).selected_
+            sel += [c for c in rest if c not in set(sel)][:self.k - len(sel)]
+        self.selected_ = np.asarray(sel, dtype=np.int64)
+        self.seconds_ = time.perf_counter() - t0
+        return self
+
+
+#: candidates with another relevance matrix (:class:`_Relevance`)
+RELEVANCE = {"gds-ksg": "ksg", "gds-uc": "uc"}
+
+
+def factory(name: str):
+    if name == "gds-mdl":
+        return lambda k, seed: _Supervised(k, seed)
+    if name in RELEVANCE:
+        return lambda k, seed: _Relevance(k, seed, RELEVANCE[name])
+    return lambda k, seed: _Binned(k, seed, BINS[name])
+
+
+def run(datasets: list[str], methods: list[str], folds: int, max_rows: int) -> None:
+    for name in datasets:
+        X, Y, n_rows = load_rows(name, max_rows)
+        ks = sorted(set(pd.read_csv(RIVALS_OUT / f"{name}.csv").k))
+        evs = tuple(sorted(set(pd.read_csv(RIVALS_OUT / f"{name}.csv").evaluator)))
+        cross_validate(name, X, Y, n_rows, {m: factory(m) for m in methods}, ks, OUT,
+                       folds, evs)
+
+
+def load_all() -> pd.DataFrame:
+    parts = []
+    for p in sorted(OUT.glob("*.csv")):
+        mine = pd.read_csv(p)
+        theirs = pd.read_csv(RIVALS_OUT / p.name)
+        theirs = theirs[theirs.method.isin(["gds", "random", *RIVALS])]
+        # the rivals' cells only where the candidates ran (same folds, k and evaluators)
+        theirs = theirs.merge(mine[["evaluator", "k"]].drop_duplicates(), on=["evaluator", "k"])
+        parts += [theirs, mine]
+    df = pd.concat(parts, ignore_index=True)
+    return df[df.measure.isin(MEASURES)]
+
+
+def report() -> None:
+    df = load_all()
+    names = ["gds", *[m for m in [*BINS, *RELEVANCE, "gds-mdl"] if m in set(df.method)]]
+    datasets = [d for d in ORDER if d in set(df.dataset)]
+    from coreselect.evaluation.significance import average_ranks
+    from rivals import rank_cells
+
+    rows = []
+    for c in names:
+        v = verdicts(df, c)
+        # the candidate in gds's place among the rivals and random, on the cells all ran
+        ranked = rank_cells(df, [c, *RIVALS, "random"])
+        rank = f"{average_ranks(ranked.to_numpy())[0]:.2f} ({len(ranked)})" if len(ranked) else "–"
+        per = {d: _counts(v[v.dataset == d]) if (v.dataset == d).any() else "–" for d in datasets}
+        rows.append([f"`{c}`", str(BINS.get(c, RELEVANCE.get(c, "mdl" if c == "gds-mdl" else 5))), rank,
+                     _share(v), _counts(v),
+                     int(v.below_random.sum()), *[per[d] for d in datasets]])
+    table = md_table(["candidate", "bins or relevance",
+                      f"mean rank among it, the {len(RIVALS)} rivals and random (cells)",
+                      "win or tie", "win/tie/loss", "below random", *datasets], rows,
+                     align="lllllr" + "l" * len(datasets))
+    ran = df.groupby("method")["dataset"].agg(set)
+    full = [c for c in names if set(datasets) <= ran[c]]  # LODO: candidates run on every set
+    per, cells = leave_one_dataset_out(df, full)
+    lodo = md_table(["held out", "pick (on the others)", "win/tie/loss there"],
+                    [[r.dataset, f"`{r.pick}`", _counts(r.cells)] for r in per.itertuples()],
+                    align="lll")
+    n = {d: int(load_rows(d, 6000)[0].shape[0] * 2 / 3) for d in datasets}
+    partial = {c: [d for d in datasets if d in ran[c]] for c in names if c not in full}
+    body = ("Candidates: centralized GDS, the library default in all but the bins of a column "
+            "with more than that many distinct values (`cbrt`: the cube root of the training "
+            "rows, at least 5: " + ", ".join(f"{d} {bins_for('cbrt', n[d])}" for d in datasets)
+            + "). Same protocol as [rivals.md](rivals.md) (3 folds, seed 0, BRkNN-b and the "
+              "linear evaluator where rivals.md ran it, example and macro F1); `gds` and the "
+              "rivals' rows are rivals.md's. A cell is a win or a loss against the best of "
+              f"the {len(RIVALS)} rivals when the means differ by more than the larger fold "
+              "standard deviation.\n\n" + table
+            + "\n\nLeave-one-dataset-out among the candidates run on every set (" + ", ".join(
+                f"`{c}`" for c in full) + "; rule of rivals.md: the largest worse-kind share of "
+              "win-or-tie cells on the other sets):\n\n" + lodo
+            + "\n\nTotals of the picks on their held-out sets: " + _share(cells) + " win or tie ("
+            + _counts(cells) + "), " + str(int(cells.below_random.sum())) + " below random."
+            + ("\n\nRun on some sets only (time): " + "; ".join(
+                f"`{c}` on {', '.join(ds)}" for c, ds in partial.items()) + "." if partial else ""))
+    emit("Bins on dense numeric columns", body, str(REPORT))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    sub = p.add_subparsers(dest="cmd", required=True,
+                           help="run: cross-validate the candidates; report: write the table")
+    r = sub.add_parser("run", help="cross-validate the candidates")
+    r.add_argument("--datasets", default=",".join(DENSE), help="comma-separated dataset names")
+    r.add_argument("--methods", default=",".join(BINS), help="comma-separated candidates")
+    r.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    r.add_argument("--max-rows", type=int, default=6000, help="random row cut (seed 0)")
+    sub.add_parser("report", help="write docs/results/dense_research.md")
+    a = p.parse_args()
+    if a.cmd == "run":
+        run(a.datasets.split(","), a.methods.split(","), a.folds, a.max_rows)
+    else:
+        report()
+
+
+if __name__ == "__main__":
+    main()
