@@ -126,6 +126,75 @@ def _become_subreaper() -> bool:
 
 def pytest_configure(config):
     config._coreselect_subreaper = _become_subreaper()
+    if _slowest_first(config):
+        # xdist's default hands out the files with the most tests first; ours go first instead
+        # (see pytest_collection_modifyitems): its own order left a slow file of few tests
+        # for the end, with the other worker idle.
+        config.option.loadscopereorder = False
+
+
+# -- the slowest files first under ``-n N --dist loadfile`` ---------------------------------
+#: Test files that take the longest, slowest first (seconds of one worker, measured on a busy
+#: two-core machine with ``--durations=0``). Under ``--dist loadfile`` a worker takes a whole
+#: file; handing out the long ones first leaves only short files for the end, so that both
+#: workers finish together. A file missing here runs after these; a name that no longer
+#: exists is ignored.
+_SLOWEST_FILES = (
+    "test_docs.py", "test_cluster_failures.py", "test_remote_hostile.py",
+    "test_store_ingest_s3.py", "test_remote_s3.py", "test_option_matrix.py", "test_io_chunks.py",
+    "test_benchmarks_smoke.py", "test_store_ingest.py", "test_hostile_campaign.py",
+    "test_imports.py", "test_hostile_store_forgery.py", "test_hostile_tables.py",
+    "test_checkpoint.py", "test_outputs_signals.py", "test_datasets_load.py",
+    "test_remote_cluster.py", "test_store_resume.py", "test_dask_faults.py",
+    "test_kernels_fast_paths.py", "test_props_store.py", "test_reference_paths.py",
+    "test_props_calibration.py", "test_fetch_hostile.py", "test_cli_e2e.py", "test_api_seams.py",
+    "test_hostile_dask_scheduler.py", "test_baselines_mi_methods.py", "test_remote_tempdir.py",
+    "test_fixed_rate.py", "test_io_safety.py", "test_cli_progress.py", "test_distributed.py",
+    "test_cli_select.py", "test_rows_store_fast.py", "test_io_chunks_s3.py",
+    "test_evaluation_protocol.py", "test_extreme_core.py", "test_dask_rows.py",
+    "test_core_greedy.py",
+)
+
+
+def _slowest_first(config) -> bool:
+    """Whether this run hands out whole files (on the controller: its option; on a worker,
+    where xdist resets the option, what the controller passed, below)."""
+    if hasattr(config, "workerinput"):
+        return bool(config.workerinput.get("coreselect_slowest_first"))
+    return getattr(config.option, "dist", "no") == "loadfile"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist, on the controller: tell each worker whether to put the slowest files first."""
+    node.workerinput["coreselect_slowest_first"] = _slowest_first(node.config)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Under ``--dist loadfile`` only: the files of :data:`_SLOWEST_FILES` first, in that
+    order; every other file after them in the order xdist would use (most tests first); the
+    tests of a file keep their order. Each worker collects the same order, which the
+    controller follows."""
+    if not _slowest_first(config):
+        return
+    rank = {name: i for i, name in enumerate(_SLOWEST_FILES)}
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[_file_of(item)] = counts.get(_file_of(item), 0) + 1
+    first_seen = {f: i for i, f in enumerate(dict.fromkeys(_file_of(it) for it in items))}
+
+    def key(pair):
+        position, item = pair
+        name = _file_of(item)
+        known = rank.get(Path(name).name)
+        return ((0, known, 0) if known is not None else (1, -counts[name], first_seen[name]),
+                position)
+
+    items[:] = [item for _, item in sorted(enumerate(items), key=key)]
+
+
+def _file_of(item) -> str:
+    return item.nodeid.split("::", 1)[0]
 
 
 def _is_pool_helper(proc) -> bool:

@@ -55,37 +55,56 @@ def wait_for_file(path: Path, proc: subprocess.Popen, timeout: float = 600) -> s
     return path.read_text()
 
 
-@pytest.fixture
-def setting(tmp_path, monkeypatch):
-    """An S3 server holding a store (also built locally), a scheduler and two workers whose
-    first task holds; the environment every process needs (credentials, endpoint, src)."""
+def _environment(url: str) -> dict:
+    """What every process needs to reach the S3 server at ``url`` (credentials, endpoint, src)."""
+    return {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
+            "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": url,
+            "PYTHONPATH": os.pathsep.join([SRC] + [p for p in os.environ.get(
+                "PYTHONPATH", "").split(os.pathsep) if p])}
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    """An S3 server holding a store, and the same store built locally: one for the module (the
+    runs only read them; starting the server and building cost seconds)."""
     server = Server()
-    env = {"AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET,
-           "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": server.url,
-           "PYTHONPATH": os.pathsep.join([SRC] + [p for p in os.environ.get(
-               "PYTHONPATH", "").split(os.pathsep) if p])}
+    local = tmp_path_factory.mktemp("stores") / "local"
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            for k, v in _environment(server.url).items():
+                mp.setenv(k, v)
+            mp.delenv("CORESELECT_STORAGE_OPTIONS", raising=False)
+            server.fs().mkdir("data")
+            rng = np.random.default_rng(11)
+            Y = (rng.random((400, 4)) < 0.35).astype(int)
+            X = rng.normal(size=(400, 40)) + Y @ rng.normal(size=(4, 40))
+            kw = dict(block_size=10, row_block_size=100, seed=3)
+            build_store(X, Y, local, **kw)
+            build_store(X, Y, "s3://data/loss", **kw)
+        yield {"server": server, "url": "s3://data/loss", "local": local}
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def setting(stores, tmp_path, monkeypatch):
+    """The module's S3 store (also built locally), a fresh scheduler and two workers whose
+    first task holds; the environment every process needs (credentials, endpoint, src)."""
+    env = _environment(stores["server"].url)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("CORESELECT_STORAGE_OPTIONS", raising=False)
     monkeypatch.delenv("CORESELECT_TEST_HOLD", raising=False)
     cluster = None
     try:
-        server.fs().mkdir("data")
-        rng = np.random.default_rng(11)
-        Y = (rng.random((400, 4)) < 0.35).astype(int)
-        X = rng.normal(size=(400, 40)) + Y @ rng.normal(size=(4, 40))
-        kw = dict(block_size=10, row_block_size=100, seed=3)
-        build_store(X, Y, tmp_path / "local", **kw)
-        build_store(X, Y, "s3://data/loss", **kw)
         hold = tmp_path / "hold"
         cluster = DaskCliCluster(tmp_path, 2, env=env, worker_env={
             "CORESELECT_TEST_HOLD": "dask-task", "CORESELECT_TEST_HOLD_FILE": str(hold)})
-        yield {"cluster": cluster, "url": "s3://data/loss", "local": tmp_path / "local",
+        yield {"cluster": cluster, "url": stores["url"], "local": stores["local"],
                "hold": hold, "env": {**os.environ, **env}}
     finally:
         if cluster is not None:
             cluster.stop()
-        server.stop()
 
 
 def start_select(setting, mode: str) -> subprocess.Popen:
