@@ -207,3 +207,16 @@ def test_evaluate_jobs_sigterm_while_the_report_is_committed(tmp_path):
     proc, _ = _held(tmp_path, "commit", _evaluate_args())
     os.kill(proc.pid, signal.SIGTERM)
     _stopped_cleanly(proc, tmp_path)
+
+
+def test_an_initializer_run_in_the_parent_itself_leaves_it_running():
+    """A pool double that runs its initializer in the calling process (a thread pool, as the
+    option-matrix tests use) must not take the caller for an orphaned worker and end it (it
+    did: os._exit(1), a test process gone without a word). Run in a child: that is what died."""
+    import subprocess
+    import sys
+
+    code = ("import os; from coreselect.utils import die_with_parent; "
+            "die_with_parent(os.getpid()); print('alive')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "alive", (r.returncode, r.stderr[-500:])

@@ -27,6 +27,8 @@ def die_with_parent(parent_pid: int) -> None:
     import signal
     import sys
 
+    if os.getpid() == parent_pid:  # run in the parent itself (a thread pool): nothing to outlive
+        return
     if sys.platform.startswith("linux"):
         try:
             import ctypes
