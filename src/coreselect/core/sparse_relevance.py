@@ -372,8 +372,39 @@ class SparseRelevance:
                                _pairs=pairs)
 
     def feature_sums(self, positions: np.ndarray) -> np.ndarray:
-        """``sum_l MI(x, l)`` of some features."""
-        return self[positions].sum(axis=1)
+        """``sum_l MI(x, l)`` of some features, without a dense row: the closed form once per
+        label count group (times the group's size) plus ``MI - f_closed`` of the feature's
+        stored pairs. Memory follows the features and the pairs, never features x labels;
+        equal to the dense rows' sums up to rounding (another order of additions)."""
+        positions = np.asarray(positions, dtype=np.int64).reshape(-1)
+        uniq, inverse = np.unique(positions, return_inverse=True)
+        sizes = np.bincount(self.label_group, minlength=self.group_counts.size).astype(np.float64)
+        out = np.empty(uniq.size)
+        step = max(1, BLOCK_ENTRIES // max(1, sizes.size))
+        for a in range(0, uniq.size, step):
+            out[a:a + step] = self.closed(uniq[a:a + step, None], self.group_label[None, :]) @ sizes
+        lookup = np.full(self.n_features, -1, dtype=np.int64)
+        lookup[uniq] = np.arange(uniq.size)
+        for a in range(0, self.n_pairs, BLOCK_ENTRIES):
+            row = lookup[self.pair_feature[a:a + BLOCK_ENTRIES]]
+            keep = np.flatnonzero(row >= 0)
+            delta = self.pair_value[a + keep] - self.pair_closed[a + keep]
+            out += np.bincount(row[keep], weights=delta, minlength=uniq.size)
+        return out[inverse.reshape(-1)]
+
+    def pairs_among(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The stored co-occurring pairs of some features (positions, no repeats) as
+        ``(index into positions, label, relevance)``, label-major: one scan of the pairs a
+        block at a time, so memory follows the pairs found."""
+        positions = np.asarray(positions, dtype=np.int64).reshape(-1)
+        lookup = np.full(self.n_features, -1, dtype=np.int64)
+        lookup[positions] = np.arange(positions.size)
+        found = []
+        for a in range(0, self.n_pairs, BLOCK_ENTRIES):
+            found.append(a + np.flatnonzero(lookup[self.pair_feature[a:a + BLOCK_ENTRIES]] >= 0))
+        idx = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        label = np.searchsorted(self.indptr, idx, side="right") - 1
+        return lookup[self.pair_feature[idx]], label, self.pair_value[idx]
 
     def gains_state(self, p: int, use_numba: bool = False) -> "SparseRelevanceGains":
         return SparseRelevanceGains(self, p, use_numba=use_numba)
