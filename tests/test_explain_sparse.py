@@ -120,3 +120,20 @@ def test_selection_on_many_labels_without_dense_rows(monkeypatch, tmp_path):
     np.testing.assert_allclose(result.scores, reference.scores, rtol=1e-12)
     np.testing.assert_allclose(result.feature_relevance, reference.feature_relevance,
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("p", [1, 3, 2**31 - 1])
+def test_gains_table_grows_with_the_selection(p):
+    """The greedy's per-label table holds the selection's values, not p (or d) columns from
+    the start: after 4 of 40 features it is at most 10 wide (doubling), with the gains and value of the
+    dense reference (full table) at every step."""
+    from coreselect.core.objective import RelevanceGains
+
+    rel = _sparse_problem(30, 40, 5_000, 20, seed=5)
+    sparse, dense = rel.gains_state(p), RelevanceGains(rel.toarray(), p)
+    for u in (7, 0, 31, 12):
+        sparse.add(u)
+        dense.add(u)
+        np.testing.assert_allclose(sparse.gains, dense.gains, rtol=1e-12, atol=1e-12)
+        assert sparse.value == pytest.approx(dense.value, rel=1e-12)
+    assert sparse.top.shape[1] <= min(p, 2 * (4 + 1))  # doubling: at most twice |S| + 1

@@ -35,6 +35,8 @@ TOP_LABELS = 1_000
 
 #: Bytes of relevance rows built at a time while the top labels are found.
 _CHUNK_BYTES = 64 * 2**20
+#: Bytes of values of labels with co-occurring pairs scored at a time (sparse relevance).
+_PAIR_BLOCK_BYTES = 16 * 2**20
 
 
 def selected_label_relevance(relevance, positions: np.ndarray, p: int, *,
@@ -98,9 +100,10 @@ def _sparse_top_labels(rel, positions: np.ndarray, p: int, top: int):
         enter_top(group_tops, row)
     terms = group_tops.sum(axis=1)[group_of]
     row_of, label, value = rel.pairs_among(positions)  # label-major
-    hit, first = np.unique(label, return_index=True)
+    first = np.flatnonzero(np.r_[True, label[1:] != label[:-1]]) if label.size else label[:0]
+    hit = label[first]
     first = np.r_[first, label.size]
-    block = max(1, _CHUNK_BYTES // (8 * max(1, m)))
+    block = max(1, _PAIR_BLOCK_BYTES // (8 * max(1, m)))  # (m x block) values, (block x p) tops
     for h0 in range(0, hit.size, block):
         h1 = min(hit.size, h0 + block)
         labels = hit[h0:h1]
