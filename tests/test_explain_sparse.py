@@ -137,3 +137,24 @@ def test_gains_table_grows_with_the_selection(p):
         np.testing.assert_allclose(sparse.gains, dense.gains, rtol=1e-12, atol=1e-12)
         assert sparse.value == pytest.approx(dense.value, rel=1e-12)
     assert sparse.top.shape[1] <= min(p, 2 * (4 + 1))  # doubling: at most twice |S| + 1
+
+
+def test_dense_integer_labels_are_checked_without_a_float_copy():
+    """Dense 0/1 labels of many columns (as the LIBSVM/XMC readers return under 50 million
+    cells, int8) are coded without a float64 copy (8 bytes per cell)."""
+    rng = np.random.default_rng(0)
+    n, n_labels = 60, 200_000
+    Y = np.zeros((n, n_labels), dtype=np.int8)
+    Y[np.repeat(np.arange(n), 500), rng.integers(0, n_labels, n * 500)] = 1
+    want = discretize_labels(sp.csr_matrix(Y))
+    tracemalloc.start()
+    try:
+        got = discretize_labels(Y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (got.codes != want.codes).nnz == 0
+    np.testing.assert_array_equal(got.n_codes, want.n_codes)
+    assert peak < 4 * Y.size, peak  # a float64 copy alone is 8 bytes per cell
+    with pytest.raises(Exception, match="binary"):
+        discretize_labels(np.full((3, 2), 2, dtype=np.int64))
