@@ -100,7 +100,11 @@ VALUES = {
     "verbose": ["--verbose"], "labels_as_features": ["--labels-as-features"],
     # with the cell's -k: refused (give one); --k-curve without -k auto: refused
     "percentile": ["--percentile", "50"], "k_curve": ["--k-curve", "curve.png"],
+    # a CSV reader's option: refused on the ARFF file and the store (CSV cells below)
+    "header": ["--no-header"],
 }
+#: The format of the walk's data file (the rules of reader options read it).
+FILE_FORMAT = "arff"
 CLI_OPTIONS = [name for name, flag in SELECT_OPTIONS.items() if flag is not None]
 
 
@@ -165,7 +169,8 @@ def test_select_matrix(capsys, monkeypatch, tmp_path, data, scheduler, mode, sou
             args += ["--checkpoint", tmp_path / "run.ckpt"]
         else:
             args += VALUES[option]
-        why = unused_reason(option, mode, source, engine, _given(option, engine))
+        why = unused_reason(option, mode, source, engine, _given(option, engine),
+                            fmt=FILE_FORMAT if source == "file" else None)
         if (option == "random_state" and source == "store" and why is None):
             why = "the store's partition is its build seed (0), not 7"
         code, out, err = run(capsys, *args)
@@ -173,7 +178,7 @@ def test_select_matrix(capsys, monkeypatch, tmp_path, data, scheduler, mode, sou
         if why is not None:
             assert code == 2, (cell, err)
             assert out == "" and len(err.strip().splitlines()) == 1, (cell, err)
-            flag = SELECT_OPTIONS[option]
+            flag = VALUES[option][0] if option == "header" else SELECT_OPTIONS[option]
             assert flag in err or option == "random_state" and "random_state" in err, (cell, err)
             continue
         assert code == 0, (cell, err)
@@ -325,7 +330,8 @@ EVAL_VALUES = {"lam": ["--lam", "0.9"], "relevance": ["--relevance", "nmi"],
                "labels_as_features": ["--labels", "y0,y1", "--labels-as-features"],
                "jobs": ["--jobs", "2"], "quiet": ["--quiet"], "verbose": ["--verbose"],
                # a given split instead of the folds: m-test.arff, Mulan's m-train/m-test pair
-               "test_data": ["--test", "TEST_FILE"], "mulan_split": ["--mulan-split"]}
+               "test_data": ["--test", "TEST_FILE"], "mulan_split": ["--mulan-split"],
+               "header": ["--no-header"]}  # CSV files only: refused on the ARFF file
 
 
 def _evaluate(capsys, data, out, *extra):
@@ -400,7 +406,7 @@ def test_evaluate_matrix(capsys, monkeypatch, tmp_path, data, light_report, cont
     for option in options:
         out = tmp_path / option
         code, _, err = _evaluate(capsys, data, out, *base, *EVAL_VALUES[option])
-        why = evaluate_unused_reason(option, methods, context == "sweep")
+        why = evaluate_unused_reason(option, methods, context == "sweep", FILE_FORMAT)
         if why is not None:
             assert code == 2 and len(err.strip().splitlines()) == 1, (option, context, err)
             assert EVAL_VALUES[option][0] in err
@@ -434,7 +440,9 @@ BUILD_VALUES = {"block_size": ["--block-size", "4"], "row_block_size": ["--row-b
                 "n_workers": ["--workers", "2"], "chunk_rows": ["--chunk-rows", "7"],
                 "scheduler": ["--scheduler", "tcp://127.0.0.1:1"],
                 # kept tasks, removed on success (tests/test_store_resume.py)
-                "checkpoint": ["--checkpoint", "build.ckpt"]}
+                "checkpoint": ["--checkpoint", "build.ckpt"],
+                # CSV files only: refused on the ARFF file (its CSV cell: test_header_on_csv)
+                "header": ["--no-header"]}
 #: Build options that change how the store is built, never the store.
 SAME_STORE = ("n_workers", "chunk_rows", "checkpoint")
 
@@ -456,9 +464,12 @@ def test_store_build_matrix(capsys, monkeypatch, tmp_path, data):
 
     reference, ref_out, ref_err = build("ref")
     for option, extra in BUILD_VALUES.items():
-        if option == "scheduler":  # used: it is connected to (nothing listens there)
+        if option in ("scheduler", "header"):  # scheduler: used (nothing listens there)
             code, _, err = run(capsys, "store", "build", data["file"], tmp_path / option, *extra)
-            assert code == 2 and len(err.strip().splitlines()) == 1 and "127.0.0.1:1" in err
+            assert code == 2 and len(err.strip().splitlines()) == 1, (option, err)
+            assert ("127.0.0.1:1" if option == "scheduler" else "--no-header") in err
+            assert unused_reason("header", "centralized", "file", "local",
+                                 fmt=FILE_FORMAT) in err or option == "scheduler"
             assert not (tmp_path / option).exists()
             continue
         meta, out, err = build(option, *extra)
@@ -569,3 +580,71 @@ def test_every_option_of_the_main_help_is_in_the_options_table(command):
                and not set(p.opts) & {"--help", "--help-all"}
                and not any(re.search(rf"`{re.escape(opt)}[ `]", table) for opt in p.opts)]
     assert not missing, f"not in docs/options.md: {missing}"
+
+
+# -- --header/--no-header: the CSV cells ------------------------------------------------------
+def _csv(path: Path, first: str, rows: int = 60) -> Path:
+    """A CSV file without a header row: ``first`` is its first line (data), then ``rows``
+    rows of a colour, two numbers and two labels."""
+    rng = np.random.default_rng(1)
+    lines = [first] + [f"{rng.choice(['red', 'blue'])},{rng.normal():.3f},{rng.normal():.3f},"
+                       f"{rng.integers(2)},{rng.integers(2)}" for _ in range(rows)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_header_on_csv(capsys, tmp_path, mode):
+    """On a CSV file --no-header reads a first row of words as data and --header a first row
+    of numbers as names, in every mode; the option matrix has no rule against either there."""
+    words = _csv(tmp_path / "w.csv", "green,0.5,1.5,1,0")
+    numbers = _csv(tmp_path / "n.csv", "7,0.5,1.5,1,0")
+    for option in ("header",):
+        assert unused_reason(option, mode, "file", "local", {option}, fmt="csv") is None
+
+    def report(path, *extra):
+        code, out, err = run(capsys, "select", path, "-k", 2, "--labels", 2, "--json",
+                             "--mode", mode, "--min-bin-count", 1, *extra)
+        assert code == 0, (mode, extra, err)
+        return json.loads(out)
+
+    plain, data = report(words), report(words, "--no-header")
+    assert plain["n_samples"] == 60 and data["n_samples"] == 61, mode
+    assert set(data["names"]) <= {"x0", "x1", "x2"} and "x" not in "".join(plain["names"])
+    plain, names = report(numbers), report(numbers, "--header")
+    assert plain["n_samples"] == 61 and names["n_samples"] == 60, mode
+    assert set(names["names"]) <= {"7", "0.5", "1.5"}
+
+
+def test_header_on_csv_in_every_command(capsys, tmp_path, light_report):
+    """store build, evaluate and datasets info read --no-header as select does."""
+    words = _csv(tmp_path / "w.csv", "green,0.5,1.5,1,0")
+    code, _, err = run(capsys, "store", "build", words, tmp_path / "s", "--labels", 2,
+                       "--no-header", "--min-bin-count", 1, "--quiet")
+    assert code == 0, err
+    assert json.loads((tmp_path / "s" / "store.json").read_text())["n_samples"] == 61
+    code, out, err = run(capsys, "datasets", "info", words, "--labels", 2, "--no-header",
+                         "--json")
+    assert code == 0 and json.loads(out)["instances"] == 61, err
+    code, out, err = run(capsys, "datasets", "info", words, "--labels", 2, "--json")
+    assert code == 0 and json.loads(out)["instances"] == 60, err
+    code, _, err = run(capsys, "evaluate", words, "--methods", "cgds", "--k", 2, "--folds", 2,
+                       "--labels", 2, "--no-header", "--evaluator", "linear",
+                       "--out", tmp_path / "e")
+    assert code == 0, err
+    # A column store: the columns were read when it was built.
+    code, out, err = run(capsys, "select", tmp_path / "s", "-k", 1, "--header")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "--header" in err and "store build" in err
+
+
+@pytest.mark.parametrize("command", [["select", "-k", "2"], ["evaluate", "--k", "2"],
+                                     ["datasets", "info"]])
+def test_header_off_csv_is_one_line(capsys, tmp_path, data, command):
+    """--header/--no-header on a file of another format, or a built-in dataset name, is
+    refused in one line naming the flag as given, before anything is read or written."""
+    for target, flag in ((data["file"], "--no-header"), ("emotions", "--header")):
+        args = [*command[:-2], target, *command[-2:]] if len(command) == 3 else [*command, target]
+        code, out, err = run(capsys, *args, flag)
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, (args, err)
+        assert flag in err and "CSV" in err, err

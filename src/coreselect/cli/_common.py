@@ -31,6 +31,9 @@ LABELS_HELP = ("Labels: N = the last N columns, -N = the first N, names a,b,c, a
 LABELS_AS_FEATURES_HELP = ("With --labels on an ARFF file: keep the declared labels that --labels "
                            "leaves out as candidate features (by default they are neither "
                            "labels nor features).")
+HEADER_HELP = ("CSV files: whether the first row names the columns (--header) or is data "
+               "(--no-header; the columns are named x0, x1, ...). Default: it names them, "
+               "unless every field in it is a number (then it is data, with a warning).")
 #: -q/--quiet and -v/--verbose mean the same in every command.
 QUIET_HELP = ("No progress bars, progress lines or notes on stderr (results, warnings and errors "
               "only). Without it a terminal gets a bar per stage, a log a line per stage every "
@@ -399,9 +402,56 @@ def labels_as_features_option(func: Callable) -> Callable:
                         help=LABELS_AS_FEATURES_HELP)(func)
 
 
-def load_options(labels: str | None, labels_as_features: bool) -> dict:
-    """The reader options of ``--labels`` and ``--labels-as-features`` (one line and exit 2
-    for the flag without ``--labels``: every declared label is then a label)."""
+def header_option(func: Callable) -> Callable:
+    """``--header/--no-header`` (argument ``header``: None when neither is given)."""
+    return click.option("--header/--no-header", "header", default=None, help=HEADER_HELP)(func)
+
+
+def header_flag(header: bool | None) -> str:
+    """The spelling of ``--header/--no-header`` that gave ``header``."""
+    return "--header" if header else "--no-header"
+
+
+def data_format(data: str) -> str | None:
+    """What DATA is for the rules of a reader option (``--header``): a data file's format
+    (the first of several files), ``"dataset"`` for a built-in name, None when only reading
+    it tells (a column store, a URL without a known suffix, a path that does not resolve)."""
+    from coreselect.errors import DatasetError
+    from coreselect.io import format_of
+    from coreselect.io.paths import is_many, is_url, resolve_files
+
+    try:
+        if is_many(data) and not is_url(data):
+            return format_of(resolve_files(data)[0])
+        return format_of(data)
+    except DatasetError:
+        pass
+    from coreselect.datasets.registry import find
+
+    if data == "synthesized" or find(data) is not None:
+        return "dataset"
+    return None
+
+
+def refuse_header_off_csv(data: str, header: bool | None) -> None:
+    """One line and exit 2 for ``--header/--no-header`` on data that is no CSV file (the
+    option matrix's rule, :data:`coreselect.selection.spec.UNUSED`)."""
+    if header is None:
+        return
+    from coreselect.selection.spec import unused_reason
+
+    fmt = data_format(data)
+    why = unused_reason("header", "centralized", "file", "local", {"header"}, fmt=fmt)
+    if why is not None:
+        on = "a built-in dataset" if fmt == "dataset" else f"a data file ({fmt})"
+        fail(f"{header_flag(header)} does not apply to {data}, {on}: {why}")
+
+
+def load_options(labels: str | None, labels_as_features: bool,
+                 header: bool | None = None) -> dict:
+    """The reader options of ``--labels``, ``--labels-as-features`` and ``--header`` (one
+    line and exit 2 for the flag without ``--labels``: every declared label is then a
+    label)."""
     if labels_as_features and not labels:
         fail("--labels-as-features needs --labels: only --labels leaves declared labels out "
              "(without it every declared label is a label)")
@@ -412,6 +462,8 @@ def load_options(labels: str | None, labels_as_features: bool) -> dict:
     options: dict = {"labels": labels} if labels else {}
     if labels_as_features:
         options["labels_as_features"] = True
+    if header is not None:
+        options["header"] = header
     return options
 
 

@@ -10,7 +10,8 @@ import click
 from coreselect.errors import InputError
 
 from coreselect.cli._common import (
-    LABELS_HELP, handle_errors, log_to_stderr, progress_bar, quiet_option, verbose_option,
+    LABELS_HELP, handle_errors, header_option, log_to_stderr, progress_bar, quiet_option,
+    refuse_header_off_csv, verbose_option,
 )
 
 
@@ -214,18 +215,22 @@ def _check_force_targets(name: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--missing", type=click.Choice(["error", "bin"]), default=None,
               help="ARFF '?': an error (default) or its own category.")
+@header_option
 @quiet_option
 @verbose_option
 @handle_errors
 def info_cmd(data: str, labels: str | None, as_json: bool, missing: str | None, quiet: bool,
-             verbose: bool) -> None:
+             verbose: bool, header: bool | None) -> None:
     """Print statistics of DATA (a file, a path under $COREDATA, a registry name or 'synthesized')."""
     from coreselect.datasets.info import dataset_info, format_info
     from coreselect.datasets.load import load
 
     if verbose:
         log_to_stderr()
+    refuse_header_off_csv(data, header)
     options = {"missing": missing} if missing else {}
+    if header is not None:
+        options["header"] = header
     ds = load(data, labels=labels, **options)
     fmt = str(getattr(ds.metadata, "format", None) or "")
     if missing is not None and fmt and not fmt.startswith("arff"):

@@ -7,8 +7,9 @@ import click
 from click.core import ParameterSource
 
 from coreselect.cli._common import (
-    LABELS_HELP, expert_option, fail, handle_errors, help_all_option, labels_as_features_option,
-    load_options, log_to_stderr, quiet_option, reporter, verbose_option,
+    LABELS_HELP, data_format, expert_option, fail, handle_errors, header_flag, header_option,
+    help_all_option, labels_as_features_option, load_options, log_to_stderr, quiet_option,
+    reporter, verbose_option,
 )
 from coreselect.selection.spec import evaluate_unused_reason, max_workers
 
@@ -16,10 +17,11 @@ _DEFAULT_METHODS = "gds,cgds,dgds,br-ig,br-rf,lp-ig,lp-rf,br-chi2"
 _DEFAULT_K = "10:100:10"
 
 
-def _load(data: str, labels: str | None, labels_as_features: bool = False):
+def _load(data: str, labels: str | None, labels_as_features: bool = False,
+          header: bool | None = None):
     import coreselect
 
-    return coreselect.load(data, **load_options(labels, labels_as_features))
+    return coreselect.load(data, **load_options(labels, labels_as_features, header))
 
 
 @click.command("evaluate")
@@ -73,13 +75,14 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False):
                help="Relevance term of the GDS methods: gds, gds-CALIBRATION, cgds, dgds.")
 @click.option("--labels", default=None, help=LABELS_HELP)
 @labels_as_features_option
+@header_option
 @quiet_option
 @verbose_option
 @help_all_option
 @handle_errors
 def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_dir, test_data,
                  mulan_split, jobs, lam, lam_sweep, relevance, labels, labels_as_features, quiet,
-                 verbose):
+                 verbose, header):
     """Cross-validate feature selectors on DATA (a file or a built-in name), or score them
     on a given train/test split (--test, --mulan-split).
 
@@ -113,9 +116,11 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
     # The option matrix of evaluate (coreselect.selection.spec.EVALUATE_UNUSED): one line for an option
     # given explicitly that this run would ignore.
     ctx = click.get_current_context()
-    for name, flag in (("lam", "--lam"), ("relevance", "--relevance")):
+    for name, flag in (("lam", "--lam"), ("relevance", "--relevance"),
+                       ("header", header_flag(header))):
         if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None):
-            why = evaluate_unused_reason(name, names, lam_sweep is not None)
+            why = evaluate_unused_reason(name, names, lam_sweep is not None,
+                                         data_format(data) if name == "header" else None)
             if why is not None:
                 fail(f"{flag} does not apply to this evaluate run: {why}")
     if test_data is not None and mulan_split:
@@ -167,9 +172,9 @@ def evaluate_cmd(data, methods, k_spec, evaluator, measures, folds, seed, out_di
                                         + (f" and {Path(test_data).name}" if split else "")})
     given_folds = None
     with shown.stage("loading"):
-        ds = _load(train_data, labels, labels_as_features)
+        ds = _load(train_data, labels, labels_as_features, header)
         if split:
-            ds, given_folds = _with_test_set(ds, _load(test_data, labels, labels_as_features),
+            ds, given_folds = _with_test_set(ds, _load(test_data, labels, labels_as_features, header),
                                              test_data)
     check_read_outputs(ds, outputs)
     if ks != ["auto"] and ks[-1] > ds.n_features:

@@ -21,7 +21,8 @@ from click.core import ParameterSource
 from coreselect.cli import _common
 from coreselect.cli._common import (
     LABELS_HELP, QUIET_HELP, VERBOSE_HELP, ShownChoice, expert_option, fail, handle_errors,
-    help_all_option, labels_as_features_option, load_options, log_to_stderr,
+    data_format, header_flag, header_option, help_all_option, labels_as_features_option,
+    load_options, log_to_stderr,
 )
 from coreselect.selection.spec import (
     CONSTRAINTS, ENGINE_MODES, HARD_MAX_WORKERS, MAX_P, SELECT_OPTIONS, WORKERS_PER_CORE,
@@ -109,6 +110,7 @@ def _calibration_help(every: bool = False) -> str:
                    "(a store's partition is fixed by its build seed).")
 @click.option("--labels", "labels", default=None, help=LABELS_HELP)
 @labels_as_features_option
+@header_option
 @expert_option("--backend", type=_choice("backend"), default=default("backend"), show_default=True,
                help="Kernel implementation (both select the same features).")
 @click.option("--json", "as_json", is_flag=True, help="Print exactly one JSON object on stdout.")
@@ -142,7 +144,7 @@ def _calibration_help(every: bool = False) -> str:
 def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_bins,
                min_bin_count, strategy, keep_constant, mode, partitions, coreset_size, row_shards, engine, n_workers,
                scheduler, random_state, labels, backend, as_json, out, export, explain, coverage_png,
-               temp_dir, checkpoint, quiet, verbose, labels_as_features):
+               temp_dir, checkpoint, quiet, verbose, labels_as_features, header):
     """Select K features of DATA (a file, a built-in dataset name, or a column store: its
     folder, or its URL: s3://bucket/prefix, gs://, az://, memory://, file://)."""
     if verbose:
@@ -171,7 +173,9 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
     stream = (_streamed_source(data, labels, labels_as_features)
               if store is None and mode in ("rows", "streaming") and export is None else None)
     _refuse_ignored(given - {"temp_dir"} if stream is not None else given,
-                    "store" if store is not None else "file", mode, engine)
+                    "store" if store is not None else "file", mode, engine,
+                    fmt=data_format(data) if "header" in given and store is None else None,
+                    spelled={"header": header_flag(header)})
     if store is None and stream is None:
         _check_fits(data, mode)  # before anything is allocated
     # Outputs are checked before any work: never over an input (the files DATA resolves to,
@@ -233,7 +237,7 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
                             else None, **params)
         else:
             with shown.stage("loading"):
-                dataset = _load(data, labels, labels_as_features)
+                dataset = _load(data, labels, labels_as_features, header)
             # Again with what the reader actually read, and with the export's label XML.
             xml = _export_xml(dataset, export)
             check_read_outputs(dataset, {**written, "--export's label XML": xml})
@@ -441,17 +445,22 @@ def _explanation(e) -> dict:
             else round(float(e.nearest_distance), 6)}
 
 
-def _refuse_ignored(given: set[str], source: str, mode: str, engine: str) -> None:
+def _refuse_ignored(given: set[str], source: str, mode: str, engine: str,
+                    fmt: str | None = None, spelled: dict | None = None) -> None:
     """One line and exit 2 for an option given explicitly that this run would ignore (the
-    option matrix: :data:`coreselect.selection.spec.UNUSED`)."""
+    option matrix: :data:`coreselect.selection.spec.UNUSED`; ``fmt``: the data's format,
+    ``spelled``: the flag as given where it has two spellings)."""
     for name in SELECT_OPTIONS:
         if name not in given:
             continue
-        why = unused_reason(name, mode, source, engine, given)
+        why = unused_reason(name, mode, source, engine, given, fmt=fmt)
         if why is not None:
             run = f"--mode {mode}" + (f" --engine {engine}" if mode in ENGINE_MODES else "")
-            on = "a column store" if source == "store" else "a data file"
-            fail(f"{SELECT_OPTIONS[name]} does not apply to {run} on {on}: {why}")
+            on = ("a column store" if source == "store" else
+                  "a built-in dataset" if fmt == "dataset" else
+                  f"a data file ({fmt})" if fmt is not None else "a data file")
+            flag = (spelled or {}).get(name, SELECT_OPTIONS[name])
+            fail(f"{flag} does not apply to {run} on {on}: {why}")
 
 
 def _int_or_auto(value: str) -> str | int:
@@ -462,7 +471,8 @@ def _int_or_auto(value: str) -> str | int:
         return value
 
 
-def _load(data: str, labels: str | None, labels_as_features: bool = False):
+def _load(data: str, labels: str | None, labels_as_features: bool = False,
+          header: bool | None = None):
     import gc
 
     from coreselect.datasets.load import load
@@ -477,7 +487,7 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False):
     try:
         warm = threading.Thread(target=_warm_up, daemon=True)
         warm.start()
-        dataset = load(data, **load_options(labels, labels_as_features))
+        dataset = load(data, **load_options(labels, labels_as_features, header))
         warm.join()
     finally:
         if collecting:

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from coreselect.cli._common import (
-    LABELS_HELP, fail, handle_errors, labels_as_features_option, load_options, log_to_stderr,
-    quiet_option, reporter, verbose_option,
+    LABELS_HELP, fail, handle_errors, header_option, labels_as_features_option, load_options,
+    log_to_stderr, quiet_option, reporter, refuse_header_off_csv, verbose_option,
 )
 
 
@@ -30,6 +30,7 @@ def store_cmd() -> None:
               help="Seed of the column shuffle (it fixes the random partition).")
 @click.option("--labels", default=None, help=LABELS_HELP)
 @labels_as_features_option
+@header_option
 @click.option("--bins", "n_bins", default=5, show_default=True, type=click.IntRange(min=2),
               help="Bins per split column.")
 @click.option("--strategy", type=click.Choice(["auto", "quantile", "uniform", "none"]),
@@ -60,7 +61,7 @@ def store_cmd() -> None:
 @handle_errors
 def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_as_features,
               n_bins, strategy, min_bin_count, n_workers, scheduler, chunk_rows, cap,
-              checkpoint, quiet, verbose):
+              checkpoint, quiet, verbose, header):
     """Discretize DATA and write it as a tiled column store in STORE_DIR (a new folder, or
     a URL fsspec writes: s3://bucket/prefix, gs://, az://, memory://, file://).
 
@@ -103,13 +104,14 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
         from coreselect.store._resume import sweep_removed
 
         sweep_removed(checkpoint)
+    refuse_header_off_csv(data, header)
     check_build_target(store_dir)  # before the (possibly long) read (a URL: its bucket too)
     if checkpoint is not None:
         refuse_url(checkpoint, "--checkpoint")
     if not is_url(data):
         check_run_outputs(data, labels, {"STORE_DIR": store_dir,
                                          "--checkpoint": checkpoint})  # never over an input
-    source = open_source(data, labels, labels_as_features)
+    source = open_source(data, labels, labels_as_features, header)
     # A bar per pass on a terminal (bytes read and MiB/s), a line every few seconds in a log.
     progress = reporter(quiet, STAGES, units={"scan": "B", "count": "B", "encode": "B"})
     options = BuildOptions(block_size=block_size, row_block_size=row_block_size, seed=seed,
@@ -176,7 +178,8 @@ def _scan_with_progress(source, progress) -> None:
     progress("scan", total, total)
 
 
-def open_source(data: str, labels: str | None, labels_as_features: bool):
+def open_source(data: str, labels: str | None, labels_as_features: bool,
+                header: bool | None = None):
     """DATA as a chunked source (see :mod:`coreselect.store.ingest`): LIBSVM/XMC files, one
     or many (a folder, a glob, a list file, a URL), through the streaming readers; tables and
     ARFF (which the readers read whole per file anyway, and whose ID columns only a whole
@@ -187,7 +190,7 @@ def open_source(data: str, labels: str | None, labels_as_features: bool):
     from coreselect.io.text import stem
     from coreselect.store.ingest import WholeFileChunks
 
-    options = load_options(labels, labels_as_features)
+    options = load_options(labels, labels_as_features, header)
     if not (is_many(data) or is_url(data) or Path(data).is_file()):
         return WholeFileChunks([data], options)  # a registry name, 'synthesized', $COREDATA
     source = open_chunks(data, **options)

@@ -63,6 +63,9 @@ BLOCK_ENTRIES = 4_000_000
 
 RELEVANCE_BACKENDS = ("auto", "dense", "sparse")
 
+#: Stored pairs read per step of a scan over them (temporaries ~ 40 bytes per pair).
+SCAN_PAIRS = 1 << 20
+
 
 def work_blocks(work: np.ndarray, limit: float | None = None) -> list[tuple[int, int]]:
     """Consecutive ``(start, stop)`` blocks of items whose ``work`` adds up to about ``limit``
@@ -372,8 +375,39 @@ class SparseRelevance:
                                _pairs=pairs)
 
     def feature_sums(self, positions: np.ndarray) -> np.ndarray:
-        """``sum_l MI(x, l)`` of some features."""
-        return self[positions].sum(axis=1)
+        """``sum_l MI(x, l)`` of some features, without a dense row: the closed form once per
+        label count group (times the group's size) plus ``MI - f_closed`` of the feature's
+        stored pairs. Memory follows the features and the pairs, never features x labels;
+        equal to the dense rows' sums up to rounding (another order of additions)."""
+        positions = np.asarray(positions, dtype=np.int64).reshape(-1)
+        uniq, inverse = np.unique(positions, return_inverse=True)
+        sizes = np.bincount(self.label_group, minlength=self.group_counts.size).astype(np.float64)
+        out = np.empty(uniq.size)
+        step = max(1, BLOCK_ENTRIES // max(1, sizes.size))
+        for a in range(0, uniq.size, step):
+            out[a:a + step] = self.closed(uniq[a:a + step, None], self.group_label[None, :]) @ sizes
+        lookup = np.full(self.n_features, -1, dtype=np.int64)
+        lookup[uniq] = np.arange(uniq.size)
+        for a in range(0, self.n_pairs, SCAN_PAIRS):
+            row = lookup[self.pair_feature[a:a + SCAN_PAIRS]]
+            keep = np.flatnonzero(row >= 0)
+            delta = self.pair_value[a + keep] - self.pair_closed[a + keep]
+            out += np.bincount(row[keep], weights=delta, minlength=uniq.size)
+        return out[inverse.reshape(-1)]
+
+    def pairs_among(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The stored co-occurring pairs of some features (positions, no repeats) as
+        ``(index into positions, label, relevance)``, label-major: one scan of the pairs a
+        block at a time, so memory follows the pairs found."""
+        positions = np.asarray(positions, dtype=np.int64).reshape(-1)
+        lookup = np.full(self.n_features, -1, dtype=np.int64)
+        lookup[positions] = np.arange(positions.size)
+        found = []
+        for a in range(0, self.n_pairs, SCAN_PAIRS):
+            found.append(a + np.flatnonzero(lookup[self.pair_feature[a:a + SCAN_PAIRS]] >= 0))
+        idx = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        label = np.searchsorted(self.indptr, idx, side="right") - 1
+        return lookup[self.pair_feature[idx]], label, self.pair_value[idx]
 
     def gains_state(self, p: int, use_numba: bool = False) -> "SparseRelevanceGains":
         return SparseRelevanceGains(self, p, use_numba=use_numba)
@@ -464,7 +498,12 @@ class SparseRelevanceGains:
             self._lower = lower_pairs
         d, L = rel.shape
         # As RelevanceGains: S holds at most d features, so d columns suffice when p > d.
-        self.top = np.zeros((L, min(self.p, max(d, 1))))
+        # The table grows with S (labels x (|S| + 2) at most, doubling), not to p at once:
+        # under p = all that is labels x d, while a selection holds k features. Until it has
+        # all its columns its last one stays 0, as the full table's would.
+        self.width = min(self.p, max(d, 1))
+        self.n_added = 0
+        self.top = np.zeros((L, min(self.width, 2)))
         keys = np.stack([rel.nnz, rel.base.view(np.int64)], axis=1)
         _, self.key_feature, self.key_of = np.unique(keys, axis=0, return_index=True,
                                                     return_inverse=True)
@@ -486,8 +525,11 @@ class SparseRelevanceGains:
         self.group_vals: list[np.ndarray | None] = [None] * n_groups
         # B: sum over co-occurring pairs of MI - f_closed; every pair live.
         self.pair_closed = rel.pair_closed
-        self.B = np.bincount(rel.pair_feature, weights=rel.pair_value - rel.pair_closed,
-                             minlength=d)
+        self.B = np.zeros(d)
+        for a in range(0, rel.n_pairs, SCAN_PAIRS):  # no temporary the size of the pairs
+            b = a + SCAN_PAIRS
+            self.B += np.bincount(rel.pair_feature[a:b],
+                                  weights=rel.pair_value[a:b] - rel.pair_closed[a:b], minlength=d)
         self.live = np.diff(rel.indptr).copy()
         self.gains = self.A[self.key_of] + self.B
 
@@ -500,6 +542,12 @@ class SparseRelevanceGains:
         return float(self.top.sum())
 
     def add(self, u: int) -> None:
+        w = self.top.shape[1]
+        if w < self.width and self.n_added + 2 > w:
+            wider = np.zeros((self.top.shape[0], min(self.width, max(2 * w, self.n_added + 2))))
+            wider[:, :w] = self.top
+            self.top = wider
+        self.n_added += 1
         raised, old, new = enter_top(self.top, self.rel.row(u))
         if raised.size == 0:
             return

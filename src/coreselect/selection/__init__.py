@@ -314,12 +314,15 @@ def feature_scores(source: InMemorySource, objective: Objective) -> np.ndarray:
     problem = source.problem(objective)
     rel = problem.relevance
     d = int(rel.shape[0])
-    sums = np.zeros(d)
-    step = max(1, (1 << 22) // max(1, int(rel.shape[1])))  # rows of about 32 MiB at a time
-    for a in range(0, d, step):
-        pos = np.arange(a, min(d, a + step))
-        sums[a:a + pos.size] = np.asarray(rel[pos], dtype=np.float64).reshape(
-            pos.size, -1).sum(axis=1)
+    if hasattr(rel, "feature_sums"):  # sparse: closed forms per label group plus the pairs
+        sums = rel.feature_sums(np.arange(d))
+    else:
+        sums = np.zeros(d)
+        step = max(1, (1 << 22) // max(1, int(rel.shape[1])))  # rows of about 32 MiB at a time
+        for a in range(0, d, step):
+            pos = np.arange(a, min(d, a + step))
+            sums[a:a + pos.size] = np.asarray(rel[pos], dtype=np.float64).reshape(
+                pos.size, -1).sum(axis=1)
     out = np.full(source.n_features, np.nan)
     cols = source.data_columns(np.asarray(problem.column_ids, dtype=np.int64))
     out[cols] = sums

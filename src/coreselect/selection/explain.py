@@ -35,6 +35,8 @@ TOP_LABELS = 1_000
 
 #: Bytes of relevance rows built at a time while the top labels are found.
 _CHUNK_BYTES = 64 * 2**20
+#: Bytes of values of labels with co-occurring pairs scored at a time (sparse relevance).
+_PAIR_BLOCK_BYTES = 16 * 2**20
 
 
 def selected_label_relevance(relevance, positions: np.ndarray, p: int, *,
@@ -56,9 +58,13 @@ def selected_label_relevance(relevance, positions: np.ndarray, p: int, *,
     top = TOP_LABELS if top is None else top
     positions = np.asarray(positions, dtype=np.int64)
     n_labels = int(relevance.shape[1])
+    sparse = hasattr(relevance, "pairs_among")  # a SparseRelevance: no dense rows needed
     if n_labels <= max_full:
         rows = np.asarray(relevance[positions], dtype=np.float64).reshape(positions.size, n_labels)
-        return rows, rows.sum(axis=1), None
+        sums = relevance.feature_sums(positions) if sparse else rows.sum(axis=1)
+        return rows, sums, None
+    if sparse:
+        return _sparse_top_labels(relevance, positions, p, top)
     m = positions.size
     chunk = max(1, _CHUNK_BYTES // (8 * n_labels))
     tops = np.zeros((n_labels, max(1, min(int(p), m))))
@@ -75,6 +81,46 @@ def selected_label_relevance(relevance, positions: np.ndarray, p: int, *,
     for a in range(0, m, chunk):
         out[a:a + chunk] = np.asarray(relevance[positions[a:a + chunk]])[:, ids]
     return out, sums, ids
+
+
+def _sparse_top_labels(rel, positions: np.ndarray, p: int, top: int):
+    """:func:`selected_label_relevance` above ``max_full`` labels for a sparse relevance, with
+    the same numbers: a label that no selected feature co-occurs with has the closed form of
+    its count group, so its top-``p`` term is the group's; only labels with a co-occurring
+    pair are scored one by one. Memory follows the selected features' pairs, plus one float
+    per label for the terms."""
+    from coreselect.core.objective import enter_top
+
+    m = positions.size
+    width = max(1, min(int(p), m))
+    group_of = rel.label_group
+    closed = rel.closed(positions[:, None], rel.group_label[None, :])  # (m, groups)
+    group_tops = np.zeros((closed.shape[1], width))
+    for row in closed:
+        enter_top(group_tops, row)
+    terms = group_tops.sum(axis=1)[group_of]
+    row_of, label, value = rel.pairs_among(positions)  # label-major
+    first = np.flatnonzero(np.r_[True, label[1:] != label[:-1]]) if label.size else label[:0]
+    hit = label[first]
+    first = np.r_[first, label.size]
+    block = max(1, _PAIR_BLOCK_BYTES // (8 * max(1, m)))  # (m x block) values, (block x p) tops
+    for h0 in range(0, hit.size, block):
+        h1 = min(hit.size, h0 + block)
+        labels = hit[h0:h1]
+        a, b = first[h0], first[h1]
+        vals = closed[:, group_of[labels]]  # (m, labels of the block)
+        vals[row_of[a:b], np.searchsorted(labels, label[a:b])] = value[a:b]
+        tops = np.zeros((labels.size, width))
+        for row in vals:
+            enter_top(tops, row)
+        terms[labels] = tops.sum(axis=1)
+    ids = np.sort(np.argsort(-terms, kind="stable")[:top])
+    del terms
+    out = closed[:, group_of[ids]]
+    at = np.searchsorted(ids, label)
+    inside = np.flatnonzero(ids[np.minimum(at, ids.size - 1)] == label) if ids.size else at[:0]
+    out[row_of[inside], at[inside]] = value[inside]
+    return out, rel.feature_sums(positions), ids
 
 
 @dataclass(frozen=True)

@@ -271,7 +271,13 @@ SELECT_OPTIONS: dict[str, str | None] = {
     "coverage_png": "--coverage", "quiet": "--quiet", "verbose": "--verbose",
     "temp_dir": "--temp-dir", "labels_as_features": "--labels-as-features",
     "checkpoint": "--checkpoint",  # every mode, source and engine records and resumes
+    "header": "--header",  # --header/--no-header: CSV files only (a reader option)
 }
+
+#: What a run's data is, for the rules of a reader option: a data file's format (the first
+#: of several files), ``"dataset"`` for a built-in dataset name; None: not known before it
+#: is read (the reader then decides).
+DATA_FORMATS = ("csv", "arff", "libsvm", "xmc", "parquet", "dataset")
 
 
 @dataclass(frozen=True)
@@ -279,7 +285,8 @@ class Unused:
     """A rule of the option matrix: a run with ``mode`` in ``modes``, its data from one of
     ``sources`` and (for :data:`ENGINE_MODES`) its work on one of ``engines`` ignores
     ``options`` (``together``: only when that option is given too; ``without``: only when that
-    option is not given), for the reason ``why``.
+    option is not given; ``formats``: only when the data's format, one of
+    :data:`DATA_FORMATS`, is one of them), for the reason ``why``.
     ``api=False``: the command line refuses it, the library checks the value instead (the
     store's own seed and row blocks are accepted)."""
 
@@ -291,10 +298,12 @@ class Unused:
     together: str | None = None
     without: str | None = None
     api: bool = True
+    formats: tuple[str, ...] | None = None
 
     def applies(self, option: str, mode: str, source: str, engine: str,
-                given: Any = ()) -> bool:
+                given: Any = (), fmt: str | None = None) -> bool:
         return (option in self.options and mode in self.modes and source in self.sources
+                and (self.formats is None or fmt in self.formats)
                 and (mode not in ENGINE_MODES or engine in self.engines)
                 and (self.together is None or self.together in given)
                 and (self.without is None or self.without not in given))
@@ -332,6 +341,11 @@ UNUSED: tuple[Unused, ...] = (
            "built with (store build --labels-as-features)", sources=("store",), api=False),
     Unused(("labels_as_features",), "only --labels leaves declared labels out (without it "
            "every declared label is a label)", without="labels", api=False),
+    Unused(("header",), "a column store holds the columns it was built with (store build "
+           "--header/--no-header)", sources=("store",), api=False),
+    Unused(("header",), "only a CSV file has a first row that may or may not name the "
+           "columns", sources=("file",), formats=tuple(f for f in DATA_FORMATS if f != "csv"),
+           api=False),
     Unused(("export",), "a column store holds discretized codes, not the data; export from "
            "the data file", sources=("store",)),
     # random_state on a store in --mode distributed/streaming is checked by the store: its
@@ -356,11 +370,12 @@ UNUSED: tuple[Unused, ...] = (
 
 
 def unused_reason(option: str, mode: str, source: str, engine: str,
-                  given: Any = (), *, api: bool = False) -> str | None:
-    """Why a run (``mode``, ``source``, ``engine``, the options ``given``) would ignore
-    ``option``, or None when it uses it. ``api=True``: only the rules the library enforces."""
+                  given: Any = (), *, api: bool = False, fmt: str | None = None) -> str | None:
+    """Why a run (``mode``, ``source``, ``engine``, the options ``given``, a data file of
+    format ``fmt``) would ignore ``option``, or None when it uses it. ``api=True``: only the
+    rules the library enforces."""
     for rule in UNUSED:
-        if (not api or rule.api) and rule.applies(option, mode, source, engine, given):
+        if (not api or rule.api) and rule.applies(option, mode, source, engine, given, fmt):
             return rule.why
     return None
 
@@ -399,8 +414,11 @@ def is_gds_method(name: str) -> bool:
 
 
 #: ``evaluate`` options that some runs ignore: option -> ((condition, why), ...), with the
-#: conditions ``"no_gds"`` (no GDS method in --methods) and ``"sweep"`` (--lam-sweep given).
+#: conditions ``"no_gds"`` (no GDS method in --methods), ``"sweep"`` (--lam-sweep given) and
+#: ``"not_csv"`` (the data is known not to be a CSV file).
 EVALUATE_UNUSED: dict[str, tuple[tuple[str, str], ...]] = {
+    "header": (("not_csv", "only a CSV file has a first row that may or may not name the "
+                           "columns"),),
     "lam": (("no_gds", "only the GDS methods (gds, gds-CALIBRATION, cgds, dgds) weigh "
                        "diversity by it (gds-tuned chooses), and --methods has none"),
             ("sweep", "--lam-sweep sets lambda itself")),
@@ -409,9 +427,12 @@ EVALUATE_UNUSED: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
-def evaluate_unused_reason(option: str, methods: Any, sweep: bool) -> str | None:
-    """Why ``coreselect evaluate`` with these methods (and a sweep or not) ignores ``option``."""
-    holds = {"no_gds": not any(is_gds_method(m) for m in methods), "sweep": bool(sweep)}
+def evaluate_unused_reason(option: str, methods: Any, sweep: bool,
+                           fmt: str | None = None) -> str | None:
+    """Why ``coreselect evaluate`` with these methods (and a sweep or not) on data of format
+    ``fmt`` (:data:`DATA_FORMATS`; None: not known) ignores ``option``."""
+    holds = {"no_gds": not any(is_gds_method(m) for m in methods), "sweep": bool(sweep),
+             "not_csv": fmt is not None and fmt != "csv"}
     for condition, why in EVALUATE_UNUSED.get(option, ()):
         if holds[condition]:
             return why
@@ -426,5 +447,5 @@ RUN_PARAMETERS = ("mode", "partitions", "coreset_size", "row_shards", "engine", 
 __all__ = ["Objective", "Binning", "Constraint", "CONSTRAINTS", "MODES", "BACKENDS", "ENGINES",
            "Progress", "check", "default", "OBJECTIVE_PARAMETERS", "BINNING_PARAMETERS",
            "RUN_PARAMETERS", "DEFAULT_K", "SOURCES", "ENGINE_MODES", "SELECT_OPTIONS", "Unused",
-           "UNUSED", "unused_reason", "check_used", "max_workers", "EVALUATE_UNUSED",
+           "UNUSED", "unused_reason", "DATA_FORMATS", "check_used", "max_workers", "EVALUATE_UNUSED",
            "evaluate_unused_reason", "is_gds_method"]
