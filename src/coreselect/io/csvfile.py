@@ -177,7 +177,7 @@ def csv_columns(spath: str, sep: str, header: bool | None = None) -> tuple[list[
     if header is None and spath not in _TOLD_NO_HEADER:
         _TOLD_NO_HEADER.add(spath)
         log.warning("%s: the first row holds numbers only: read as data, not as column names (columns x0 to "
-                    "x%d; header=True reads it as names)", spath, len(first) - 1)
+                    "x%d; --header (header=True) reads it as names)", spath, len(first) - 1)
     return [f"x{j}" for j in range(len(first))], False
 
 
