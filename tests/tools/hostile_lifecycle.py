@@ -272,12 +272,12 @@ def classes(Attempt) -> dict[str, Callable]:
     def gen_pool_kill9(n, tmp, rng):
         build = ["store", "build", "d", "s", "--row-block-size", "200", "--workers", "2", "-q"]
         kinds = [
-            ("store build --workers 2", "coreselect.store.ingest", "count_raw_task", (),
-             build),
-            ("store build --workers 2 --checkpoint", "coreselect.store.ingest", "count_task",
-             (), build + ["--checkpoint", "ck"]),
-            ("select --mode distributed --workers 2", "coreselect.distributed", "run_part",
-             ("coreselect.strategies",),
+            ("store build --workers 2", "coreselect.store._count", "count_raw_task",
+             ("coreselect.store.ingest",), build),
+            ("store build --workers 2 --checkpoint", "coreselect.store._count", "count_task",
+             ("coreselect.store.ingest",), build + ["--checkpoint", "ck"]),
+            ("select --mode distributed --workers 2", "coreselect.selection.distributed",
+             "run_part", ("coreselect.selection.strategies",),
              ["select", "d", "-k", "3", "--mode", "distributed", "--workers", "2",
               "--partitions", "4", "-q"]),
             ("evaluate --jobs 2 (its pool)", None, None, (), None),
