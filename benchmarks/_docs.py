@@ -54,6 +54,11 @@ WHOLE_FILES = {
                                    "is the max,parts in reverse order,dropped ID columns (in "
                                    "memory),keeps only the last shard,checksum cache ignores "
                                    "mtime' --out docs/mutation-reanchored.md",
+    "docs/results/auto_k_rules.md": "python benchmarks/auto_k_rules.py report",
+    "docs/results/dense_research.md": "python benchmarks/dense_research.py report",
+    "docs/results/holdout.md": "python benchmarks/holdout.py report",
+    "docs/results/empty_labelsets.md": "python benchmarks/empty_labelsets.py "
+                                       "--out docs/results/empty_labelsets.md",
     "docs/results/*/summary.md": "coreselect evaluate DATA ... --out docs/results/FOLDER "
                                  "(beside its results.csv)",
 }

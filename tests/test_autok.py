@@ -117,10 +117,10 @@ def test_select_k_auto_puts_the_chosen_k_everywhere(capsys, tmp_path, arff):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["-k", "auto", "--mode", "distributed"], "mode='centralized'"),
+    (["-k", "auto", "--mode", "distributed"], "--mode centralized"),
     (["-k", "5", "--k-curve", "c.png"], "--k-curve"),
     (["-k", "5", "--percentile", "10"], "--percentile"),
-    (["-k", "many"], "'auto' or an integer"),
+    (["-k", "many"], "auto or an integer"),
     (["--percentile", "0"], "selects no feature"),
 ])
 def test_select_refusals_are_one_line(capsys, arff, args, words):

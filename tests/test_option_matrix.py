@@ -379,6 +379,9 @@ class _ThreadPool:
             initializer(*initargs)
         self.pool = ThreadPoolExecutor(max_workers)
 
+    def __getattr__(self, name):  # submit, shutdown: the thread pool's
+        return getattr(self.pool, name)
+
     def __enter__(self):
         return self.pool.__enter__()
 

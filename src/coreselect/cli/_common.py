@@ -21,7 +21,6 @@ from typing import Callable, NoReturn
 
 import click
 
-from coreselect.io.files import atomic_output, atomic_path  # noqa: F401 - re-exported for the commands
 
 EXIT_BAD_INPUT = 2
 
@@ -556,3 +555,15 @@ def _is_tty(stream) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
+
+
+def __getattr__(name: str):
+    """``atomic_output`` and ``atomic_path``, kept importable from here, loaded on first use:
+    importing :mod:`coreselect.io` pulls numpy and scipy (and with them ``logging``, whose exit
+    handler, registered before :func:`install_process_signals`, would keep a finished run from
+    leaving before the interpreter's teardown)."""
+    if name in ("atomic_output", "atomic_path"):
+        from coreselect.io import files
+
+        return getattr(files, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -37,6 +37,7 @@ partition also changes), as in the paper.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import multiprocessing
@@ -460,8 +461,33 @@ def _init_worker(parent_pid: int, *state) -> None:
     from coreselect.utils import die_with_parent
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # started while the parent held them (_signals_held)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     die_with_parent(parent_pid)
     _init_state(*state)
+
+
+_HELD = ("SIGINT", "SIGTERM")
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM held back (blocked, then delivered) in the block, where it can be
+    done: the main thread of a POSIX process. A child started in the block inherits the
+    mask, so a pool worker unblocks them first thing (:func:`_init_worker`)."""
+    import signal
+    import threading
+
+    held = {getattr(signal, name) for name in _HELD}
+    if (not hasattr(signal, "pthread_sigmask")
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _stop_workers(ex: ProcessPoolExecutor) -> None:
@@ -660,7 +686,12 @@ def run_protocol(
             initargs=(os.getpid(), X, Y, folds, methods, evaluators, measures)
         )
         try:
-            futures = {ex.submit(_run_task, *t): t for t in tasks}
+            # The workers are spawned inside submit(), each sent its start-up data through a
+            # pipe: a signal raised half way through that write closed the pipe under the
+            # child, which printed an EOFError traceback before it could be killed. Held for
+            # the few milliseconds of the submits, the signal then stops whole workers.
+            with _signals_held():
+                futures = {ex.submit(_run_task, *t): t for t in tasks}
             for fut in as_completed(futures):
                 got, sel = fut.result()
                 rows.extend(got)

@@ -240,7 +240,12 @@ def _spread_line(ax, x, y, sd, i: int, n: int, label: str, n_folds: int) -> None
     (filled bands of five methods blurred into one colour)."""
     import numpy as np
 
-    x = np.asarray(x, dtype=float)
+    try:
+        x = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):  # k="auto": each run chose its own k, one category
+        names = list(dict.fromkeys(str(v) for v in x))
+        x = np.array([names.index(str(v)) for v in x], dtype=float)
+        ax.set_xticks(range(len(names)), names)
     steps = np.diff(np.unique(x))
     width = float(steps.min()) if steps.size else 1.0
     dx = (i - (n - 1) / 2) * 0.5 * width / max(n, 1)  # the lines of one x within half a step
