@@ -491,6 +491,11 @@ def run_tests(copy: Path, tests: list[str], timeout: float, workers: int) -> tup
         cmd += ["-n", str(workers), "--dist", "loadfile"]
     env = {**os.environ, "PYTHONPATH": str(copy / "src") + os.pathsep + str(copy / "tests"),
            "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
+    # The copy lives in a temporary folder with no ../shared/data beside it: without this, the
+    # data tests skip there and the mutants only they kill survive.
+    shared = REPO_ROOT.parent / "shared" / "data"
+    if "COREDATA" not in env and shared.is_dir():
+        env["COREDATA"] = str(shared)
     start = time.perf_counter()
     try:
         proc = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True,
