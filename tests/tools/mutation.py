@@ -424,6 +424,8 @@ EXTRA = {
                        "tests/test_calibration.py"],
     "core/objective.py": ["tests/test_props_calibration.py"],
     "engines/dask.py": ["tests/test_mutants_dask.py"],
+    "engines/local.py": ["tests/test_engines_order.py"],
+    "store/reader.py": ["tests/test_hostile_store_forgery.py"],
     "engines/dask_rows.py": ["tests/test_props_engines.py", "tests/test_dask_rows.py", "tests/test_mutants_dask.py",
                              "tests/test_strategy_rows.py"],
     "core/shards.py": ["tests/test_core_shards.py", "tests/test_rowsharded.py"],
