@@ -17,37 +17,18 @@ import os
 import tracemalloc
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from coreselect.cli import main
 from coreselect.errors import CheckpointError, StoreError
+from test_store_resume import _cli, _digests  # noqa: F401 - the build tests' helpers
+from test_store_resume import _shards as _resume_shards
 
 BUILD = ["--row-block-size", "100", "--bins", "3", "-q"]
 
 
 def _shards(folder: Path, n_files: int = 2, rows: int = 150, seed: int = 0) -> None:
-    rng = np.random.default_rng(seed)
-    folder.mkdir(parents=True, exist_ok=True)
-    for f in range(n_files):
-        lines = []
-        for _ in range(rows):
-            labels = ",".join(map(str, sorted(set(rng.integers(0, 4, 2).tolist()))))
-            cols = sorted(set(rng.integers(0, 20, 5).tolist()))
-            lines.append(labels + " " + " ".join(f"{j}:{rng.integers(1, 6)}" for j in cols))
-        (folder / f"part-{f:02d}.svm").write_text("\n".join(lines) + "\n")
-
-
-def _digests(store: Path) -> dict[str, str]:
-    return {p.relative_to(store).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(store.rglob("*")) if p.is_file()}
-
-
-def _cli(capsys, *args) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
+    _resume_shards(folder, n_files, rows, seed, n_features=20, per_row=5)
 
 
 class _Stop(Exception):

@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
+from test_safety_exits import _svm
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the parent-death signal is Linux's")
@@ -131,17 +131,6 @@ def test_evaluate_jobs_workers_die_with_a_killed_parent(tmp_path):
     proc = subprocess.Popen([sys.executable, str(tmp_path / "evaluate.py")], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _kill_parent_and_watch(proc, 2, started=started.exists)
-
-
-def _svm(path: Path, rows: int = 300, seed: int = 0) -> None:
-    rng = np.random.default_rng(seed)
-    lines = []
-    for _ in range(rows):
-        labels = ",".join(map(str, sorted(set(rng.integers(0, 4, 2).tolist()))))
-        cols = sorted(set(rng.integers(0, 20, 5).tolist()))
-        lines.append(labels + " " + " ".join(f"{j}:{rng.integers(1, 6)}" for j in cols))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
 
 
 def _held(tmp_path: Path, hold: str, args: list[str]) -> tuple[subprocess.Popen, Path]:

@@ -34,14 +34,15 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 BUILD = ["--row-block-size", "100", "--workers", "2", "--bins", "3"]
 
 
-def _shards(folder: Path, n_files: int = 3, rows: int = 300, seed: int = 0) -> None:
+def _shards(folder: Path, n_files: int = 3, rows: int = 300, seed: int = 0,
+            n_features: int = 30, per_row: int = 6) -> None:
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True, exist_ok=True)
     for f in range(n_files):
         lines = []
         for _ in range(rows):
             labels = ",".join(map(str, sorted(set(rng.integers(0, 4, 2).tolist()))))
-            cols = sorted(set(rng.integers(0, 30, 6).tolist()))
+            cols = sorted(set(rng.integers(0, n_features, per_row).tolist()))
             lines.append(labels + " " + " ".join(f"{j}:{rng.integers(1, 6)}" for j in cols))
         (folder / f"part-{f:02d}.svm").write_text("\n".join(lines) + "\n")
 

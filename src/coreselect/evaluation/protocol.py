@@ -462,7 +462,7 @@ def _init_worker(parent_pid: int, *state) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):  # started while the parent held them (_signals_held)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {getattr(signal, name) for name in _HELD})
     die_with_parent(parent_pid)
     _init_state(*state)
 
