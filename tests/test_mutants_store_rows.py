@@ -34,6 +34,11 @@ def test_indptr_of_the_wrong_length_is_damage(st, change):
     _forge(st, rel, change(_load(st, rel)))
     with pytest.raises(StoreError, match="block 1, row block 1"):
         open_store(st).verify()
+    # Read without the opening check (one extra trailing entry is otherwise ignored by a
+    # slice): the tile itself is refused, not read as if it were whole.
+    for read in (lambda s: s.read_tile(1, 0, s.n_features), lambda s: s.read_all()):
+        with pytest.raises(StoreError, match=r"block 1, row block 1 is damaged \(indptr has"):
+            read(open_store(st, check=False))
 
 
 def test_row_sharded_selection_reports_original_column_ids():
