@@ -1,5 +1,6 @@
-"""How mutual information is estimated on dense numeric columns: the default's five
-equal-frequency bins against more bins, fewer bins, and bins that grow with the sample size,
+"""What is estimated on dense numeric columns, and how: the default's five equal-frequency
+bins against more bins, fewer bins, bins that grow with the sample size, supervised cut points,
+a nearest-neighbour estimate, label-entropy weighting and conditional criteria (JMI, CMIM),
 chosen leave-one-dataset-out against every rival.
 
     python benchmarks/dense_research.py run [--datasets emotions,scene,yeast,CAL500]
@@ -14,9 +15,11 @@ rival come from there) and writes docs/results/dense_research.md: every candidat
 against the best rival, and the candidate a leave-one-dataset-out choice picks for each held-out
 set (the rule of ``rivals.py``'s choice of the default).
 
-Why only the bins: on binary columns (every sparse set here but rcv1subset1) a column has at
-most two distinct values, so every candidate gives the same codes and the same selection as the
-default; they can differ only where a column has more than five distinct values.
+Why the dense sets only: on binary columns (every sparse set here but rcv1subset1) a column has
+at most two distinct values, so every binning candidate gives the default's codes and its
+selection. The conditional criteria do differ there, but need a (column, selected column, label)
+count table for every column and label at every step: d x |L| tables of n rows per step, minutes
+per selection on the wide sets; they are measured where they are cheap first.
 """
 
 from __future__ import annotations
@@ -224,6 +227,52 @@ class _Supervised:
         return self
 
 
+class _Conditional:
+    """Joint mutual information on the default's codes (five equal-frequency bins), in place
+    of relevance against pairwise redundancy (Brown et al., JMLR 2012), summed over the
+    labels: the column of largest ``sum_s sum_l I(f; l | s)`` over the selected ``s``
+    (``I(f,s; l) = I(s; l) + I(f; l | s)``); the first is the one of largest
+    ``sum_l I(f; l)``. The tables are the library's (:mod:`coreselect.core.conditional`, whose
+    CMIM takes the smallest over ``s`` instead of the sum)."""
+
+    is_ranker = True
+
+    def __init__(self, k: int, seed: int, kind: str):
+        self.k, self.seed, self.kind = k, seed, kind
+
+    @property
+    def ranking_(self) -> np.ndarray:
+        return self.selected_
+
+    def fit(self, X, Y) -> "_Conditional":
+        import time
+
+        from coreselect.core.conditional import ConditionalTables
+        from coreselect.core.discretize import discretize, discretize_labels
+        from coreselect.core.objective import argmax_first
+
+        t0 = time.perf_counter()
+        D = discretize(X)
+        tables = ConditionalTables(D, discretize_labels(Y))
+        score = tables.relevance().sum(axis=1)
+        penalty = np.where(D.n_codes > 1, 0.0, -np.inf)
+        total = np.zeros(D.n_columns)
+        chosen: list[int] = []
+        for _ in range(min(self.k, int((D.n_codes > 1).sum()))):
+            pick = argmax_first(score + penalty)
+            chosen.append(pick)
+            penalty[pick] = -np.inf
+            total += tables.given(pick).sum(axis=1)
+            score = total
+        self.selected_ = np.asarray(chosen, dtype=np.int64)
+        self.seconds_ = time.perf_counter() - t0
+        return self
+
+
+#: candidates with a conditional criterion (``gds-cmim``: the library's; ``gds-jmi``:
+#: :class:`_Conditional`)
+CONDITIONAL = {"gds-jmi": "jmi", "gds-cmim": "cmim"}
+
 #: candidates with another relevance matrix (:class:`_Relevance`)
 RELEVANCE = {"gds-ksg": "ksg", "gds-uc": "uc"}
 
@@ -231,6 +280,13 @@ RELEVANCE = {"gds-ksg": "ksg", "gds-uc": "uc"}
 def factory(name: str):
     if name == "gds-mdl":
         return lambda k, seed: _Supervised(k, seed)
+    if name == "gds-cmim":  # the library's calibration="cmim" (what users run)
+        from coreselect.evaluation.gds import CalibratedGDS
+
+        return lambda k, seed: CalibratedGDS(k=k, lam=None, p=None, relevance=None,
+                                             calibration="cmim", random_state=seed)
+    if name in CONDITIONAL:
+        return lambda k, seed: _Conditional(k, seed, CONDITIONAL[name])
     if name in RELEVANCE:
         return lambda k, seed: _Relevance(k, seed, RELEVANCE[name])
     return lambda k, seed: _Binned(k, seed, BINS[name])
@@ -258,51 +314,103 @@ def load_all() -> pd.DataFrame:
     return df[df.measure.isin(MEASURES)]
 
 
-def report() -> None:
-    df = load_all()
-    names = ["gds", *[m for m in [*BINS, *RELEVANCE, "gds-mdl"] if m in set(df.method)]]
-    datasets = [d for d in ORDER if d in set(df.dataset)]
+def _candidate_rows(df: pd.DataFrame, names: list[str], datasets: list[str]) -> list[list]:
+    """One row per candidate: its rank in gds's place among the rivals and random (on the
+    cells all of them ran), its cells against the best rival, per dataset."""
     from coreselect.evaluation.significance import average_ranks
     from rivals import rank_cells
 
     rows = []
     for c in names:
         v = verdicts(df, c)
-        # the candidate in gds's place among the rivals and random, on the cells all ran
         ranked = rank_cells(df, [c, *RIVALS, "random"])
         rank = f"{average_ranks(ranked.to_numpy())[0]:.2f} ({len(ranked)})" if len(ranked) else "–"
         per = {d: _counts(v[v.dataset == d]) if (v.dataset == d).any() else "–" for d in datasets}
-        rows.append([f"`{c}`", str(BINS.get(c, RELEVANCE.get(c, "mdl" if c == "gds-mdl" else 5))), rank,
-                     _share(v), _counts(v),
+        what = BINS.get(c, RELEVANCE.get(c, CONDITIONAL.get(c, "mdl" if c == "gds-mdl" else 5)))
+        rows.append([f"`{c}`", str(what), rank, _share(v), _counts(v),
                      int(v.below_random.sum()), *[per[d] for d in datasets]])
-    table = md_table(["candidate", "bins or relevance",
-                      f"mean rank among it, the {len(RIVALS)} rivals and random (cells)",
-                      "win or tie", "win/tie/loss", "below random", *datasets], rows,
-                     align="lllllr" + "l" * len(datasets))
-    ran = df.groupby("method")["dataset"].agg(set)
-    full = [c for c in names if set(datasets) <= ran[c]]  # LODO: candidates run on every set
-    per, cells = leave_one_dataset_out(df, full)
+    return rows
+
+
+def _table(df: pd.DataFrame, names: list[str], datasets: list[str]) -> str:
+    return md_table(["candidate", "bins, relevance or criterion",
+                     f"mean rank among it, the {len(RIVALS)} rivals and random (cells)",
+                     "win or tie", "win/tie/loss", "below random", *datasets],
+                    _candidate_rows(df, names, datasets), align="lllllr" + "l" * len(datasets))
+
+
+def _seconds(df: pd.DataFrame, datasets: list[str]) -> str:
+    """Selection seconds per training fold of gds and gds-cmim beside l1 and trees (the
+    rivals' rows), and the rivals' time over gds-cmim's."""
+    rival = pd.concat([pd.read_csv(RIVALS_OUT / f"{d}.csv") for d in datasets])
+    both = pd.concat([rival[rival.method.isin(["gds", "l1", "trees"])],
+                      df[df.method == "gds-cmim"]])
+    sec = (both.drop_duplicates(["dataset", "method", "fold", "select_seconds"])
+           .groupby(["dataset", "method"])["select_seconds"].mean().unstack())
+    rows = []
+    for d in datasets:
+        if d not in sec.index or pd.isna(sec.at[d, "gds-cmim"]):
+            continue
+        r = sec.loc[d]
+        rows.append([d, f"{r['gds']:.2f}", f"{r['gds-cmim']:.2f}", f"{r['l1']:.2f}",
+                     f"{r['trees']:.2f}", f"{r['gds-cmim'] / r['gds']:.1f}",
+                     f"{r['l1'] / r['gds-cmim']:.1f}", f"{r['trees'] / r['gds-cmim']:.1f}"])
+    return md_table(["dataset", "gds s", "gds-cmim s", "l1 s", "trees s", "gds-cmim / gds",
+                     "l1 / gds-cmim", "trees / gds-cmim"], rows, align="lrrrrrrr")
+
+
+def report() -> None:
+    df = load_all()
+    names = ["gds", *[m for m in [*BINS, *RELEVANCE, "gds-mdl", *CONDITIONAL]
+                      if m in set(df.method)]]
+    dense = df[df.dataset.isin(DENSE)]
+    datasets = [d for d in ORDER if d in set(dense.dataset)]
+    sparse_sets = [d for d in ORDER if d in set(df.dataset) and d not in DENSE]
+    ran = dense.groupby("method")["dataset"].agg(set)
+    full = [c for c in names if set(datasets) <= ran.get(c, set())]  # LODO: run on every set
+    per, cells = leave_one_dataset_out(dense, full)
     lodo = md_table(["held out", "pick (on the others)", "win/tie/loss there"],
                     [[r.dataset, f"`{r.pick}`", _counts(r.cells)] for r in per.itertuples()],
                     align="lll")
     n = {d: int(load_rows(d, 6000)[0].shape[0] * 2 / 3) for d in datasets}
-    partial = {c: [d for d in datasets if d in ran[c]] for c in names if c not in full}
-    body = ("Candidates: centralized GDS, the library default in all but the bins of a column "
-            "with more than that many distinct values (`cbrt`: the cube root of the training "
-            "rows, at least 5: " + ", ".join(f"{d} {bins_for('cbrt', n[d])}" for d in datasets)
-            + "). Same protocol as [rivals.md](rivals.md) (3 folds, seed 0, BRkNN-b and the "
-              "linear evaluator where rivals.md ran it, example and macro F1); `gds` and the "
-              "rivals' rows are rivals.md's. A cell is a win or a loss against the best of "
-              f"the {len(RIVALS)} rivals when the means differ by more than the larger fold "
-              "standard deviation.\n\n" + table
-            + "\n\nLeave-one-dataset-out among the candidates run on every set (" + ", ".join(
-                f"`{c}`" for c in full) + "; rule of rivals.md: the largest worse-kind share of "
-              "win-or-tie cells on the other sets):\n\n" + lodo
-            + "\n\nTotals of the picks on their held-out sets: " + _share(cells) + " win or tie ("
-            + _counts(cells) + "), " + str(int(cells.below_random.sum())) + " below random."
+    partial = {c: [d for d in datasets if d in ran.get(c, set())] for c in names
+               if c not in full}
+    on_sparse = [c for c in names if (df[df.method == c].dataset.isin(sparse_sets)).any()]
+    body = ("Candidates: centralized GDS, the library default in all but one thing. A number: "
+            "the bins of a column with more than that many distinct values (`cbrt`: the cube "
+            "root of the training rows, at least 5: " + ", ".join(
+                f"{d} {bins_for('cbrt', n[d])}" for d in datasets)
+            + "). `ksg`: relevance from the nearest-neighbour estimate of I(x; l) on the raw "
+              "column (Kraskov et al. 2004); `uc`: relevance as the share of each label's "
+              "entropy a column explains; `mdl`: supervised cut points (Fayyad and Irani 1993). "
+              "`jmi` and `cmim`: a conditional criterion in place of relevance against pairwise "
+              "redundancy (Brown et al., JMLR 2012), on the default's codes and summed over the "
+              "labels: the largest sum over the selected columns s of I(f; l | s) (joint mutual "
+              "information), or the largest sum over labels of the smallest I(f; l | s) "
+              "(conditional mutual information maximization; the library's "
+              "`calibration=\"cmim\"`). Same protocol as [rivals.md](rivals.md) (3 folds, "
+              "seed 0, BRkNN-b and the linear evaluator where rivals.md ran it, example and "
+              "macro F1); `gds` and the rivals' rows are rivals.md's. A cell is a win or a loss "
+              f"against the best of the {len(RIVALS)} rivals when the means differ by more than "
+              "the larger fold standard deviation; below random: below random's mean by more "
+              "than the larger standard deviation.\n\n## The dense sets\n\n"
+            + _table(dense, names, datasets)
+            + "\n\nLeave-one-dataset-out among the candidates run on every dense set ("
+            + ", ".join(f"`{c}`" for c in full) + "; rule of rivals.md: the largest "
+              "worse-kind share of win-or-tie cells on the other sets):\n\n" + lodo
+            + "\n\nTotals of the picks on their held-out sets: " + _share(cells)
+            + " win or tie (" + _counts(cells) + "), " + str(int(cells.below_random.sum()))
+            + " below random."
             + ("\n\nRun on some sets only (time): " + "; ".join(
-                f"`{c}` on {', '.join(ds)}" for c, ds in partial.items()) + "." if partial else ""))
-    emit("Bins on dense numeric columns", body, str(REPORT))
+                f"`{c}` on {', '.join(ds)}" for c, ds in partial.items()) + "." if partial else "")
+            + ("\n\n## The sparse sets\n\nThe candidates that select differently there "
+               "(a binning candidate gives the default's codes on binary columns):\n\n"
+               + _table(df[~df.dataset.isin(DENSE)], on_sparse, sparse_sets)
+               if len(on_sparse) > 1 else "")
+            + "\n\n## Time\n\nSeconds per selection on one training fold (mean over the "
+              "folds, wall time, one process on a shared 2-core machine), the rivals' rows "
+              "from rivals.md:\n\n" + _seconds(df, [*datasets, *sparse_sets]))
+    emit("The criterion on dense numeric columns", body, str(REPORT))
 
 
 def main() -> None:

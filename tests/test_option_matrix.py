@@ -506,12 +506,15 @@ def test_datasets_list_json_is_json_lines(capsys):
 
 
 def test_every_calibration_is_described_in_help_all(capsys):
-    """``--help`` lists the calibrations a user picks among (the default, paper, fixed);
-    ``--help-all`` describes every one, those kept for research too."""
+    """``--help`` lists the calibrations a user picks among (the default, paper, fixed, and
+    cmim for small dense data); ``--help-all`` describes every one, those kept for research
+    too."""
     from coreselect.cli.select import shown_calibrations
-    from coreselect.core.objective import CALIBRATIONS, DEFAULT_CALIBRATION
+    from coreselect.core.objective import CONDITIONAL, DEFAULT_CALIBRATION
+    from coreselect.core.objective import CALIBRATIONS as WEIGHINGS
 
-    assert set(shown_calibrations()) == {DEFAULT_CALIBRATION, "paper", "fixed"}
+    CALIBRATIONS = (*WEIGHINGS, *CONDITIONAL)
+    assert set(shown_calibrations()) == {DEFAULT_CALIBRATION, "paper", "fixed", "cmim"}
     code, out, _ = run(capsys, "select", "--help-all")
     text = " ".join(out.split())
     assert code == 0

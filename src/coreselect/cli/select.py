@@ -24,6 +24,7 @@ from coreselect.cli._common import (
     data_format, header_flag, header_option, help_all_option, labels_as_features_option,
     load_options, log_to_stderr,
 )
+from coreselect.core.objective import CONDITIONAL
 from coreselect.selection.spec import (
     CONSTRAINTS, ENGINE_MODES, HARD_MAX_WORKERS, MAX_P, SELECT_OPTIONS, WORKERS_PER_CORE,
     default, default_calibration, max_workers, unused_reason,
@@ -49,7 +50,7 @@ def shown_calibrations() -> tuple[str, ...]:
     """The calibrations ``select --help`` lists: the default, ``paper`` (reproduces the
     paper) and ``fixed`` (the paper's bounds hold); the others are kept for research
     (accepted, listed by ``--help-all``)."""
-    return tuple(dict.fromkeys((default_calibration(), "paper", "fixed")))
+    return tuple(dict.fromkeys((default_calibration(), "paper", "fixed", "cmim")))
 
 
 def _calibration_help(every: bool = False) -> str:
@@ -58,7 +59,8 @@ def _calibration_help(every: bool = False) -> str:
     names = CONSTRAINTS["calibration"].choices() if every else shown_calibrations()
     rest = ("" if every else
             "; the others, kept for research, are listed by --help-all")
-    return ("How relevance and diversity are weighed in each greedy step: "
+    return ("How relevance and diversity are weighed in each greedy step (cmim: a "
+            "conditional criterion instead): "
             + "; ".join(f"{name}: {CALIBRATION_HELP.get(name, '')}" for name in names)
             + f"{rest}.  [default: {default_calibration()}]")
 
@@ -528,12 +530,19 @@ def _table(report: dict) -> str:
     ):
         rows.append(f"{rank:>4}  {idx:>7}  {r:>9.4f}  {md:>9.4f}  {name}")
     rows.append("")
-    rows.append(
-        f"objective h = {report['objective']:.4f}   relevance g = {report['relevance']:.4f}   "
-        f"diversity D = {report['diversity']:.4f}   ({report['mode']}, k={_k_text(report)}, "
-        f"lam={report['lam']}, p={_p_text(report['p'])}, {report['relevance_kind']}; "
-        f"{report['seconds']:.3f} s selection)"
-    )
+    if report.get("calibration") in CONDITIONAL:  # no h, weight, top-p or measure
+        rows.append(
+            f"{report['calibration']} criterion, summed over the picks = "
+            f"{report['objective']:.4f} bits   relevance g = {report['relevance']:.4f}   "
+            f"diversity D = {report['diversity']:.4f}   ({report['mode']}, "
+            f"k={_k_text(report)}; {report['seconds']:.3f} s selection)")
+    else:
+        rows.append(
+            f"objective h = {report['objective']:.4f}   relevance g = {report['relevance']:.4f}   "
+            f"diversity D = {report['diversity']:.4f}   ({report['mode']}, k={_k_text(report)}, "
+            f"lam={report['lam']}, p={_p_text(report['p'])}, {report['relevance_kind']}; "
+            f"{report['seconds']:.3f} s selection)"
+        )
     if report.get("parts"):
         t = report["timings"]
         rows.append(

@@ -28,6 +28,7 @@ from coreselect.core.discretize import DiscreteMatrix
 from coreselect.core.entropy import Backend, DistanceOracle, shared_information
 from coreselect.core.objective import (
     CALIBRATIONS,
+    CONDITIONAL,
     FIXED_OBJECTIVE,
     SHARED_INFORMATION,
     TIE_RTOL,
@@ -280,6 +281,9 @@ def greedy(
     # stays the same sum, bit for bit.
     width = params.p if params.calibration in FIXED_OBJECTIVE else min(params.p, max(n_select, 1))
     gains = relevance_gains(relevance, width, use_numba=use_numba)
+    if params.calibration in CONDITIONAL:  # no distance step: Problem.run runs it
+        raise InputError(f"calibration={params.calibration!r} is not a weighing of a distance "
+                         "greedy; only a centralized selection runs it")
     if params.calibration not in CALIBRATIONS:
         raise InputError(f"unknown calibration {params.calibration!r}; choose from {CALIBRATIONS}")
     # "information": the redundancy of a candidate is the information it shares with S, from

@@ -65,6 +65,13 @@ P_ALL = 2**31 - 1
 PAPER_P = 10
 
 
+#: Criteria accepted where a calibration is that replace the weighing of relevance against
+#: diversity by conditional terms (:mod:`coreselect.core.conditional`): ``"cmim"`` picks the
+#: candidate of largest ``sum_l min_{s in S} I(f; l | s)``. Only a centralized selection runs
+#: them (no distance oracle, no partition bound); ``lam``, ``p`` and ``relevance`` do not apply.
+CONDITIONAL = ("cmim",)
+
+
 def default_p(calibration: str) -> int:
     """The ``p`` a calibration uses unless one is given: :data:`P_ALL` (every selected
     feature's relevance counts) for ``"information"``, the paper's 10 otherwise."""
@@ -80,6 +87,9 @@ CALIBRATION_HELP = {
              "(a fixed objective: the paper's bounds hold)",
     "information": "as range, against the information shared with the selection (bits) "
                    "instead of the distances, every selected feature's relevance counted",
+    "cmim": "not a weighing: the candidate that tells most about each label given any "
+            "selected feature, sum over labels of min over S of I(f; l | s) (CMIM; better "
+            "on small dense numeric data; centralized mode only)",
 }
 #: Calibrations whose greedy maximizes one fixed ``h = a g + b D`` (the paper's bounds hold).
 FIXED_OBJECTIVE = ("paper", "fixed")

@@ -198,15 +198,38 @@ class Problem:
         keep_all = self.selectable.all() or (
             isinstance(self.relevance, SparseRelevance) and self.selectable.mean() > 0.5)
         problem = self if keep_all else self.subproblem(np.flatnonzero(self.selectable))
-        result = greedy(problem.features, problem.relevance, problem.params, n_select,
-                        alternate=alternate, column_ids=problem.column_ids,
-                        selectable=problem.selectable, backend=backend, callback=callback,
-                        start=start, on_step=on_step)
+        if self.params.calibration in _objective.CONDITIONAL:
+            if start is not None or on_step is not None:
+                raise InputError(f"calibration={self.params.calibration!r} does not record or "
+                                 "resume a greedy state (checkpoints)")
+            result = problem._conditional(n_select, callback)
+        else:
+            result = greedy(problem.features, problem.relevance, problem.params, n_select,
+                            alternate=alternate, column_ids=problem.column_ids,
+                            selectable=problem.selectable, backend=backend, callback=callback,
+                            start=start, on_step=on_step)
         if problem is not self:
             result.local = self.positions_of(result.selected)  # positions in this problem
         log.info("%s selected %d of %d columns in %.3f s (h = %.6g)", result.algorithm,
                  n_select, self.n_columns, result.seconds, result.objective)
         return result
+
+    def _conditional(self, n_select: int, callback: StepCallback | None) -> GreedyResult:
+        """The CMIM greedy (:mod:`coreselect.core.conditional`) as a :class:`GreedyResult`:
+        ``objective`` the sum of the picks' criterion values (bits), ``relevance`` and
+        ``diversity`` the selection's ``g`` and pairwise distance sum, as for the others."""
+        from coreselect.core.conditional import cmim
+
+        began = time.perf_counter()
+        local, values = cmim(self.features, self.labels, n_select, selectable=self.selectable,
+                             callback=callback)
+        pair = pairwise_distances(self.features.take(local)) if local.size else np.zeros((0, 0))
+        return GreedyResult(
+            selected=self.column_ids[local], local=local, objective=float(values.sum()),
+            relevance=relevance_of(self.relevance, local, self.params.p),
+            diversity=float(np.triu(pair, 1).sum()), pair_distances=pair,
+            seconds=time.perf_counter() - began, algorithm=self.params.calibration,
+            extra={"criterion_values": values})
 
     def with_ranges(self) -> "Problem":
         """This problem with the ``"fixed"`` calibration's ranges measured on its columns (call

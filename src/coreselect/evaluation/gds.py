@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from coreselect.core.objective import CALIBRATIONS, DEFAULT_CALIBRATION
+from coreselect.core.objective import CALIBRATIONS, CONDITIONAL, DEFAULT_CALIBRATION
 from coreselect.errors import InputError
 
 __all__ = ["CalibratedGDS"]
@@ -26,11 +26,13 @@ class CalibratedGDS:
     protocol may then treat it as a ranker (``ranking_``) and fit once per fold.
     """
 
-    def __init__(self, k: int = 10, *, lam: float = 0.5, p: int | None = None, relevance: str = "mi",
+    def __init__(self, k: int = 10, *, lam: float | None = 0.5, p: int | None = None,
+                 relevance: str | None = "mi",
                  calibration: str = DEFAULT_CALIBRATION, n_bins: int = 5, strategy: str = "auto",
                  min_bin_count: int = 10, random_state=None):
-        if calibration not in CALIBRATIONS:
-            raise InputError(f"unknown calibration {calibration!r}; choose from {CALIBRATIONS}")
+        if calibration not in (*CALIBRATIONS, *CONDITIONAL):
+            raise InputError(f"unknown calibration {calibration!r}; choose from "
+                             f"{(*CALIBRATIONS, *CONDITIONAL)}")
         self.k, self.lam, self.p, self.relevance = k, lam, p, relevance
         self.calibration = calibration
         self.n_bins, self.strategy, self.min_bin_count = n_bins, strategy, min_bin_count
@@ -47,9 +49,11 @@ class CalibratedGDS:
     def fit(self, X, Y) -> "CalibratedGDS":
         from coreselect.selection import select
 
-        result = select(X, Y, k=self.k, lam=self.lam, p=self.p, relevance=self.relevance,
-                        calibration=self.calibration, n_bins=self.n_bins,
-                        strategy=self.strategy, min_bin_count=self.min_bin_count)
+        weights = {name: value for name, value in
+                   (("lam", self.lam), ("p", self.p), ("relevance", self.relevance))
+                   if value is not None}  # None: the calibration's own (cmim has none)
+        result = select(X, Y, k=self.k, calibration=self.calibration, n_bins=self.n_bins,
+                        strategy=self.strategy, min_bin_count=self.min_bin_count, **weights)
         self.result_ = result
         self.selected_ = np.asarray(result.selected, dtype=np.int64)
         self.seconds_ = result.seconds

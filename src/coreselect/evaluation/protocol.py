@@ -238,7 +238,7 @@ def method_factories(
     passed to the baselines that take them (e.g. ``{"n_samples": 1000}``: ReliefF on a
     random sample of 1000 instances).
     """
-    from coreselect.core.objective import CALIBRATIONS, DEFAULT_CALIBRATION
+    from coreselect.core.objective import CALIBRATIONS, CONDITIONAL, DEFAULT_CALIBRATION
 
     out: dict[str, MethodFactory] = {}
     for name in names:
@@ -248,10 +248,15 @@ def method_factories(
         cal = DEFAULT_CALIBRATION if name == "gds" else (
             name[4:] if name.startswith("gds-") else None)
         if cal is not None:
-            if cal not in CALIBRATIONS:
-                raise InputError(f"unknown calibration in {name!r}; choose from {', '.join(CALIBRATIONS)}")
-            out[name] = functools.partial(_make_calibrated, lam=lam, relevance=relevance, p=p,
-                                          calibration=cal)
+            known = (*CALIBRATIONS, *CONDITIONAL)
+            if cal not in known:
+                raise InputError(f"unknown calibration in {name!r}; choose from {', '.join(known)}")
+            if cal in CONDITIONAL:  # no weight, top-p or relevance measure to pass on
+                out[name] = functools.partial(_make_calibrated, lam=None, relevance=None,
+                                              p=None, calibration=cal)
+            else:
+                out[name] = functools.partial(_make_calibrated, lam=lam, relevance=relevance,
+                                              p=p, calibration=cal)
         elif name == "cgds":
             out[name] = functools.partial(_make_gds, mode="centralized", lam=lam, relevance=relevance, p=p)
         elif name == "dgds":

@@ -136,7 +136,8 @@ MAX_P = _objective.P_ALL
 
 
 def _calibrations() -> tuple[str, ...]:
-    return tuple(_objective.CALIBRATIONS)  # read at every check: the tuple grows
+    # read at every check: the tuple grows
+    return tuple(_objective.CALIBRATIONS) + tuple(_objective.CONDITIONAL)
 
 
 #: The one table of parameters: name -> constraint (with its default).
@@ -215,7 +216,15 @@ class Objective:
     def __post_init__(self) -> None:
         if self.calibration is None:
             object.__setattr__(self, "calibration", default_calibration())
-        if self.p is None and self.calibration in _objective.CALIBRATIONS:
+        if self.calibration in _objective.CONDITIONAL:
+            for name in ("lam", "p", "relevance"):
+                value = getattr(self, name)
+                if value is not None and not _is_default(name, value) and not (
+                        name == "p" and value == _objective.default_p(self.calibration)):
+                    raise InputError(f"{name}={value!r} does not apply to calibration="
+                                     f"{self.calibration!r}: its conditional criterion has no "
+                                     "weight, top-p cut or relevance measure")
+        if self.p is None and self.calibration in _calibrations():
             object.__setattr__(self, "p", _objective.default_p(self.calibration))
         for f in fields(self):
             check(f.name, getattr(self, f.name))
@@ -410,7 +419,9 @@ def _is_default(name: str, value: Any) -> bool:
 def is_gds_method(name: str) -> bool:
     """Whether an ``evaluate`` method is a GDS selection (``--lam``, ``--relevance`` apply;
     not to ``gds-tuned``, which chooses them on the training fold)."""
-    return name in ("gds", "cgds", "dgds") or (name.startswith("gds-") and name != "gds-tuned")
+    return name in ("gds", "cgds", "dgds") or (
+        name.startswith("gds-") and name != "gds-tuned"
+        and name[4:] not in _objective.CONDITIONAL)  # gds-cmim: no weight or measure
 
 
 #: ``evaluate`` options that some runs ignore: option -> ((condition, why), ...), with the
@@ -420,10 +431,12 @@ EVALUATE_UNUSED: dict[str, tuple[tuple[str, str], ...]] = {
     "header": (("not_csv", "only a CSV file has a first row that may or may not name the "
                            "columns"),),
     "lam": (("no_gds", "only the GDS methods (gds, gds-CALIBRATION, cgds, dgds) weigh "
-                       "diversity by it (gds-tuned chooses), and --methods has none"),
+                       "diversity by it (gds-tuned chooses, gds-cmim has no weight), and "
+                       "--methods has none"),
             ("sweep", "--lam-sweep sets lambda itself")),
     "relevance": (("no_gds", "only the GDS methods (gds, gds-CALIBRATION, cgds, dgds) take "
-                             "it (gds-tuned chooses), and --methods has none"),),
+                             "it (gds-tuned chooses, gds-cmim has no measure), and "
+                             "--methods has none"),),
 }
 
 

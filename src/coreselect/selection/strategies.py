@@ -42,7 +42,7 @@ from coreselect.engines import make_engine
 from coreselect.errors import InputError
 from coreselect.engines.fixed_rate import measure_ranges, with_ranges
 from coreselect.selection.sources import Source, StoreSource
-from coreselect.core.objective import PAPER_P
+from coreselect.core.objective import CONDITIONAL, PAPER_P
 from coreselect.selection.spec import Objective, Progress, check
 
 log = logging.getLogger(__name__)
@@ -249,6 +249,15 @@ class Strategy(abc.ABC):
         """
         check("backend", backend)
         start = time.perf_counter()
+        if objective.calibration in CONDITIONAL:
+            if not isinstance(self, _Centralized):
+                raise InputError(f"calibration={objective.calibration!r} runs only in "
+                                 f"mode='centralized', not mode={self.name!r} (whose steps "
+                                 "and parts are built on pairwise distances); use the default "
+                                 "calibration there")
+            if checkpoint is not None:
+                raise InputError(f"calibration={objective.calibration!r} does not record "
+                                 "checkpoints (its selection is fast on the data it suits)")
         _check_k(objective.k, source)
         if checkpoint is not None:
             from coreselect.selection.checkpoint import as_checkpoint

@@ -1,0 +1,194 @@
+"""``calibration="cmim"`` (coreselect.core.conditional): the conditional information of every
+(feature, label) pair given one feature against a slow reference written from the definition,
+the CMIM greedy against a plain loop over that reference, and where the criterion runs (a
+centralized selection, from arrays or a column store) and where it is refused."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coreselect import GDSSelector, select
+from coreselect.core.conditional import ConditionalTables, cmim
+from coreselect.core.discretize import DiscreteMatrix
+from coreselect.core.objective import TIE_RTOL
+from coreselect.errors import InputError
+
+
+def reference_cmi(f, l, s) -> float:
+    """I(f; l | s) in bits: sum over (a, b, c) of p(a,b,c) log p(a,b,c) p(c) / (p(a,c) p(b,c))."""
+    n = len(f)
+    abc, ac, bc, c = Counter(zip(f, l, s)), Counter(zip(f, s)), Counter(zip(l, s)), Counter(s)
+    return sum(v / n * np.log2(v * c[z] / (ac[(x, z)] * bc[(y, z)]))
+               for (x, y, z), v in abc.items())
+
+
+def reference_cmim(F: np.ndarray, Y: np.ndarray, k: int, selectable=None) -> list[int]:
+    """CMIM from the definition: first the largest sum_l I(f; l), then the largest
+    sum_l min_{s in S} I(f; l | s); ties to the lowest column."""
+    d = F.shape[1]
+    ok = np.ones(d, bool) if selectable is None else np.asarray(selectable, bool)
+    none = np.zeros(F.shape[0], dtype=int)
+    chosen: list[int] = []
+    for _ in range(k):
+        scores = np.full(d, -np.inf)
+        for f in range(d):
+            if not ok[f] or f in chosen:
+                continue
+            given = chosen or [None]
+            scores[f] = sum(min(reference_cmi(F[:, f], Y[:, j], none if s is None else F[:, s])
+                                for s in given) for j in range(Y.shape[1]))
+        best = scores.max()
+        chosen.append(int(np.flatnonzero(scores >= best - TIE_RTOL * max(1.0, abs(best)))[0]))
+    return chosen
+
+
+def _discrete(codes: np.ndarray) -> DiscreteMatrix:
+    """Codes as a DiscreteMatrix (relabelled so that every column's codes are 0..m-1)."""
+    out = np.zeros_like(codes)
+    sizes = []
+    for j in range(codes.shape[1]):
+        _, out[:, j] = np.unique(codes[:, j], return_inverse=True)
+        sizes.append(max(int(out[:, j].max(initial=0)) + 1, 1))
+    return DiscreteMatrix(sp.csc_matrix(out), np.array(sizes))
+
+
+@st.composite
+def problems(draw, max_rows=60):
+    n = draw(st.integers(1, max_rows))
+    d = draw(st.integers(1, 7))
+    L = draw(st.integers(1, 3))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    m = draw(st.integers(1, 4))
+    F = rng.integers(0, m, size=(n, d))
+    if draw(st.booleans()):  # near-copies and labels made of the columns: redundancy matters
+        for j in range(1, d):
+            F[:, j] = np.where(rng.random(n) < 0.3, rng.integers(0, m, n), F[:, rng.integers(j)])
+        Y = (F[:, rng.integers(d, size=L)] + F[:, rng.integers(d, size=L)]
+             + (rng.random((n, L)) < 0.2)) % 2
+    else:
+        if d > 1 and draw(st.booleans()):
+            F[:, -1] = F[:, 0]  # a copy
+        Y = rng.integers(0, draw(st.integers(1, 3)), size=(n, L))
+    return _discrete(F), _discrete(Y)
+
+
+@settings(max_examples=60, deadline=None)
+@given(problems())
+def test_conditional_information_matches_the_definition(problem):
+    F, Y = problem
+    Fd, Yd = F.codes.toarray(), Y.codes.toarray()
+    tables = ConditionalTables(F, Y)
+    none = np.zeros(F.n_samples, dtype=int)
+    want = np.array([[reference_cmi(Fd[:, i], Yd[:, j], none) for j in range(Yd.shape[1])]
+                     for i in range(Fd.shape[1])])
+    np.testing.assert_allclose(tables.relevance(), want, atol=1e-9)
+    for s in range(Fd.shape[1]):
+        want = np.array([[reference_cmi(Fd[:, i], Yd[:, j], Fd[:, s])
+                          for j in range(Yd.shape[1])] for i in range(Fd.shape[1])])
+        np.testing.assert_allclose(tables.given(s), want, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems(), st.data())
+def test_cmim_picks_what_the_definition_picks(problem, data):
+    F, Y = problem
+    selectable = np.array(data.draw(st.lists(st.booleans(), min_size=F.n_columns,
+                                             max_size=F.n_columns)))
+    if not selectable.any():
+        selectable[0] = True
+    k = int(selectable.sum())  # the whole order: every step checked
+    got, values = cmim(F, Y, k, selectable=selectable)
+    assert list(got) == reference_cmim(F.codes.toarray(), Y.codes.toarray(), k, selectable)
+    assert values.shape == (k,) and np.all(values >= 0)
+
+
+def test_a_copy_of_a_selected_feature_tells_nothing_more():
+    rng = np.random.default_rng(0)
+    F = rng.integers(0, 3, size=(300, 6))
+    Y = (F[:, [0]] + rng.integers(0, 2, size=(300, 2)) > 1).astype(int)
+    F[:, 5] = F[:, 0]
+    tables = ConditionalTables(_discrete(F), _discrete(Y))
+    assert np.allclose(tables.given(0)[5], 0.0, atol=1e-12)
+    chosen, _ = cmim(_discrete(F), _discrete(Y), 5)
+    assert chosen[0] == 0 and 5 not in chosen  # the copy comes last, after every other column
+
+
+def test_a_selection_is_the_prefix_of_a_longer_one():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 15))
+    Y = (X[:, :3] + rng.normal(size=(200, 3)) > 0).astype(int)
+    short = select(X, Y, k=4, calibration="cmim").selected
+    long = select(X, Y, k=10, calibration="cmim").selected
+    assert list(long[:4]) == list(short)
+
+
+def test_select_runs_the_core_criterion_on_the_binned_data():
+    from coreselect.core.discretize import discretize, discretize_labels
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(250, 12))
+    X[:, 4] = 1.0  # constant: never selected
+    Y = (X[:, :2] @ rng.normal(size=(2, 3)) + rng.normal(size=(250, 3)) > 0).astype(int)
+    result = select(X, Y, k=6, calibration="cmim")
+    F = discretize(X)
+    want, values = cmim(F, discretize_labels(Y), 6, selectable=F.n_codes > 1)
+    assert list(result.selected) == list(want) and 4 not in result.selected
+    assert result.objective == pytest.approx(values.sum())
+    assert list(GDSSelector(k=6, calibration="cmim").fit(X, Y).selected_) == list(want)
+
+
+def test_a_column_store_selects_what_the_arrays_select(tmp_path):
+    from coreselect.store import build_store
+
+    rng = np.random.default_rng(3)
+    X = sp.random(180, 30, density=0.4, random_state=4, format="csr")
+    X.data = np.round(X.data * 9) + 1
+    Y = (rng.random((180, 4)) < 0.35).astype(np.int8)
+    store = build_store(X, Y, tmp_path / "s", block_size=8, row_block_size=50, seed=0)
+    from_store = select(str(store.path), k=7, calibration="cmim")
+    assert list(from_store.selected) == list(select(X, Y, k=7, calibration="cmim").selected)
+
+
+@pytest.mark.parametrize("run", [dict(mode="rows"), dict(mode="distributed", random_state=0),
+                                 dict(mode="streaming", random_state=0), dict(lam=0.3),
+                                 dict(p=3), dict(relevance="nmi")],
+                         ids=["rows", "distributed", "streaming", "lam", "p", "relevance"])
+def test_refused_where_it_would_not_run_or_would_ignore_an_option(run):
+    rng = np.random.default_rng(4)
+    X, Y = rng.normal(size=(60, 6)), (rng.random((60, 2)) < 0.5).astype(int)
+    with pytest.raises(InputError, match="cmim"):
+        select(X, Y, k=3, calibration="cmim", **run)
+
+
+def test_refused_with_a_checkpoint(tmp_path):
+    rng = np.random.default_rng(5)
+    X, Y = rng.normal(size=(60, 6)), (rng.random((60, 2)) < 0.5).astype(int)
+    with pytest.raises(InputError, match="checkpoints"):
+        select(X, Y, k=3, calibration="cmim", checkpoint=tmp_path / "ck")
+    assert not (tmp_path / "ck").exists()
+
+
+def _run(capsys, *args):
+    from coreselect.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def test_the_command_line_refuses_in_one_line(capsys):
+    code, out, err = _run(capsys, "select", "emotions", "--calibration", "cmim", "-k", "3",
+                          "--mode", "rows")
+    assert code == 2 and out == ""
+    assert err.strip().count("\n") == 0 and "--mode centralized" in err
+    code, out, err = _run(capsys, "select", "emotions", "--calibration", "cmim", "-k", "3")
+    assert code == 0, err
+    assert "cmim criterion" in out and "lam=" not in out
