@@ -7,7 +7,10 @@
   that makes a parallel build identical);
 * a store built from files in chunks equals ``build_store`` on the whole data (every file's
   size and crc32), and so does one built by 2 worker processes and by a Dask cluster;
-* a build that fails (data that change between the passes, bad options) leaves nothing.
+* with or without a checkpoint (the two step runners), the store is the same bytes and holds
+  only its files (nothing of the build: no spill, no plan);
+* a build that fails (data that change between the passes, also under a reader that cannot
+  tell, bad options) leaves nothing.
 """
 
 from __future__ import annotations
@@ -282,6 +285,51 @@ def test_data_that_change_between_passes_leave_nothing(tmp_path):
     with pytest.raises(InputError, match="changed between"):
         build_store_from_source(src, tmp_path / "s", options=BuildOptions(**OPTS))
     assert list(tmp_path.iterdir()) == []
+
+
+@dataclass
+class OnDiskSource(MemorySource):
+    """In-memory parts named by a file on disk, which the reader never looks at."""
+
+    path: str = ""
+
+    @property
+    def files(self):
+        return [self.path]
+
+
+@pytest.mark.parametrize("ck", [False, True])
+def test_a_file_changed_under_a_reader_that_cannot_tell_is_refused(tmp_path, ck):
+    """The reader reads the same rows twice, but the file changed while the build read it:
+    refused (the store would mix two versions of the data), with or without a checkpoint."""
+    X, Y = _data(n=60)
+    named = tmp_path / "part0"
+    named.write_text("rows\n")
+
+    def progress(stage, done, total):
+        if stage == "encode" and done == 0:
+            named.write_text("other rows\n")
+
+    with pytest.raises(InputError, match="part0: changed during the build"):
+        build_store_from_source(OnDiskSource([(X, Y)], 17, path=str(named)), tmp_path / "s",
+                                options=BuildOptions(**OPTS), progress=progress,
+                                checkpoint=tmp_path / "ck" if ck else None)
+    assert {p.name for p in tmp_path.iterdir()} <= {"part0", "ck", "ck.parts"}
+
+
+@pytest.mark.parametrize("ck", [False, True])
+def test_a_store_holds_its_files_and_nothing_of_the_build(shards, tmp_path, ck):
+    """With or without a checkpoint, the store has the same bytes, and holds store.json and
+    the files it lists, nothing more (no spill, no plan); a checkpoint is gone."""
+    _, _, _, files, ref = shards
+    got = build_store_from_source(WholeFileChunks(files, chunk_rows=37), tmp_path / "s",
+                                  options=BuildOptions(**OPTS),
+                                  checkpoint=tmp_path / "ck" if ck else None)
+    _same_store(got, ref)
+    held = {p.relative_to(tmp_path / "s").as_posix() for p in (tmp_path / "s").rglob("*")
+            if not p.is_dir()}
+    assert held == {*got.meta["files"], "store.json"}
+    assert [p.name for p in tmp_path.iterdir()] == ["s"]
 
 
 def test_cli_build_from_file_and_seams(shards, tmp_path):

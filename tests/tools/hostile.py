@@ -1464,13 +1464,13 @@ def _build_attempt(cls: str, kind: str, w: Path, ck: bool, culprit: str, data: s
 #: Runs ``store build d s`` in this process with the file changed when the pass STAGE starts.
 _BUILD_DURING = r"""
 import os, sys
-import coreselect.store.ingest as ing
-orig = ing._run
-def run(engine, func, shared, tasks, stage, *a, **k):
+from coreselect.store._runner import PlainRunner  # the checkpoint's runner wraps it
+orig = PlainRunner.run
+def run(self, func, shared, tasks, stage, *a, **k):
     if stage == {stage!r}:
         {action}
-    return orig(engine, func, shared, tasks, stage, *a, **k)
-ing._run = run
+    return orig(self, func, shared, tasks, stage, *a, **k)
+PlainRunner.run = run
 from coreselect.cli import main
 try:
     main({argv!r})

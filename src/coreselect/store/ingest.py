@@ -6,8 +6,8 @@ interface: ``files``, ``file_chunks(i)`` yielding row chunks with ``.X`` and ``.
 opens the files itself). The unit of work is a *piece*: a file, or a byte range of a large
 plain LIBSVM/XMC file (:data:`PIECE_BYTES`; the lines that start in it), so one big file
 spreads over workers too. The build is five steps, each in its own module, run in this order
-by :func:`build_store_from_source` (the count, encode and tile steps are maps of small tasks
-over an engine):
+by :func:`_build` (the count, encode and tile steps, :func:`_steps`, are maps of small tasks
+over an engine, run by a *step runner*, :mod:`coreselect.store._runner`):
 
 1. **plan** (:mod:`coreselect.store._plan`): the options, the pieces and their grouping into
    tasks of about equal bytes.
@@ -27,8 +27,9 @@ over an engine):
    with its checksum.
 5. **commit** (:mod:`coreselect.store._commit`): the small files and ``store.json`` last.
 
-With a checkpoint, :func:`_build_resumable` (the end of this module) wraps the same steps:
-every finished task is kept and taken back on resume (:mod:`coreselect.store._resume`).
+With a checkpoint, the same steps are run by a
+:class:`~coreselect.store._runner.CheckpointRunner` instead of the plain runner: every finished
+task is kept and taken back on resume (:mod:`coreselect.store._resume`).
 
 The driver writes the small files and ``store.json`` last; the whole store appears at its path
 only when complete (:func:`coreselect.io.files.atomic_dir`). At a URL (object storage), the tile
@@ -54,17 +55,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import pickle
 import secrets
-import shutil
 import time
 from pathlib import Path
 from typing import Any
 
 from coreselect.core.discretize import STRATEGIES
-from coreselect.errors import CheckpointError, InputError, OutputError
-from coreselect.io.files import atomic_dir
-from coreselect.store import _read
+from coreselect.errors import InputError, OutputError
 from coreselect.store._commit import _finish
 # the steps' names stay importable from here, the build's entry point
 from coreselect.store._count import (  # noqa: F401
@@ -73,10 +70,11 @@ from coreselect.store._count import (  # noqa: F401
 from coreselect.store._encode import encode_task
 from coreselect.store._format import StoreRef
 from coreselect.store._plan import (  # noqa: F401
-    PIECE_BYTES, SPILL, BuildOptions, InProcess, Progress, Shared, UrlSpill, _candidates,
-    _dask_workers, _n_pieces, _piece_size, _shared, plan_groups, row_bounds,
+    PIECE_BYTES, BuildOptions, InProcess, Progress, Shared, UrlSpill, _candidates,
+    _dask_workers, _n_pieces, _piece_size, plan_groups, row_bounds,
 )
-from coreselect.store._spill import _PLANS, _row_block_prefix, _save_plan
+from coreselect.store._runner import CheckpointRunner, PlainRunner
+from coreselect.store._spill import _PLANS, _row_block_prefix
 from coreselect.store._read import SLICE_CELLS  # noqa: F401
 from coreselect.store._tiles import tile_task
 from coreselect.store._whole_file import FileChunk, WholeFileChunks  # noqa: F401
@@ -88,7 +86,7 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
                             options: BuildOptions = BuildOptions(), engine: Any = None,
                             progress: Progress | None = None,
                             storage_options: dict | None = None,
-                            checkpoint: str | os.PathLike | None = None, _url: Any = None):
+                            checkpoint: str | os.PathLike | None = None):
     """Build a column store at ``path`` from the chunked ``source`` (module docstring), the
     tasks run by ``engine`` (a :class:`coreselect.engines.base.Engine`; None: in this
     process). ``path`` may be a URL: the workers write the tiles there, the driver the rest,
@@ -108,37 +106,54 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
         record; one line naming what differs.
     """
     from coreselect.store import fs
-    from coreselect.store.build import _check_params, check_build_target
 
     path = fs.local_path(path)
     if fs.scheme(path) is not None:
         if checkpoint is not None:  # the kept tiles are local: build here, then publish
-            return fs.build_at_url(path, lambda local: build_store_from_source(
-                source, local, options=options, engine=engine, progress=progress,
-                checkpoint=checkpoint), storage_options)
+            return fs.build_at_url(path, lambda local: _build(
+                source, Path(local), options, engine, progress, checkpoint=checkpoint),
+                storage_options)
         return _build_at_url(source, path, options, engine, progress, storage_options)
+    return _build(source, Path(path), options, engine, progress, checkpoint=checkpoint)
+
+
+def _check_options(options: BuildOptions) -> None:
+    """Refuse bad options before any file is read or written."""
+    from coreselect.store._format import MAX_BINS
+    from coreselect.store.build import _check_params
+
     _check_params(options.block_size, options.row_block_size, options.seed)
     if options.strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {options.strategy!r}; choose one of "
                          f"{', '.join(STRATEGIES)}")
     if int(options.n_bins) < 2 or int(options.min_bin_count) < 1 or int(options.cap) < 1:
         raise InputError("n_bins must be at least 2, min_bin_count and cap at least 1")
-    from coreselect.store._format import MAX_BINS
-
     if int(options.n_bins) > MAX_BINS:  # a code is a 32-bit integer: refused before any file
         raise InputError(f"n_bins must be an integer in [2, {MAX_BINS}] (codes are 32-bit "
                          f"integers), got {options.n_bins}")
-    target = Path(path)
-    if checkpoint is not None:  # a kill in the last cleanup left it: swept even if done
-        from coreselect.store._resume import sweep_removed
 
-        sweep_removed(checkpoint)
+
+def _build(source: Any, target: Path, options: BuildOptions, engine: Any,
+           progress: Progress | None, checkpoint: str | os.PathLike | None = None,
+           url: tuple[StoreRef, UrlSpill | None] | None = None):
+    """The build into the local folder ``target``: step 1 (plan), the steps run by the
+    runner the build picks (a :class:`~coreselect.store._runner.CheckpointRunner` with a
+    ``checkpoint``, else the plain one), step 5 (commit). ``url``: the tiles written straight
+    to a URL build's target (:func:`_build_at_url`; the store is then published by
+    :func:`coreselect.store.fs.build_direct`, and this returns None), else the store opened."""
+    from coreselect.store._resume import identities
+    from coreselect.store.build import check_build_target
+
+    _check_options(options)
+    if engine is None:
+        engine = InProcess()
+    runner = (PlainRunner(engine, progress, url) if checkpoint is None
+              else CheckpointRunner(engine, progress, checkpoint))
+    runner.prepare()
     check_build_target(target)
     n_files = len(source.files)
     if n_files == 0:
         raise InputError("no data files to build the store from")
-    if engine is None:
-        engine = InProcess()
     n_workers = int(getattr(engine, "n_workers", None) or _dask_workers(engine) or 1)
     if hasattr(source, "plan_pieces") and not source.scanned and not source.pieces_planned:
         source.plan_pieces(PIECE_BYTES)
@@ -147,61 +162,57 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
     total_bytes = sum(sizes)
     start = time.perf_counter()
     # LIBSVM/XMC not scanned yet: the readers' first pass (widths, bases, rows of every piece)
-    # runs inside the counting pass, one read of the text for both.
+    # runs inside the counting pass, one read of the text for both, where the runner keeps
+    # such counts; else apart, first.
     raw = hasattr(source, "piece_raw") and source.sparse and not source.scanned
-    from coreselect.store._resume import identities
-
     seen = identities(source)  # every file's size and time (ETag): checked after the reads
-    if checkpoint is not None:
-        if raw:  # a checkpoint keeps plain counts: the readers' first pass runs apart
-            source.scan()
-        try:
-            _build_resumable(source, target, options, engine, progress, checkpoint, groups,
-                             total_bytes, _candidates(source), seen)
-        except OSError as exc:
-            if isinstance(exc, OutputError):
-                raise
-            raise _os_error(exc, source, Path(str(exc.filename or target))) from exc
-        finally:
-            _PLANS.clear()
-        from coreselect.store.opening import open_store
-
-        return open_store(target)
+    if raw and not runner.first_pass_in_count:
+        source.scan()
+        raw = False
     keep = None if raw else _candidates(source)
     try:
-        with atomic_dir(target) as tmp:
-            shared = _shared(source, options, tmp, keep, _url)
-            counted = _run(engine, count_raw_task if raw else count_task, shared, groups,
-                           "count", total_bytes, progress, lambda res: res.bytes)
-            if raw:
-                _from_raw(counted, source)
-                shared = dataclasses.replace(shared, source=source)  # scanned: workers read only
-            plan = _merge(counted, source, options, keep)
-            _save_plan(shared, plan)
-            _run(engine, encode_task, shared, groups, "encode", total_bytes, progress,
-                 lambda res: res)
-            _check_unchanged(source, seen)
-            n_rb = plan.bounds.size - 1
-            files: dict[str, list[int]] = {}
-            for got in _run(engine, tile_task, shared, list(range(n_rb)), "tiles", n_rb,
-                            progress, lambda res: 1):
-                files.update(got)
-            shutil.rmtree(tmp / SPILL, ignore_errors=True)  # a URL spill: with its prefix
-            _PLANS.clear()
-            _finish(tmp, plan, files, source, options, keep)
-    except OutputError:
-        raise
+        # the tasks' Shared, its folder the runner's
+        with runner.building(target, Shared(source, options, "", keep), groups,
+                             seen) as (shared, groups):
+            plan, files = _steps(runner, shared, groups, total_bytes, raw, seen)
+            with runner.committing() as folder:
+                _finish(folder, plan, files, source, options, keep)
     except OSError as exc:
-        raise _os_error(exc, source, target) from exc
+        if isinstance(exc, OutputError):
+            raise
+        raise _os_error(exc, source, runner.culprit(exc, target)) from exc
     finally:
         _PLANS.clear()
-    log.info("built store %s from %d files (%d pieces, %d bytes) in %.1fs", target, n_files,
-             len(sizes), total_bytes, time.perf_counter() - start)
-    if _url is not None:
+    if checkpoint is None:  # a resumed build's time is not the build's: no such line
+        log.info("built store %s from %d files (%d pieces, %d bytes) in %.1fs", target,
+                 n_files, len(sizes), total_bytes, time.perf_counter() - start)
+    if url is not None:
         return None  # the tiles are at the URL: build_direct publishes and opens the store
     from coreselect.store.opening import open_store
 
     return open_store(target)
+
+
+def _steps(runner: PlainRunner, shared: Shared, groups: list, total_bytes: int, raw: bool,
+           seen: list) -> tuple[Plan, dict[str, list[int]]]:
+    """Steps 2 to 4 (count, encode, tiles), each a map of tasks run by ``runner``: the plan
+    and the tiles written (relative path -> size and checksum)."""
+    source, options, keep = shared.source, shared.options, shared.keep
+    counted = runner.run(count_raw_task if raw else count_task, shared, groups, "count",
+                         total_bytes, lambda res: res.bytes)
+    if raw:
+        _from_raw(counted, source)
+        shared = dataclasses.replace(shared, source=source)  # scanned: workers read only
+    plan = _merge(counted, source, options, keep)
+    runner.save_plan(shared, plan)
+    runner.run(encode_task, shared, groups, "encode", total_bytes, lambda res: res)
+    _check_unchanged(source, seen)
+    n_rb = plan.bounds.size - 1
+    files: dict[str, list[int]] = {}
+    for got in runner.run(tile_task, shared, list(range(n_rb)), "tiles", n_rb, lambda res: 1,
+                          reads=("encode", _row_block_prefix)):  # a row block's pieces
+        files.update(got)
+    return plan, files
 
 
 def _os_error(exc: OSError, source, target: Path) -> Exception:
@@ -231,72 +242,6 @@ def _check_unchanged(source, seen: list) -> None:
                              "was written, build again")
 
 
-# -- the checkpoint: a wrapper that runs the same steps, every finished task kept -------------
-def _build_resumable(source, target: Path, options: BuildOptions, engine, progress,
-                     checkpoint, groups, total_bytes: int, keep, seen: list) -> None:
-    """The three passes with every finished task kept under ``checkpoint``
-    (:mod:`coreselect.store._resume`), the store assembled from the kept tiles at the end."""
-    from coreselect.store._resume import BuildCheckpoint, fingerprint
-
-    ck = BuildCheckpoint(checkpoint, fingerprint(source, options, keep, seen))
-    mine = ck.ck.path.absolute()
-    for p in (mine, mine.parent / f"{mine.name}.parts"):
-        if p == target.absolute() or target.absolute() in p.parents or (
-                p.name.endswith(".parts") and p in target.absolute().parents):
-            raise InputError(f"checkpoint {ck.shown} and the store {target} overlap; give a "
-                             "checkpoint path outside the store")
-    ck.open()
-    try:
-        _passes(ck, source, target, options, engine, progress, groups, total_bytes, keep, seen)
-    except (TypeError, AttributeError, KeyError, IndexError) as exc:
-        if not any(ck.taken.values()):
-            ck.drop_if_empty()
-            raise
-        # a manifest's result is not signed: a forged one that decodes but is of the wrong
-        # shape fails where it is used
-        raise CheckpointError(f"checkpoint {ck.shown} is damaged (a kept task's result is "
-                              f"malformed: {type(exc).__name__}); delete it and its .parts "
-                              "folder to start afresh") from None
-    except BaseException:
-        ck.drop_if_empty()  # a first attempt that finished nothing leaves nothing behind
-        raise
-
-
-def _passes(ck, source, target: Path, options: BuildOptions, engine, progress, groups,
-            total_bytes: int, keep, seen: list) -> None:
-    from coreselect.io.files import checkpoint as test_hold
-    from coreselect.store._resume import _link
-
-    work = ck.folder / "work"
-    shared = Shared(source, options, str(work), keep)
-    groups = ck.plan("groups", groups)
-    counted = _run(engine, count_task, shared, groups, "count", total_bytes, progress,
-                   lambda res: res.bytes, resume=(ck,))
-    plan = _merge(counted, source, options, keep)
-    (work / SPILL).mkdir(parents=True, exist_ok=True)
-    plan_file = work / SPILL / "plan.pkl"
-    with open(plan_file.with_suffix(".tmp"), "wb") as fh:
-        pickle.dump(plan, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(plan_file.with_suffix(".tmp"), plan_file)
-    common = ((f"{SPILL}/plan.pkl", str(plan_file)),)
-    _run(engine, encode_task, shared, groups, "encode", total_bytes, progress,
-         lambda res: res, resume=(ck, common))
-    _check_unchanged(source, seen)
-    pieces = tuple((rel, str(p)) for g in groups for rel, p in ck.files_of("encode", g))
-    n_rb = plan.bounds.size - 1
-    files: dict[str, list[int]] = {}
-    for got in _run(engine, tile_task, shared, list(range(n_rb)), "tiles", n_rb, progress,
-                    lambda res: 1, resume=(ck, common, pieces, _row_block_prefix)):
-        files.update(got)
-    test_hold("build-commit")  # tests kill the build here
-    with atomic_dir(target) as tmp:
-        for r in range(n_rb):
-            for rel, kept in ck.files_of("tiles", r):
-                _link(kept, tmp / rel)
-        _finish(tmp, plan, files, source, options, keep)
-    ck.remove()
-
-
 # -- the build to a URL; a step's tasks run over the engine -------------------------------------
 def _build_at_url(source, url: str, options: BuildOptions, engine, progress,
                   storage_options: dict | None):
@@ -310,48 +255,10 @@ def _build_at_url(source, url: str, options: BuildOptions, engine, progress,
     def build(local: Path, target: StoreRef, staging: StoreRef) -> None:
         spill = (UrlSpill(staging.path, dict(staging.options or {}), secrets.token_bytes(32))
                  if distributed else None)
-        build_store_from_source(source, local, options=options, engine=engine,
-                                progress=progress, _url=(target, spill))
+        _build(source, Path(local), options, engine, progress, url=(target, spill))
 
     return fs.build_direct(url, build, storage_options,
                            settle=getattr(engine, "settle", None))
-
-
-def _run(engine, func, shared, tasks, stage, total, progress, amount,
-         resume: tuple | None = None) -> list:
-    """``engine.map(func, shared, tasks)`` with the stage's progress; ``resume``:
-    ``(BuildCheckpoint, common inputs, inputs, select)`` to take the finished tasks from a
-    checkpoint and keep the others (:meth:`coreselect.store._resume.BuildCheckpoint.run`)."""
-    done, live = [0], [0.0]
-
-    def on_result(_i: int, result: Any) -> None:
-        done[0] += amount(result)
-        live[0] = float(done[0])
-        if progress is not None:
-            progress(stage, done[0], total)
-
-    def on_chunk(nbytes: float) -> None:
-        live[0] += nbytes
-        progress(stage, int(min(live[0], total)), total)
-
-    if progress is not None:
-        progress(stage, 0, total)
-    in_process = getattr(engine, "name", "") == "local" and not getattr(engine, "n_workers", None)
-    _read._LIVE = on_chunk if progress is not None and in_process else None
-    try:
-        if resume is None:
-            return engine.map(func, shared, tasks, on_result=on_result)
-        ck, rest = resume[0], resume[1:]
-
-        def announce(taken: int, redone: int) -> None:
-            if progress is not None:
-                progress(f"resumed:{stage}", taken, len(tasks))
-                if redone:
-                    progress(f"damaged:{stage}", redone, len(tasks))
-
-        return ck.run(engine, func, shared, stage, tasks, on_result, *rest, announce=announce)
-    finally:
-        _read._LIVE = None
 
 
 __all__ = ["BuildOptions", "WholeFileChunks", "build_store_from_source", "plan_groups"]
