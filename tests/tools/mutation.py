@@ -384,7 +384,7 @@ MUTANTS += [
        "    return TunedGDS(random_state=seed)",
        "gds-tuned factory ignores k (default 10)"),
     # -- spec.py ----------------------------------------------------------------------------------
-    R3("selection/spec.py", 'or (name.startswith("gds-") and name != "gds-tuned")', 'or name.startswith("gds-")',
+    R3("selection/spec.py", 'name.startswith("gds-") and name != "gds-tuned"\n', 'name.startswith("gds-")\n',
        "is_gds_method: gds-tuned counts as taking --lam/--relevance"),
     # -- store/fs.py: _UrlBuild --------------------------------------------------------------------
     R3("store/fs.py", "            if not silent:\n                self.undo()\n", "",
