@@ -81,7 +81,20 @@ class ConditionalTables:
         self.n = features.n_samples
         self.E, self.Gf = _indicators(features)
         self.Z, self.Gl = _indicators(labels)
-        self.E_csc = self.E.tocsc()
+        # one indicator per column (every column has exactly two codes): no sums to take
+        self._features_binary = bool(np.all(np.asarray(features.n_codes) == 2))
+        self._labels_binary = bool(np.all(np.asarray(labels.n_codes) == 2))
+        # the counts over all rows: a step counts only the rows where s is not 0, and takes
+        # those where it is 0 by subtraction (on sparse data, most rows)
+        self.whole = self._counts(self.E, self.Z)
+
+    def _by_label(self, m: sp.spmatrix) -> sp.spmatrix:
+        """Columns of label indicators summed per label (as they are when all are 0/1)."""
+        return m if self._labels_binary else m @ self.Gl.T
+
+    def _by_feature(self, m: sp.spmatrix) -> sp.spmatrix:
+        """Rows of feature indicators summed per feature (as they are when all are 0/1)."""
+        return m if self._features_binary else self.Gf @ m
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -90,43 +103,49 @@ class ConditionalTables:
     def _n_times_mi(self, M, e, z, N: float) -> np.ndarray:
         """``N * I(f; l)`` over ``N`` rows from their counts: ``M`` (feature indicator x label
         indicator co-occurrences), ``e`` and ``z`` (each indicator's count)."""
-        Gf, Gl = self.Gf, self.Gl
         M = sp.csr_matrix(M)
-        joint_nz = (Gf @ sp.csr_matrix((_xlogx(M.data), M.indices, M.indptr), shape=M.shape)
-                    @ Gl.T)  # both codes non-zero
-        f_only = Gf @ _fix(M @ Gl.T, e, axis=0)   # feature code non-zero, label code 0
-        l_only = _fix(Gf @ M, z, axis=1) @ Gl.T   # label code non-zero, feature code 0
-        T = (Gf @ M @ Gl.T).toarray()             # rows where both are non-zero
-        ge, gz = Gf @ e, Gl @ z
+        by_label = self._by_label
+        by_feature = self._by_feature
+        phi_m = sp.csr_matrix((_xlogx(M.data), M.indices, M.indptr), shape=M.shape)
+        joint_nz = by_feature(by_label(phi_m))         # both codes non-zero
+        m_l = by_label(M)
+        f_only = by_feature(_fix(m_l, e, axis=0))      # feature code non-zero, label code 0
+        l_only = by_label(_fix(by_feature(M), z, axis=1))  # label code non-zero, feature 0
+        T = by_feature(m_l).toarray()                  # rows where both are non-zero
+        ge, gz = self.Gf @ e, self.Gl @ z
         both_zero = _xlogx(N - ge[:, None] - gz[None, :] + T)
         out = (np.asarray((joint_nz + f_only + l_only).todense()) + both_zero
                - _xlogx(N - ge)[:, None] - _xlogx(N - gz)[None, :] + float(_xlogx(N)))
         return out
 
+    @staticmethod
+    def _counts(Ea: sp.csr_matrix, Za: sp.csr_matrix) -> tuple:
+        """The counts of some rows: (indicator co-occurrences, feature indicator counts, label
+        indicator counts, rows)."""
+        return (sp.csr_matrix(Ea.T @ Za), np.asarray(Ea.sum(axis=0)).ravel(),
+                np.asarray(Za.sum(axis=0)).ravel(), float(Ea.shape[0]))
+
     def relevance(self) -> np.ndarray:
         """``I(f; l)`` in bits, shape (features, labels)."""
-        return self._conditional([(self.E, self.Z, float(self.n))])
+        return self._conditional([self.whole])
 
     def given(self, s: int) -> np.ndarray:
         """``I(f; l | s)`` in bits for feature column ``s``, shape (features, labels)."""
         col = sp.csc_matrix(self.features.codes[:, [s]])
         rows, vals = col.indices, col.data
-        parts = [(self.E[r], self.Z[r], float(r.size))
+        parts = [self._counts(self.E[r], self.Z[r])
                  for r in (rows[vals == a] for a in np.unique(vals[vals > 0]))]
-        rest = np.ones(self.n, dtype=bool)
-        rest[rows[vals > 0]] = False  # code 0: the rows the sparse column does not store
-        r = np.flatnonzero(rest)
-        parts.append((self.E[r], self.Z[r], float(r.size)))
-        return self._conditional(parts)
+        M, e, z, N = self.whole  # code 0: every row the others do not hold
+        for Ma, ea, za, Na in parts:
+            M, e, z, N = M - Ma, e - ea, z - za, N - Na
+        M.eliminate_zeros()
+        return self._conditional([*parts, (M, e, z, N)])
 
     def _conditional(self, parts) -> np.ndarray:
         total = np.zeros(self.shape)
-        for Ea, Za, N in parts:
+        for M, e, z, N in parts:
             if N == 0:
                 continue
-            M = Ea.T @ Za
-            e = np.asarray(Ea.sum(axis=0)).ravel()
-            z = np.asarray(Za.sum(axis=0)).ravel()
             total += self._n_times_mi(M, e, z, N)
         # rounding leaves tiny negatives where the information is 0
         return np.maximum(total / max(self.n, 1), 0.0)
