@@ -192,3 +192,9 @@ def test_the_command_line_refuses_in_one_line(capsys):
     code, out, err = _run(capsys, "select", "emotions", "--calibration", "cmim", "-k", "3")
     assert code == 0, err
     assert "cmim criterion" in out and "lam=" not in out
+    code, out, err = _run(capsys, "select", "emotions", "--calibration", "cmim", "-k", "3",
+                          "--json")
+    import json
+
+    report = json.loads(out)
+    assert report["calibration"] == "cmim" and report["lam"] is None and report["p"] is None

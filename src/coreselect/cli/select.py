@@ -257,6 +257,8 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
     report = {"k": int(result.spec["k"]), "lam": lam, "p": result.spec.get("p", p), "relevance_kind": relevance,
               "calibration": result.spec.get("calibration"), "mode": mode, "backend": backend,
               **result.to_dict()}
+    if report["calibration"] in CONDITIONAL:  # no weight, top-p cut or measure was used
+        report.update(lam=None, p=None, relevance_kind=None)
     label_names = list(store.label_names if store is not None else dataset.label_names)
     if explain:
         report["explanations"] = [_explanation(e) for e in result.explain(label_names)]
