@@ -1,4 +1,4 @@
-"""The default against every rival (issue 30), the full-feature reference, stability, and the
+"""The default against every rival, the full-feature reference, stability, and the
 linear evaluator's rare-label fix.
 
     python benchmarks/rivals.py linear [--datasets emotions,yeast,medical,enron] [--ks 10,50]
@@ -7,7 +7,7 @@ linear evaluator's rare-label fix.
     python benchmarks/rivals.py report
 
 ``linear`` scores the same selections (``gds`` and ``br-chi2``, selection fit on the training
-folds only) with three BR logistic regressions side by side: the evaluator before issue 30
+folds only) with three BR logistic regressions side by side: the previous evaluator
 (0.5 cut), class weighting (``class_weight="balanced"``, 0.5 cut) and per-label thresholds
 chosen on out-of-fold probabilities of the training fold (the new default); it writes
 docs/results/linear_evaluator.md.
@@ -121,7 +121,7 @@ def linear(datasets: list[str], ks: list[int], folds: int, max_rows: int) -> Non
     cut = ", ".join(f"{d} {min(n, max_rows)} of {n} rows" for d, n in cut.items() if n > max_rows)
     body = ("The same selections (gds and br-chi2, fit on the training folds only; "
             f"{folds}-fold CV, seed 0) scored by three BR logistic regressions (liblinear, C = 1, "
-            "MaxAbs scaling): the evaluator before issue 30 (every label cut at 0.5), class "
+            "MaxAbs scaling): the previous evaluator (every label cut at 0.5), class "
             "weighting (`class_weight=\"balanced\"`, cut at 0.5), and the new default: a cut per "
             "label chosen on out-of-fold probabilities of the training fold (3 inner folds, the "
             "F1-best cut in 0.05..0.5). Mean ± standard deviation over folds."
@@ -217,7 +217,7 @@ def candidate_ranks(df: pd.DataFrame, names: list[str]) -> pd.DataFrame:
 
 
 def leave_one_dataset_out(df: pd.DataFrame, names: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Point 6 of issue 30. For each held-out dataset: on the other datasets' cells, the candidate
+    """For each held-out dataset: on the other datasets' cells, the candidate
     with the largest share of win-or-tie cells against the best rival (ties broken by the
     smaller mean rank among the candidates, then the order of ``names``), and that
     pick's verdicts on the held-out set.
@@ -298,7 +298,7 @@ def lodo_section(df: pd.DataFrame, datasets: list[str]) -> list[str]:
             + md_table(["candidate", "parameters"], rows, align="ll")
             + "\n\nRule: for each held-out dataset, the candidate whose worse share of "
               "win-or-tie cells against the best rival, of the dense and of the sparse sets "
-              "among the other datasets, is the largest (the target holds per kind; ties broken "
+              "among the other datasets, is the largest (so a pick has to hold up on both kinds; ties broken "
               "by the share over all their cells, then the smaller mean rank among the "
               "candidates, then the order above) is the default; its "
               "cells on the held-out set are scored as everywhere else (a tie is within one fold "
@@ -319,7 +319,8 @@ def lodo_section(df: pd.DataFrame, datasets: list[str]) -> list[str]:
                        "below random"], _kind_rows(cells, list(per.dataset)), align="llll")
     picks = per["pick"].value_counts()
     body = (head + "\n\n" + table + "\n\nTotals of the picks on their held-out sets "
-            "(target: at least 90 % win or tie on dense and on sparse sets, never below random):"
+            "(a good pick wins or ties in at least 90 % of the cells of the dense and of the sparse "
+            "sets and is never below random):"
             "\n\n" + totals + "\n\nPicks: " + ", ".join(f"`{m}` {n} of {len(per)}"
                                                           for m, n in picks.items()) + ".")
     emit("The default chosen leave-one-dataset-out", body, str(LODO))
@@ -628,13 +629,15 @@ def report() -> None:
     if rows:
         speed = ("Seconds per selection on one training fold (mean over the folds of the "
                  "cross-validation above, wall time, one process on a shared 2-core machine), and "
-                 "the embedded rivals' time over the default's (target: at least 10). With "
+                 "the embedded rivals' time over the default's (10 means the default is ten "
+                 "times faster). With "
                  "`k=\"auto\"` the default also scores prefixes by internal cross-validation: its "
                  "cost over one selection at the cap is the CPU ratio of "
                  "[auto_k.md](auto_k.md) (`coreselect bench auto_k`), applied here. `gds-tuned` "
                  "(the objective's form chosen on the training fold, five candidates) is timed "
                  "in the same cross-validation. Rows of sets run in several invocations "
-                 "(`--methods`) were timed in the same session, not side by side.\n\n"
+                 "(`--methods`) were timed in separate runs on the same machine, not side by "
+                 "side.\n\n"
                  + md_table(["dataset", "gds s", "l1 s", "trees s", "l1 / gds", "trees / gds",
                              "k=auto cost / one selection", "l1 / gds (k=auto)",
                              "trees / gds (k=auto)", "gds-tuned / gds",
