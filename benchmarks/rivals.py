@@ -62,7 +62,7 @@ METHODS = ["gds", *RIVALS, "random", "all"]
 MEASURES = ["example_f1", "macro_f1"]
 EVALUATORS = ("brknn", "linear")
 DENSE = ["emotions", "scene", "yeast", "CAL500"]
-#: the stated candidates for the default (point 6 of issue 30), chosen among leave-one-dataset-
+#: the stated candidates for the default, chosen among leave-one-dataset-
 #: out: centralized GDS with coreselect.tuning's candidates (``gds`` is the library default), and
 #: ``gds-tuned``, which chooses among them on each training fold (coreselect.tuning)
 from coreselect.tuning import CANDIDATES as _TUNING  # noqa: E402
