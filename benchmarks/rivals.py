@@ -46,6 +46,8 @@ from _common import (  # noqa: E402
     md_table,
     save_method_rows,
     selectable_columns,
+    write_atomic,
+    write_csv,
 )
 from calibration_research import FILES  # noqa: E402
 from published import ORDER, PUBLISHED, WIDE, load_rows  # noqa: E402
@@ -104,7 +106,7 @@ def linear(datasets: list[str], ks: list[int], folds: int, max_rows: int) -> Non
         print(name, "done", flush=True)
     df = pd.DataFrame(rows)
     OUT.mkdir(parents=True, exist_ok=True)
-    df.to_csv(OUT / "linear_variants.csv", index=False, float_format="%.6g")
+    write_csv(df, OUT / "linear_variants.csv", float_format="%.6g")
     g = df.groupby(["dataset", "method", "k", "measure", "variant"], sort=False)
     s = g["value"].agg(mean="mean", std=lambda v: float(np.std(v, ddof=1))).reset_index()
     pos = g["positives"].mean().reset_index()
@@ -453,7 +455,7 @@ def report() -> None:
     df = df[df.measure.isin(MEASURES)]
     datasets = [d for d in ORDER if d in set(df.dataset)]
     v = verdicts(df)
-    v.to_csv(OUT / "verdicts.txt", index=False, float_format="%.6g")
+    write_csv(v, OUT / "verdicts.txt", float_format="%.6g")
     ks = sorted(k for k in df[df.method != "all"].k.unique())
     folds = sorted(set(df.groupby("dataset")["fold"].nunique()))
     cut = df.groupby("dataset")[["rows_used", "rows_total"]].first()
@@ -656,9 +658,7 @@ def report() -> None:
                                                      "best rival", "verdict"], part,
                                                     align="lllrlll"), ""]
     lines += [f"Machine: {machine()} (shared with other jobs).", ""]
-    tmp = REPORT.with_name(f".{REPORT.name}.tmp")
-    tmp.write_text("\n".join(lines))
-    tmp.replace(REPORT)
+    write_atomic(REPORT, "\n".join(lines))
     print("\n".join(lines))
 
 
