@@ -226,3 +226,27 @@ def test_ctrl_c_after_a_delay_is_one_line_and_130_or_a_finished_run(tmp_path, de
     else:
         assert (code, err) == (130, "coreselect: interrupted\n"), (code, err[-3000:])
         assert not (tmp_path / "res.json").exists()
+
+
+def test_an_interrupt_inside_the_import_machinery_is_asked_again_outside(monkeypatch):
+    """Raised in importlib's own code (between its lock and its `try`, or in the weakref
+    callback that drops a module lock, where the exception is printed and dropped), an
+    interrupt was lost with the import lock held and the run hung at its next import. There
+    the handler sends the signal again instead, to be raised once execution has left it."""
+    from types import SimpleNamespace
+
+    from coreselect.cli import _common
+    from coreselect.io.files import last_outputs_committed
+
+    last_outputs_committed(reset=True)
+    sent = []
+    monkeypatch.setattr(_common.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    importlib_frame = SimpleNamespace(f_code=SimpleNamespace(co_filename="<frozen importlib._bootstrap>"))
+    try:
+        _common._on_signal(signal.SIGINT, importlib_frame)
+    except KeyboardInterrupt:
+        pytest.fail("the interrupt was raised inside the import machinery")
+    assert sent == [(os.getpid(), signal.SIGINT)]
+    with pytest.raises(KeyboardInterrupt):  # anywhere else, at once
+        _common._on_signal(signal.SIGINT, sys._getframe())
+    assert len(sent) == 1

@@ -224,7 +224,7 @@ _IN_COMMAND: list[bool] = []  # one entry per command body running (handle_error
 _LATE: list[int] = []  # signals that came after the command's last outputs were in place
 
 
-def _on_signal(signum, frame):  # noqa: ARG001
+def _on_signal(signum, frame):
     """SIGINT and SIGTERM for a CLI command: an interrupted run exits 130/143 and leaves no new
     output (it unwinds, so `finally` blocks remove temporaries and roll back output sets).
     Once the command's last outputs are in place (files.last_outputs_committed) or it has
@@ -244,6 +244,13 @@ def _on_signal(signum, frame):  # noqa: ARG001
                 sys.stdout.flush()
                 sys.stderr.flush()
             os._exit(_FINISHED[0] if _FINISHED else 128 + signum)
+        return
+    if frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        # In the import machinery's own code (between taking its lock and its `try`, or in the
+        # weakref callback that drops a module's lock, where an exception is printed and
+        # dropped), an interrupt can leave the import lock held: the interrupt lost, the
+        # next import in any thread waits for ever. Ask again once execution has left it.
+        os.kill(os.getpid(), signum)
         return
     interrupt = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
     if own_process() and not _IN_COMMAND:
