@@ -240,7 +240,17 @@ def test_an_interrupt_inside_the_import_machinery_is_asked_again_outside(monkeyp
 
     last_outputs_committed(reset=True)
     sent = []
+
+    class Now:  # the timer that sends the signal again, fired at once
+        def __init__(self, delay, function, args):
+            self.function, self.args, self.daemon = function, args, False
+
+        def start(self):
+            assert self.daemon  # never holds the process open
+            self.function(*self.args)
+
     monkeypatch.setattr(_common.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    monkeypatch.setattr(_common.threading, "Timer", Now)
     importlib_frame = SimpleNamespace(f_code=SimpleNamespace(co_filename="<frozen importlib._bootstrap>"))
     try:
         _common._on_signal(signal.SIGINT, importlib_frame)

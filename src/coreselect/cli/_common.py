@@ -249,8 +249,11 @@ def _on_signal(signum, frame):
         # In the import machinery's own code (between taking its lock and its `try`, or in the
         # weakref callback that drops a module's lock, where an exception is printed and
         # dropped), an interrupt can leave the import lock held: the interrupt lost, the
-        # next import in any thread waits for ever. Ask again once execution has left it.
-        os.kill(os.getpid(), signum)
+        # next import in any thread waits for ever. Ask again in a moment, from another
+        # thread (sent from here, the signal would be handled at once, still in there).
+        again = threading.Timer(0.01, os.kill, (os.getpid(), signum))
+        again.daemon = True
+        again.start()
         return
     interrupt = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
     if own_process() and not _IN_COMMAND:
