@@ -166,9 +166,7 @@ def save_method_rows(df, path: Path, methods: Sequence[str]) -> None:
     if path.exists():
         kept = pd.read_csv(path)
         df = pd.concat([kept[~kept["method"].isin(methods)], df], ignore_index=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    df.to_csv(tmp, index=False, float_format="%.6g")
-    tmp.replace(path)
+    write_csv(df, path, float_format="%.6g")
 
 
 def cross_validate(name: str, X, Y, n_rows: int, made: dict, ks: Sequence[int], out: Path,
@@ -344,13 +342,46 @@ def emit(title: str, body: str, out: str | None = None) -> str:
     return text
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename (never half a file)."""
+def wrote(path: str | Path) -> None:
+    """Say on stderr that the result file ``path`` is written (``wrote PATH``, one line per
+    file, as ``coreselect select`` and ``evaluate`` say it). Every result a benchmark writes
+    goes through here: scratch files and generated input data do not."""
+    print(f"wrote {path}", file=sys.stderr, flush=True)
+
+
+def write_atomic(path: str | Path, text: str, announce: bool = True) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (never half a file);
+    ``announce``: say so (:func:`wrote`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     tmp.write_text(text)
     os.replace(tmp, path)
+    if announce:
+        wrote(path)
+
+
+def write_csv(df, path: str | Path, announce: bool = True, **to_csv) -> None:
+    """``df.to_csv(path, index=False, **to_csv)`` through a temporary file and a rename;
+    ``announce``: say so (:func:`wrote`)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    df.to_csv(tmp, index=False, **to_csv)
+    os.replace(tmp, path)
+    if announce:
+        wrote(path)
+
+
+def save_figure(fig, path: str | Path, **savefig) -> None:
+    """``fig.savefig`` to ``path`` through a temporary file and a rename; says so
+    (:func:`wrote`)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", **savefig)
+    os.replace(tmp, path)
+    wrote(path)
 
 
 #: A moto S3 server in a process of its own, on a port the system gives it (port 0: no port

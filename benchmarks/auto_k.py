@@ -1,4 +1,4 @@
-"""Automatic k (issue 30.3): the chosen k's score against the best fixed k's, and its cost.
+"""Automatic k: the chosen k's score against the best fixed k's, and its cost.
 
     python benchmarks/auto_k.py [--datasets emotions,scene] [--folds 3] [--out PATH]
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import REPO_ROOT, emit, md_table, write_atomic  # noqa: E402
+from _common import REPO_ROOT, emit, md_table, write_atomic, write_csv  # noqa: E402
 from published import load_rows  # noqa: E402
 
 OUT = REPO_ROOT / "docs" / "results" / "auto_k_rules"
@@ -192,7 +192,7 @@ def report() -> None:
             f"{n_cells} held-out cells within one std of the best fixed k "
             f"({100 * lo.within.sum() / max(n_cells, 1):.0f} %).")
     emit("Automatic k: which rule", body, str(REPORT))
-    res.to_csv(OUT / "replay.csv", index=False, float_format="%.6g")
+    write_csv(res, OUT / "replay.csv", float_format="%.6g")
 
 
 def main() -> None:

@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import REPO_ROOT, describe, save_method_rows, selectable_columns  # noqa: E402
+from _common import (REPO_ROOT, describe, save_figure, save_method_rows,  # noqa: E402
+                     selectable_columns, write_atomic, write_csv)
 from calibration_research import FILES, load_xy  # noqa: E402
 
 OUT = REPO_ROOT / "docs" / "results" / "baselines"
@@ -149,10 +150,8 @@ def _figure(v: pd.DataFrame, path: Path) -> None:
     ax.set_title("coreselect default (gds) vs the best baseline (br-ig, lp-ig, br-rf, lp-rf, br-chi2):\n"
                  "wins / ties / losses over k (tie = within one std over folds); colour = (wins - losses) / cells")
     fig.tight_layout()
-    tmp = path.with_name("." + path.name)
-    fig.savefig(tmp, format="png")
+    save_figure(fig, path)
     plt.close(fig)
-    tmp.replace(path)
 
 
 def _relieff_note(df: pd.DataFrame) -> str:
@@ -186,7 +185,7 @@ def report() -> None:
     df = pd.concat(frames, ignore_index=True)
     v = verdicts(df, BASELINES)
     v_paper = verdicts(df, ["cgds"])
-    v.to_csv(OUT / "verdicts.csv", index=False, float_format="%.6g")
+    write_csv(v, OUT / "verdicts.csv", float_format="%.6g")
     _figure(v, OUT / "winloss.png")
     done = [d for d in FILES if d in set(df.dataset)]
     missing = [d for d in FILES if d not in set(df.dataset)]
@@ -251,9 +250,7 @@ def report() -> None:
               "| dataset | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     lines += [f"| {d} | " + " | ".join(f"{secs.at[d, c]:.3g}" for c in cols) + " |" for d in secs.index]
     lines += [""]
-    tmp = OUT.parent / ".baselines.md"
-    tmp.write_text("\n".join(lines), encoding="utf-8")
-    tmp.replace(OUT.parent / "baselines.md")
+    write_atomic(OUT.parent / "baselines.md", "\n".join(lines))
     print("\n".join(lines[:30]))
 
 

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import data_dir, describe, emit, md_table  # noqa: E402
+from _common import data_dir, describe, emit, md_table, write_csv  # noqa: E402
 
 #: name -> (file(s) under the data folder, label file); a list of files is stacked
 FILES = {
@@ -157,8 +157,7 @@ def main(argv=None) -> None:
                           evaluator=("brknn", "linear"))
         df.insert(0, "dataset", name)
         if args.out:
-            Path(args.out).mkdir(parents=True, exist_ok=True)
-            df.to_csv(Path(args.out) / f"{name}.csv", index=False)
+            write_csv(df, Path(args.out) / f"{name}.csv")
         sub = df[df.measure.isin(["example_f1", "macro_f1"])]
         table = sub.groupby(["evaluator", "measure", "k", "method"], sort=False)["value"].mean().unstack("method")
         secs = df.groupby("method", sort=False)["select_seconds"].mean()

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import REPO_ROOT, emit, md_table, parser  # noqa: E402
+from _common import REPO_ROOT, emit, md_table, parser, write_csv  # noqa: E402
 from calibration_research import FILES, load_xy  # noqa: E402
 
 CSV_DIR = REPO_ROOT / "docs" / "results" / "fixed_rate"
@@ -270,6 +270,7 @@ def main(argv=None) -> None:
         a.csv_dir = a.csv_dir or tmp.name
     csv_dir = Path(a.csv_dir) if a.csv_dir else CSV_DIR
     csv_dir.mkdir(parents=True, exist_ok=True)
+    scratch = tmp is not None and csv_dir == Path(tmp.name)  # removed at the end: not a result
     names = [] if a.datasets == "none" else a.datasets.split(",")
     for name in names:
         if name not in FILES:
@@ -283,20 +284,14 @@ def main(argv=None) -> None:
         X, Y = _subsample(X, Y, a.max_rows)
         ks = sorted({min(int(k), X.shape[1]) for k in a.ks.split(",")})
         if a.rerun or not rpath.exists():
-            _save(ratios(name, X, Y, ks), rpath)
+            write_csv(ratios(name, X, Y, ks), rpath, announce=not scratch)
         if a.rerun or not qpath.exists():
-            _save(quality(name, X, Y, ks, a.folds, n_rows), qpath)
+            write_csv(quality(name, X, Y, ks, a.folds, n_rows), qpath, announce=not scratch)
         print(f"{name}: {X.shape} in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     emit("Fixed exchange rate against range and paper",
          report(csv_dir, None if a.quick else Path(a.baselines)), a.out)
     if tmp is not None:
         tmp.cleanup()
-
-
-def _save(df: pd.DataFrame, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    df.to_csv(tmp, index=False)
-    tmp.replace(path)
 
 
 if __name__ == "__main__":

@@ -482,7 +482,8 @@ def part_big(args) -> str:
         meta = json.loads((store / "store.json").read_text())
         mib = path.stat().st_size / 2**20
         row(step, m,
-            f"{meta['n_samples']:,} rows; {mib / m['wall_s']:.1f} MiB/s, {mib / m['cpu_s']:.1f} MiB per CPU-s")
+            f"{meta['n_samples']:,} rows; {mib / m['wall_s']:.1f} MiB/s, {mib / m['cpu_s']:.1f} MiB per CPU-s; "
+            f"peak <= 2048 MiB: {'yes' if m['tree_rss_mib'] <= 2048 else 'no'}")
         step = f"`select STORE --mode rows -k {args.k}`"
         m = run_measured(_cli("select", str(store), "--mode", "rows", "-k", str(args.k), "--json", "--quiet"),
                          timeout=left())
@@ -499,7 +500,7 @@ def part_big(args) -> str:
         left = sorted(p.name for p in scratch.iterdir())
         row(f"`select BIGFILE --mode rows -k {args.k} --temp-dir T`", m,
             f"left under T: {', '.join(left) if left else 'nothing'}; peak <= 2048 MiB: "
-            f"{'met' if m['tree_rss_mib'] <= 2048 else 'missed'}")
+            f"{'yes' if m['tree_rss_mib'] <= 2048 else 'no'}")
     except OutOfTime as exc:
         done.append([step, f"> {exc.wall:.0f}", "", "", f"{exc.tree_mib:.0f} (so far)",
                      f"stopped at the time limit (--budget-s {args.budget_s:.0f}); not measured"])

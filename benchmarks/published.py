@@ -50,6 +50,8 @@ from _common import (  # noqa: E402
     md_table,
     save_method_rows,
     selectable_columns,
+    write_atomic,
+    write_csv,
 )
 from calibration_research import FILES, load_xy  # noqa: E402
 
@@ -150,7 +152,7 @@ def timing(datasets: list[str], k: int, repeat: int, max_rows: int, out: Path) -
             + md_table(["dataset", "rows x features x labels", "gds wall s", "gds CPU s",
                         "gds-range", *PUBLISHED], rows, align="ll" + "r" * (3 + len(PUBLISHED))))
     emit("Selection time of the MI methods", body, str(out))
-    pd.DataFrame(records).to_csv(out.with_suffix(".csv"), index=False, float_format="%.6g")
+    write_csv(pd.DataFrame(records), out.with_suffix(".csv"), float_format="%.6g")
 
 
 def verdicts(df: pd.DataFrame, method: str = "gds") -> pd.DataFrame:
@@ -222,7 +224,7 @@ def report() -> None:
     df = df[df.measure.isin(MEASURES)]
     datasets = [d for d in ORDER if d in set(df.dataset)]
     v = verdicts(df)
-    v.to_csv(OUT / "verdicts.csv", index=False, float_format="%.6g")
+    write_csv(v, OUT / "verdicts.csv", float_format="%.6g")
     folds = sorted(set(df.groupby("dataset")["fold"].nunique()))
     top = df.groupby("dataset")["k"].max()
     capped = ", ".join(f"{d} {int(top[d])}" for d in datasets if top[d] < 100)
@@ -370,9 +372,7 @@ def report() -> None:
               md_table(["dataset", "evaluator", "measure", "k", "gds", "best other", "random",
                         "verdict"], rows, align="lllrllll"), "",
               f"Machine: {machine()} (shared with other jobs).", ""]
-    tmp = SCOREBOARD.with_name(f".{SCOREBOARD.name}.tmp")
-    tmp.write_text("\n".join(lines))
-    tmp.replace(SCOREBOARD)
+    write_atomic(SCOREBOARD, "\n".join(lines))
     print("\n".join(lines))
 
 

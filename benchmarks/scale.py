@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import describe, emit  # noqa: E402
+from _common import describe, emit, write_atomic, wrote  # noqa: E402
 
 def _maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
@@ -134,7 +134,10 @@ def main() -> None:
             print(f"# d={d} {mode}: " + json.dumps({k: v for k, v in r.items() if k != "selected"}),
                   file=sys.stderr, flush=True)
             results.append(r)
-            (a.workdir / "results.json").write_text(json.dumps(results, indent=1))
+            # rewritten after every run, so a failure later keeps the runs before it; said once
+            write_atomic(a.workdir / "results.json", json.dumps(results, indent=1), announce=False)
+    if (a.workdir / "results.json").is_file():
+        wrote(a.workdir / "results.json")
 
     body = [f"n = {a.n_samples:,}, density = {a.density:.4%}, {a.labels} labels, k = {a.k}, "
             f"{a.workers}-worker LocalCluster for distributed", "",

@@ -287,8 +287,7 @@ def plot(d_series, k_series, path, k_dataset):
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=9)
     fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    C.save_figure(fig, path, dpi=110)
     plt.close(fig)
 
 

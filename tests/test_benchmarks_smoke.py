@@ -165,9 +165,11 @@ def test_benchmark_quick(name, quick_runs):
     assert "failed" not in text, text
     if name == "table2":  # progress on stderr, as `coreselect bench table2` shows it
         assert re.search(r"^coreselect: table2 rows \d+/\d+ done in ", err, re.M), err[-3000:]
+    assert f"wrote {tmp / name}.md" in err.splitlines(), err[-3000:]  # said as select says it
     if _plots(name):  # a script that takes --png writes it
         png = tmp / f"{name}.png"
         assert png.is_file() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert f"wrote {png}" in err.splitlines(), err[-3000:]
 
 
 def _options_without_help(text: str) -> list[str]:
@@ -281,6 +283,21 @@ def test_bench_cli_runs_a_script(monkeypatch, tmp_path):
                           env={**os.environ, "CORESELECT_BENCHMARKS": str(folder)})
     assert proc.returncode == 0, proc.stderr
     assert "ARGS ['--quick', '--png', 'x.png']" in proc.stdout
+
+
+def test_bench_says_what_it_wrote(tmp_path):
+    """`coreselect bench NAME --out FILE` says `wrote FILE` on stderr, once, as `select` and
+    `evaluate` say what they wrote; with -q, as theirs, it says nothing on success."""
+    out = tmp_path / "store_format.md"
+    cmd = [sys.executable, "-m", "coreselect", "bench", "store_format", "--quick", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert out.is_file()
+    said = [line for line in proc.stderr.splitlines() if line.startswith("wrote ")]
+    assert said == [f"wrote {out}"], proc.stderr[-3000:]
+    assert f"wrote {out}" not in proc.stdout  # the results stay alone on stdout
+    proc = subprocess.run(cmd[:4] + ["-q"] + cmd[4:], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0 and "wrote" not in proc.stderr, proc.stderr[-3000:]
 
 
 def test_summary_scores_cells_as_the_rivals_report_does():

@@ -159,3 +159,104 @@ def test_a_finished_process_leaves_before_the_teardown_with_its_code(tmp_path, b
         assert ("kept" in run.stdout) == bool(before)
     # the objects of start-up and reading stay out of the collector's scans (gc.freeze)
     assert ("kept True" in ok.stdout) == bool(before)
+
+
+#: Put on PYTHONPATH for the runs below: the process sends itself SIGINT the moment it starts
+#: to import the module named in $CORESELECT_TEST_SIGINT_AT (an audit hook: the same instant
+#: every run, no timing guesses).
+_SIGINT_AT = """
+import os, signal, sys
+_at, _fired = os.environ.get("CORESELECT_TEST_SIGINT_AT"), []
+def _hook(event, args):
+    if event == "import" and args[0] == _at and not _fired:
+        _fired.append(True)
+        os.kill(os.getpid(), signal.SIGINT)
+if _at:
+    sys.addaudithook(_hook)
+"""
+
+#: The moments of a start-up: the CLI's own imports, before its handlers are in place (click);
+#: the command's module, loaded by click outside the command's body (its first import); numpy
+#: half imported (its first submodule), where a handler that imports would find it half made;
+#: the output machinery, half imported; and the CSV reader, in the command's body.
+EARLY = ["click", "coreselect.selection.spec", "numpy.version", "coreselect.io._scratch",
+         "coreselect.io.csvfile"]
+
+
+def _interrupted_at(tmp_path: Path, *, at: str | None = None, delay: float | None = None):
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(_SIGINT_AT)
+    env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{SRC}", "MPLBACKEND": "Agg",
+           "CORESELECT_TEST_SIGINT_AT": at or ""}
+    proc = subprocess.Popen([sys.executable, "-m", "coreselect", *SELECT, "--out", "res.json"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True, preexec_fn=_as_from_a_terminal)
+    try:
+        if delay is not None:
+            time.sleep(delay)
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, err.decode()
+
+
+@pytest.mark.parametrize("at", EARLY)
+def test_ctrl_c_while_the_command_starts_is_one_line_and_130(tmp_path, at):
+    """Ctrl-C at any moment of the start-up ends the run as a later one does: exit 130, the
+    one line on stderr, no traceback and no output."""
+    _data(tmp_path)
+    code, err = _interrupted_at(tmp_path, at=at)
+    assert (code, err) == (130, "coreselect: interrupted\n"), (code, err[-3000:])
+    assert not (tmp_path / "res.json").exists()
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.6, 1.0])
+def test_ctrl_c_after_a_delay_is_one_line_and_130_or_a_finished_run(tmp_path, delay):
+    """Ctrl-C some time after the start: interrupted (130, one line, no output) or, on a fast
+    machine, already finished (0, its output whole); never killed by the signal, never a
+    traceback."""
+    _data(tmp_path)
+    code, err = _interrupted_at(tmp_path, delay=delay)
+    if code == 0:
+        assert json.loads((tmp_path / "res.json").read_text())["selected"]
+    else:
+        assert (code, err) == (130, "coreselect: interrupted\n"), (code, err[-3000:])
+        assert not (tmp_path / "res.json").exists()
+
+
+def test_an_interrupt_inside_the_import_machinery_is_asked_again_outside(monkeypatch):
+    """Raised in importlib's own code (between its lock and its `try`, or in the weakref
+    callback that drops a module lock, where the exception is printed and dropped), an
+    interrupt was lost with the import lock held and the run hung at its next import. There
+    the handler sends the signal again instead, to be raised once execution has left it."""
+    from types import SimpleNamespace
+
+    from coreselect.cli import _common
+    from coreselect.io.files import last_outputs_committed
+
+    last_outputs_committed(reset=True)
+    sent = []
+
+    class Now:  # the timer that sends the signal again, fired at once
+        def __init__(self, delay, function, args):
+            self.function, self.args, self.daemon = function, args, False
+
+        def start(self):
+            assert self.daemon  # never holds the process open
+            self.function(*self.args)
+
+    monkeypatch.setattr(_common.os, "kill", lambda pid, sig: sent.append((pid, sig)))
+    monkeypatch.setattr(_common.threading, "Timer", Now)
+    importlib_frame = SimpleNamespace(f_code=SimpleNamespace(co_filename="<frozen importlib._bootstrap>"))
+    try:
+        _common._on_signal(signal.SIGINT, importlib_frame)
+    except KeyboardInterrupt:
+        pytest.fail("the interrupt was raised inside the import machinery")
+    assert sent == [(os.getpid(), signal.SIGINT)]
+    with pytest.raises(KeyboardInterrupt):  # anywhere else, at once
+        _common._on_signal(signal.SIGINT, sys._getframe())
+    assert len(sent) == 1

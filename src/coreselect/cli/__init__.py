@@ -61,22 +61,25 @@ def main(args: list[str] | None = None) -> None:
     dask_logging = None if process else {k: v for k, v in os.environ.items()
                                          if k.startswith("DASK_LOGGING")}
     try:
-        code = cli.main(args=args, prog_name="coreselect", standalone_mode=False)
+        try:
+            code = cli.main(args=args, prog_name="coreselect", standalone_mode=False)
+        except click.exceptions.Abort as exc:
+            if isinstance(exc.__context__, KeyboardInterrupt):  # a signal outside a command's body
+                from coreselect.cli._common import report_exception
+
+                report_exception(exc.__context__)
+            click.echo("coreselect: aborted", err=True)
+            sys.exit(1)
+        except click.ClickException as exc:
+            msg = " ".join(exc.format_message().split())
+            click.echo(f"coreselect: error: {msg}", err=True)
+            sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
     except SystemExit as exc:
+        # Every way out, a command's own exit and the refusals above alike: the process ends
+        # with this code (a signal from now on included), not killed by a signal at teardown.
         if process:
             finished(exc.code if isinstance(exc.code, int) else 1)
         raise
-    except click.exceptions.Abort as exc:
-        if isinstance(exc.__context__, KeyboardInterrupt):  # a signal outside a command's body
-            from coreselect.cli._common import report_exception
-
-            report_exception(exc.__context__)
-        click.echo("coreselect: aborted", err=True)
-        sys.exit(1)
-    except click.ClickException as exc:
-        msg = " ".join(exc.format_message().split())
-        click.echo(f"coreselect: error: {msg}", err=True)
-        sys.exit(2 if isinstance(exc, click.UsageError) else exc.exit_code)
     finally:
         if dask_logging is not None:
             for key in [k for k in os.environ if k.startswith("DASK_LOGGING")]:

@@ -220,26 +220,48 @@ def _on_sigterm(signum, frame):  # noqa: ARG001
 
 
 _FINISHED: list[int] = []  # the exit code of a command that returned (main() sets it)
+_IN_COMMAND: list[bool] = []  # one entry per command body running (handle_errors)
 _LATE: list[int] = []  # signals that came after the command's last outputs were in place
 
 
-def _on_signal(signum, frame):  # noqa: ARG001
+def _on_signal(signum, frame):
     """SIGINT and SIGTERM for a CLI command: an interrupted run exits 130/143 and leaves no new
     output (it unwinds, so `finally` blocks remove temporaries and roll back output sets).
     Once the command's last outputs are in place (files.last_outputs_committed) or it has
     returned, the run is finished: it ends with its own code, promptly on a second signal."""
-    from coreselect.io.files import last_outputs_committed, note_signal
-
-    if _FINISHED or last_outputs_committed():
+    # No import here: a signal can land while a module is half imported (numpy, pathlib), and
+    # importing anything that needs it would fail with a traceback instead of the one line.
+    # Until coreselect.io.files is loaded whole, no output can have been committed.
+    files = sys.modules.get("coreselect.io.files")
+    committed = getattr(files, "last_outputs_committed", None)
+    if _FINISHED or (committed is not None and committed()):
         _LATE.append(signum)
-        note_signal()
+        noted = getattr(files, "note_signal", None)
+        if noted is not None:
+            noted()
         if _FINISHED or len(_LATE) > 1:
             with _suppress():
                 sys.stdout.flush()
                 sys.stderr.flush()
             os._exit(_FINISHED[0] if _FINISHED else 128 + signum)
         return
-    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+    if frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        # In the import machinery's own code (between taking its lock and its `try`, or in the
+        # weakref callback that drops a module's lock, where an exception is printed and
+        # dropped), an interrupt can leave the import lock held: the interrupt lost, the
+        # next import in any thread waits for ever. Ask again in a moment, from another
+        # thread (sent from here, the signal would be handled at once, still in there).
+        again = threading.Timer(0.01, os.kill, (os.getpid(), signum))
+        again.daemon = True
+        again.start()
+        return
+    interrupt = Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+    if own_process() and not _IN_COMMAND:
+        # Start-up (click parsing, a command's module loading), outside any command's body:
+        # nothing to unwind, so the run ends here with the one line (raised, the interrupt
+        # would reach click, which adds an empty line before its own "Aborted!").
+        report_exception(interrupt)
+    raise interrupt
 
 
 def install_process_signals() -> None:
@@ -313,6 +335,7 @@ def handle_errors(func: Callable) -> Callable:
                 for sig in (signal.SIGINT, signal.SIGTERM):
                     if signal.getsignal(sig) is not signal.SIG_IGN:
                         previous[sig] = signal.signal(sig, _on_signal)
+        _IN_COMMAND.append(True)
         try:
             return func(*args, **kwargs)
         except (SystemExit, click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
@@ -320,6 +343,7 @@ def handle_errors(func: Callable) -> Callable:
         except BaseException as exc:  # noqa: BLE001 - every failure gets one line and a code
             report_exception(exc)
         finally:
+            _IN_COMMAND.pop()
             VERBOSE = was_verbose
             _stop_logging()
             for sig, handler in previous.items():
@@ -518,8 +542,9 @@ def log_to_stderr() -> None:
 def _stop_logging() -> None:
     """Undo :func:`log_to_stderr` (at the end of a command: a later command in the same
     process, such as a test, starts without it)."""
-    import logging
-
+    logging = sys.modules.get("logging")  # not loaded: nothing to undo (and no import after Ctrl-C)
+    if logging is None:
+        return
     logger = logging.getLogger("coreselect")
     ours = [h for h in logger.handlers if getattr(h, "_coreselect_cli", False)]
     for handler in ours:

@@ -52,8 +52,8 @@ def available(folder: Path) -> list[str]:
 def bench_cmd(name, quick, list_, help_, quiet, verbose, extra):
     """Run benchmark NAME (benchmarks/NAME.py of the source checkout); it prints a Markdown
     table. Extra arguments go to the script (e.g. --out table.md: the table headed by the
-    command and the date, for the docs); `coreselect bench NAME --help` lists the script's
-    own options."""
+    command and the date, for the docs), and every result file written is named on stderr
+    (`wrote PATH`); `coreselect bench NAME --help` lists the script's own options."""
     if help_ and not name:
         click.echo(click.get_current_context().get_help())
         return

@@ -14,7 +14,7 @@ For every fold, every method and every number of features ``k``:
 
 Several evaluators can score the same selections in one run (one selection per cell).
 
-The full-feature reference (method ``all``, issue 30): the evaluator trained on every feature,
+The full-feature reference (method ``all``): the evaluator trained on every feature,
 once per fold (its rows have ``k`` = the number of features), with the same measures; every
 row records the evaluator's ``fit_seconds`` and ``predict_seconds``, so a selection's score
 and training time can be read as a fraction of the full model's (:func:`full_reference`). The
@@ -24,7 +24,7 @@ rule that leaves it out: before any fit, the full model's memory is estimated as
 budget (``memory_budget``, default half the memory free at the start), the ``all`` rows are
 not computed and ``df.attrs["notes"]`` says so in one line.
 
-Stability (issue 30): the selections of every method and ``k`` on the folds are compared in
+Stability: the selections of every method and ``k`` on the folds are compared in
 pairs (:func:`selection_stability`: the mean Jaccard index and Kuncheva's consistency index);
 the table is ``df.attrs["stability"]`` (records: ``method, k, jaccard, kuncheva, folds``).
 

@@ -111,7 +111,7 @@ def read_arff(
     labels_as_features : bool, default False
         With a ``labels`` spec that names some of the labels the file declares (Mulan XML,
         MEKA ``-C``), the other declared labels are left out of ``X``: a declared label is
-        never a feature unless asked for here (issue 16). ``True`` makes them features.
+        never a feature unless asked for here. ``True`` makes them features.
     chunk_bytes : int
         Text parsed at once (the result does not depend on it).
 

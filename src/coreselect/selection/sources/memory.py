@@ -33,7 +33,7 @@ def check_sparse_structure(X: sp.spmatrix, what: str = "the features") -> None:
     ending at most at ``len(indices)``; every index in ``0 .. n_minor - 1``. COO: every row
     and column index in range. Scipy checks none of this for arrays changed after the matrix
     was made (nor, in CSR/CSC, the index ranges), and its C++ conversions and the kernels read
-    or write past the end of an array on such input (issue 17: segmentation faults).
+    or write past the end of an array on such input (segmentation faults).
     Vectorised, O(nnz + n_major). Also refuses (:class:`~coreselect.errors.LimitError`) a
     declared width that the values present cannot fill
     (:func:`~coreselect.io.dataset.width_allowed`), before anything allocates per column.
