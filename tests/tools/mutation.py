@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -597,8 +598,10 @@ def group_of(file: str) -> str:
     return "selection"
 
 
+# docs/ is copied (tests read docs/options.md: without it they fail on every mutant, a false
+# kill); "results" leaves out the measured results, docs/results among them (13 MB).
 IGNORE = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".pytest_cache", ".hypothesis",
-                                "*.egg-info", "results", "docs")
+                                "*.egg-info", "results")
 
 
 def make_copy(root: Path) -> Path:
@@ -607,8 +610,10 @@ def make_copy(root: Path) -> Path:
     return target
 
 
-def run_tests(copy: Path, tests: list[str], timeout: float, workers: int) -> tuple[str, float, str]:
-    """('pass' | 'fail' | 'timeout', seconds, tail of the output)."""
+def run_tests(copy: Path, tests: list[str], timeout: float, workers: int
+              ) -> tuple[str, float, str, str, str]:
+    """('pass' | 'fail' | 'timeout', seconds, tail of the output, the first failing test's
+    id (empty when none failed), pytest's counts such as '1 failed, 40 passed')."""
     files = [t for t in tests if (copy / t).is_file()]
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
            "--no-header", "-W", "ignore", *files]
@@ -628,10 +633,27 @@ def run_tests(copy: Path, tests: list[str], timeout: float, workers: int) -> tup
         proc = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True,
                               timeout=timeout)
     except subprocess.TimeoutExpired:
-        return "timeout", time.perf_counter() - start, ""
+        return "timeout", time.perf_counter() - start, "", "", ""
     out = (proc.stdout + proc.stderr).strip().splitlines()
     return ("pass" if proc.returncode == 0 else "fail"), time.perf_counter() - start, \
-        "\n".join(out[-3:])
+        "\n".join(out[-3:]), _first_failure(out), _counts(out)
+
+
+def _first_failure(lines: list[str]) -> str:
+    """The test id of pytest's first ``FAILED``/``ERROR`` summary line ('' when none)."""
+    for line in lines:
+        if line.startswith(("FAILED ", "ERROR ")):
+            return line.split(" ", 2)[1]
+    return ""
+
+
+def _counts(lines: list[str]) -> str:
+    """pytest's closing counts ('1 failed, 40 passed'), without the time."""
+    for line in reversed(lines):
+        m = re.search(r"(\d+ (?:failed|passed|errors?|skipped)\b.*?)(?: in [\d.]+s.*)?$", line.strip("= "))
+        if m:
+            return m.group(1)
+    return ""
 
 
 def apply(copy: Path, mutant: Mutant) -> str | None:
@@ -649,13 +671,16 @@ def apply(copy: Path, mutant: Mutant) -> str | None:
 def run_one(copy: Path, mutant: Mutant, timeout: float, workers: int) -> dict:
     original = apply(copy, mutant)
     if original is None:
-        return {"mutant": mutant, "status": "stale", "seconds": 0.0, "tail": ""}
+        return {"mutant": mutant, "status": "stale", "seconds": 0.0, "tail": "", "killer": "",
+                "counts": ""}
     try:
-        outcome, seconds, tail = run_tests(copy, tests_for(mutant.file), timeout, workers)
+        outcome, seconds, tail, killer, counts = run_tests(copy, tests_for(mutant.file), timeout,
+                                                           workers)
     finally:
         (copy / SRC / mutant.file).write_text(original)
     status = {"pass": "survived", "fail": "killed", "timeout": "killed (timeout)"}[outcome]
-    return {"mutant": mutant, "status": status, "seconds": seconds, "tail": tail}
+    return {"mutant": mutant, "status": status, "seconds": seconds, "tail": tail,
+            "killer": killer, "counts": counts}
 
 
 def main() -> None:
@@ -706,7 +731,7 @@ def main() -> None:
         groups = sorted({tuple(tests_for(m.file)) for m in mutants})
         baseline = sorted({t for g in groups for t in g})
         for group in ([] if args.no_baseline else [baseline]):
-            outcome, seconds, tail = run_tests(copies[0], list(group), args.timeout * 2,
+            outcome, seconds, tail, _, _ = run_tests(copies[0], list(group), args.timeout * 2,
                                                args.workers)
             print(f"baseline {group}: {outcome} in {seconds:.0f} s", file=sys.stderr, flush=True)
             if outcome != "pass":
@@ -741,8 +766,11 @@ def main() -> None:
     body = [md_table(headers, group_rows), "", md_table(headers, rows), ""]
     detail = [[r["status"], r["mutant"].file,
                r["mutant"].description + (" (issue 13)" if r["mutant"].named else ""),
+               f"`{r['killer']}`".replace("|", "\\|") if r.get("killer") else "–", r.get("counts") or "–",
                f"{r['seconds']:.0f}"] for r in results]
-    body.append(md_table(["status", "module", "mutation", "seconds"], detail, align="lllr"))
+    body.append(md_table(["status", "module", "mutation", "killed by (first failing test)",
+                          "tests (-x: stops at the first failure)", "seconds"], detail,
+                         align="lllllr"))
     survivors = [r for r in results if r["status"] == "survived"]
     body.append("")
     body.append("Survivors: " + ("none." if not survivors else "; ".join(
