@@ -553,18 +553,18 @@ EXTRA = {
     "io/files.py": ["tests/test_props_outputs.py", "tests/test_files.py"],
     "baselines/": ["tests/test_props_baselines.py"],
     # round 4
-    "evaluation/significance.py": ["tests/test_significance.py"],
+    "evaluation/significance.py": ["tests/test_mutants_round4.py", "tests/test_significance.py"],
     "evaluation/linear.py": ["tests/test_evaluation_linear.py", "tests/test_quality_evaluate_cli.py"],
-    "selection/autok.py": ["tests/test_autok.py", "tests/test_tuning.py", "tests/test_selector.py"],
+    "selection/autok.py": ["tests/test_mutants_round4.py", "tests/test_autok.py", "tests/test_tuning.py", "tests/test_selector.py"],
     "cli/evaluate.py": ["tests/test_cli_seams.py", "tests/test_option_matrix.py",
                         "tests/test_quality_evaluate_cli.py"],
     "store/_resume.py": ["tests/test_store_resume.py", "tests/test_checkpoint_safety.py",
                          "tests/test_hostile_build.py", "tests/test_safety_exits.py"],
     "store/checkpoint_file.py": ["tests/test_checkpoint_safety.py", "tests/test_checkpoint.py",
                                  "tests/test_checkpoint_forgery.py", "tests/test_store_resume.py"],
-    "io/csvfile.py": ["tests/test_io_tabular.py", "tests/test_hostile_tables.py"],
+    "io/csvfile.py": ["tests/test_mutants_round4.py", "tests/test_io_tabular.py", "tests/test_hostile_tables.py"],
     "io/_table_common.py": ["tests/test_io_tabular.py", "tests/test_hostile_tables.py"],
-    "io/arff/": ["tests/test_io_arff.py", "tests/test_io_labels_meta.py"],
+    "io/arff/": ["tests/test_mutants_round4.py", "tests/test_io_arff.py", "tests/test_io_labels_meta.py"],
 }
 
 
