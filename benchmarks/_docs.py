@@ -48,6 +48,8 @@ WHOLE_FILES = {
                                "--timeout 400 --out docs/mutation-round2.md",
     "docs/mutation-round3.md": "python tests/tools/mutation.py --round 3 --jobs 1 --no-baseline "
                                "--timeout 1200 --out docs/mutation-round3.md",
+    "docs/mutation-round5.md": "python tests/tools/mutation.py --round 5 --jobs 1 --workers 1 "
+                               "--no-baseline --timeout 900 --out docs/mutation-round5.md",
     "docs/mutation-reanchored.md": "python tests/tools/mutation.py --no-baseline --jobs 1 "
                                    "--timeout 600 --match 'coefficient c without the 2,h: "
                                    "lambda weighs,old threshold (numba kernel),feature relevance "

@@ -450,6 +450,9 @@ MUTANTS += [
     R5("core/problem.py", "selected=self.column_ids[local], local=local, objective=float(values.sum()),",
        "selected=local, local=local, objective=float(values.sum()),",
        "cmim selection: positions among the kept columns, not column ids"),
+    R5("core/problem.py", "diversity=float(np.triu(pair, 1).sum()), pair_distances=pair,",
+       "diversity=float(pair.sum()), pair_distances=pair,",
+       "cmim selection: D counts every pair twice"),
     # -- selection/strategies.py, selection/spec.py: the refusals ---------------------------------
     R5("selection/strategies.py", "            if not isinstance(self, _Centralized):\n",
        "            if False:\n",
@@ -528,10 +531,10 @@ for _file, _tests in {
     "core/conditional.py": ["tests/test_conditional.py"],
     "core/problem.py": ["tests/test_conditional.py"],
     "selection/strategies.py": ["tests/test_conditional.py"],
-    "selection/spec.py": ["tests/test_conditional.py", "tests/test_option_matrix.py"],
-    "cli/select.py": ["tests/test_conditional.py", "tests/test_option_matrix.py"],
-    "evaluation/protocol.py": ["tests/test_conditional.py", "tests/test_option_matrix.py"],
-    "evaluation/gds.py": ["tests/test_conditional.py", "tests/test_option_matrix.py"],
+    "selection/spec.py": ["tests/test_conditional.py"],
+    "cli/select.py": ["tests/test_conditional.py"],
+    "evaluation/protocol.py": ["tests/test_conditional.py"],
+    "evaluation/gds.py": ["tests/test_conditional.py"],
 }.items():
     EXTRA[_file] = list(dict.fromkeys(_tests + EXTRA.get(_file, [])))
 
