@@ -198,3 +198,31 @@ def test_the_command_line_refuses_in_one_line(capsys):
 
     report = json.loads(out)
     assert report["calibration"] == "cmim" and report["lam"] is None and report["p"] is None
+    assert report["relevance_kind"] is None
+
+
+def test_the_reported_diversity_sums_each_pair_once():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(120, 8))
+    Y = (X[:, :2] + rng.normal(size=(120, 2)) > 0).astype(int)
+    result = select(X, Y, k=4, calibration="cmim")
+    pair = np.asarray(result.pair_distances)
+    assert pair.shape == (4, 4) and np.allclose(pair, pair.T)
+    assert result.diversity == pytest.approx(np.triu(pair, 1).sum()) and result.diversity > 0
+
+
+def test_evaluate_runs_gds_cmim_beside_gds_with_their_options():
+    """``evaluate --methods gds,gds-cmim --lam 0.3 --relevance nmi``: the options reach gds;
+    gds-cmim, which has no weight or measure, runs as it is and selects what select does."""
+    from coreselect.evaluation.gds import CalibratedGDS
+    from coreselect.evaluation.protocol import method_factories
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(90, 7))
+    Y = (X[:, :2] + rng.normal(size=(90, 2)) > 0).astype(int)
+    made = method_factories(["gds", "gds-cmim"], lam=0.3, relevance="nmi")
+    assert made["gds"](3, 0).fit(X, Y).result_.spec["lam"] == 0.3
+    fitted = made["gds-cmim"](3, 0).fit(X, Y)
+    want = select(X, Y, k=3, calibration="cmim").selected
+    assert list(fitted.selected_) == list(want)
+    assert list(CalibratedGDS(k=3, calibration="cmim").fit(X, Y).selected_) == list(want)

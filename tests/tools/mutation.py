@@ -510,6 +510,83 @@ MUTANTS += [
        "ARFF: the fast header parser accepts a nominal declaration with a repeated value"),
 ]
 
+# -- round 5: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# the conditional criterion calibration="cmim" (core/conditional.py, its dispatch in Problem.run)
+# and the places that refuse it or report it (strategies, spec, the CLI report, gds-cmim).
+def R5(file: str, old: str, new: str, description: str) -> Mutant:
+    return Mutant(file, old, new, description, round=5)
+
+
+MUTANTS += [
+    # -- core/conditional.py: the tables ----------------------------------------------------------
+    R5("core/conditional.py", "    base = margin[m.row] if axis == 0 else margin[m.col]\n",
+       "    base = margin[m.col] if axis == 0 else margin[m.row]\n",
+       "cmim tables: the code-0 correction reads the margin of the other axis"),
+    R5("core/conditional.py", "both_zero = _xlogx(N - ge[:, None] - gz[None, :] + T)",
+       "both_zero = _xlogx(N - ge[:, None] - gz[None, :])",
+       "cmim tables: the rows where both codes are 0 forget the rows subtracted twice"),
+    R5("core/conditional.py", "for r in (rows[vals == a] for a in np.unique(vals[vals > 0]))]",
+       "for r in (rows[vals == a] for a in np.unique(vals[vals > 1]))]",
+       "cmim given s: the rows where s has code 1 are counted with code 0"),
+    R5("core/conditional.py", "M, e, z, N = M - Ma, e - ea, z - za, N - Na",
+       "M, e, z, N = M - Ma, e - ea, z - za, N",
+       "cmim given s: the code-0 part keeps the row count of all rows"),
+    R5("core/conditional.py", "self._labels_binary = bool(np.all(np.asarray(labels.n_codes) == 2))",
+       "self._labels_binary = bool(np.any(np.asarray(labels.n_codes) == 2))",
+       "cmim tables: the binary-label shortcut is taken when only some labels are binary"),
+    # -- core/conditional.py: the greedy ----------------------------------------------------------
+    R5("core/conditional.py", "worst = cond if worst is None else np.minimum(worst, cond)",
+       "worst = cond if worst is None else worst + cond",
+       "cmim: the sum over the selected features instead of the min"),
+    R5("core/conditional.py", "worst = cond if worst is None else np.minimum(worst, cond)",
+       "worst = cond if worst is None else np.maximum(worst, cond)",
+       "cmim: the max over the selected features (best case) instead of the min"),
+    R5("core/conditional.py", "            score = worst.sum(axis=1)\n",
+       "            score = cond.sum(axis=1)\n",
+       "cmim: each step conditions only on the latest pick"),
+    R5("core/conditional.py", "score = tables.relevance().sum(axis=1)",
+       "score = tables.relevance().max(axis=1)",
+       "cmim: the first pick is the most relevant to one label, not to all"),
+    R5("core/conditional.py", "        penalty[u] = -np.inf\n", "",
+       "cmim: a picked column may be picked again (only its zero score keeps it out)"),
+    # -- core/problem.py --------------------------------------------------------------------------
+    R5("core/problem.py", "selected=self.column_ids[local], local=local, objective=float(values.sum()),",
+       "selected=local, local=local, objective=float(values.sum()),",
+       "cmim selection: positions among the kept columns, not column ids"),
+    R5("core/problem.py", "diversity=float(np.triu(pair, 1).sum()), pair_distances=pair,",
+       "diversity=float(pair.sum()), pair_distances=pair,",
+       "cmim selection: D counts every pair twice"),
+    # -- selection/strategies.py, selection/spec.py: the refusals ---------------------------------
+    R5("selection/strategies.py", "            if not isinstance(self, _Centralized):\n",
+       "            if False:\n",
+       "cmim in mode rows/distributed/streaming is not refused up front"),
+    R5("selection/strategies.py", "            if checkpoint is not None:\n"
+       "                raise InputError(f\"calibration={objective.calibration!r} does not record \"",
+       "            if False:\n"
+       "                raise InputError(f\"calibration={objective.calibration!r} does not record \"",
+       "cmim with a checkpoint is not refused before the checkpoint is opened"),
+    R5("selection/spec.py", '            for name in ("lam", "p", "relevance"):\n',
+       '            for name in ("lam", "relevance"):\n',
+       "Objective: p is accepted (and ignored) with calibration cmim"),
+    # -- cli/select.py ----------------------------------------------------------------------------
+    R5("cli/select.py", "        report.update(lam=None, p=None, relevance_kind=None)",
+       "        report.update(lam=None, p=None)",
+       "select --json under cmim reports the unused relevance measure"),
+    R5("cli/select.py", '    if report.get("calibration") in CONDITIONAL:  # no h, weight, top-p or measure',
+       '    if report.get("calibration") == CONDITIONAL:  # no h, weight, top-p or measure',
+       "select's summary line under cmim speaks of h, lam and p"),
+    # -- evaluation -------------------------------------------------------------------------------
+    R5("evaluation/protocol.py", "                out[name] = functools.partial(_make_calibrated, lam=None, relevance=None,\n"
+       "                                              p=None, calibration=cal)",
+       "                out[name] = functools.partial(_make_calibrated, lam=lam, relevance=relevance,\n"
+       "                                              p=None, calibration=cal)",
+       "evaluate gds-cmim passes --lam and --relevance on (refused unless the defaults)"),
+    R5("evaluation/gds.py", "        if calibration not in (*CALIBRATIONS, *CONDITIONAL):\n",
+       "        if calibration not in CALIBRATIONS:\n",
+       "CalibratedGDS refuses calibration cmim (gds-cmim cannot run)"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -566,6 +643,19 @@ EXTRA = {
     "io/_table_common.py": ["tests/test_io_tabular.py", "tests/test_hostile_tables.py"],
     "io/arff/": ["tests/test_mutants_round4.py", "tests/test_io_arff.py", "tests/test_io_labels_meta.py"],
 }
+
+
+# Round 5: the conditional criterion's own tests first (-x stops at their first failure).
+for _file, _tests in {
+    "core/conditional.py": ["tests/test_conditional.py"],
+    "core/problem.py": ["tests/test_conditional.py"],
+    "selection/strategies.py": ["tests/test_conditional.py"],
+    "selection/spec.py": ["tests/test_conditional.py"],
+    "cli/select.py": ["tests/test_conditional.py"],
+    "evaluation/protocol.py": ["tests/test_conditional.py"],
+    "evaluation/gds.py": ["tests/test_conditional.py"],
+}.items():
+    EXTRA[_file] = list(dict.fromkeys(_tests + EXTRA.get(_file, [])))
 
 
 def tests_for(file: str) -> list[str]:
