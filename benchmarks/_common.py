@@ -321,7 +321,14 @@ def command_line() -> str:
     import shlex
 
     env = "".join(f"{name}={shlex.quote(value)} " for name, value in _ENV_AT_START.items())
-    return f"{env}coreselect bench {Path(sys.argv[0]).stem} {shlex.join(sys.argv[1:])}".rstrip()
+    script = Path(sys.argv[0]).resolve()
+    if script.parent != Path(__file__).resolve().parent:  # a tool outside benchmarks/
+        try:
+            where = script.relative_to(REPO_ROOT)
+        except ValueError:
+            where = Path(script.name)
+        return f"{env}python {where.as_posix()} {shlex.join(sys.argv[1:])}".rstrip()
+    return f"{env}coreselect bench {script.stem} {shlex.join(sys.argv[1:])}".rstrip()
 
 
 def provenance() -> str:
