@@ -53,17 +53,26 @@ def bins_for(rule: int | str, n_samples: int) -> int:
     return int(rule)
 
 
-class _Binned:
-    """Centralized GDS (the library default otherwise) with the bins of one :data:`BINS` rule."""
+class _Ranker:
+    """A candidate as the protocol takes it: ``fit(X, Y)`` sets ``selected_`` (the selection
+    order, so its first ``k`` are the selection of ``k``) and ``seconds_``."""
 
     is_ranker = True
 
-    def __init__(self, k: int, seed: int, rule: int | str):
-        self.k, self.seed, self.rule = k, seed, rule
+    def __init__(self, k: int, seed: int, kind: str | None = None):
+        self.k, self.seed, self.kind = k, seed, kind
 
     @property
     def ranking_(self) -> np.ndarray:
         return self.selected_
+
+
+class _Binned(_Ranker):
+    """Centralized GDS (the library default otherwise) with the bins of one :data:`BINS` rule."""
+
+    def __init__(self, k: int, seed: int, rule: int | str):
+        super().__init__(k, seed)
+        self.rule = rule
 
     def fit(self, X, Y) -> "_Binned":
         from coreselect.evaluation.gds import CalibratedGDS
@@ -74,7 +83,7 @@ class _Binned:
         return self
 
 
-class _Relevance:
+class _Relevance(_Ranker):
     """Centralized GDS (the library default) with another feature-label relevance matrix in
     place of the binned MI: ``"ksg"``, the nearest-neighbour estimate of I(x; l) on the raw
     column (Kraskov et al. 2004, scikit-learn's ``mutual_info_classif``, 3 neighbours, in
@@ -83,14 +92,6 @@ class _Relevance:
     term stays the binned one. A research probe: the nearest-neighbour estimate is not a count
     table, so it would not be exact in the row-chunked or distributed modes."""
 
-    is_ranker = True
-
-    def __init__(self, k: int, seed: int, kind: str):
-        self.k, self.seed, self.kind = k, seed, kind
-
-    @property
-    def ranking_(self) -> np.ndarray:
-        return self.selected_
 
     def _matrix(self, X, Y, base):
         def binned(features, labels, kind="mi", *args, **kwargs):
@@ -194,18 +195,10 @@ def supervised_codes(X: np.ndarray, Y: np.ndarray, max_bins: int = 10) -> np.nda
     return codes
 
 
-class _Supervised:
+class _Supervised(_Ranker):
     """Centralized GDS (the library default) on supervised cut points (:func:`supervised_codes`)
     instead of five equal-frequency bins; the codes are used as they are (``strategy="none"``)."""
 
-    is_ranker = True
-
-    def __init__(self, k: int, seed: int):
-        self.k, self.seed = k, seed
-
-    @property
-    def ranking_(self) -> np.ndarray:
-        return self.selected_
 
     def fit(self, X, Y) -> "_Supervised":
         from coreselect.evaluation.gds import CalibratedGDS
@@ -227,7 +220,7 @@ class _Supervised:
         return self
 
 
-class _Conditional:
+class _Conditional(_Ranker):
     """Joint mutual information on the default's codes (five equal-frequency bins), in place
     of relevance against pairwise redundancy (Brown et al., JMLR 2012), summed over the
     labels: the column of largest ``sum_s sum_l I(f; l | s)`` over the selected ``s``
@@ -235,14 +228,6 @@ class _Conditional:
     ``sum_l I(f; l)``. The tables are the library's (:mod:`coreselect.core.conditional`, whose
     CMIM takes the smallest over ``s`` instead of the sum)."""
 
-    is_ranker = True
-
-    def __init__(self, k: int, seed: int, kind: str):
-        self.k, self.seed, self.kind = k, seed, kind
-
-    @property
-    def ranking_(self) -> np.ndarray:
-        return self.selected_
 
     def fit(self, X, Y) -> "_Conditional":
         import time
