@@ -14,7 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coreselect import GDSSelector, select
-from coreselect.core.conditional import ConditionalTables, cmim
+from coreselect.core.conditional import (
+    ConditionalTables, cmim, conditional_counts, step_counts,
+)
 from coreselect.core.discretize import DiscreteMatrix
 from coreselect.core.objective import TIE_RTOL
 from coreselect.errors import InputError
@@ -46,6 +48,10 @@ def reference_cmim(F: np.ndarray, Y: np.ndarray, k: int, selectable=None) -> lis
         best = scores.max()
         chosen.append(int(np.flatnonzero(scores >= best - TIE_RTOL * max(1.0, abs(best)))[0]))
     return chosen
+
+
+def _tables(F: DiscreteMatrix, Y: DiscreteMatrix) -> ConditionalTables:
+    return ConditionalTables(F.n_codes, Y.n_codes, conditional_counts(F, Y))
 
 
 def _discrete(codes: np.ndarray) -> DiscreteMatrix:
@@ -84,7 +90,7 @@ def problems(draw, max_rows=60):
 def test_conditional_information_matches_the_definition(problem):
     F, Y = problem
     Fd, Yd = F.codes.toarray(), Y.codes.toarray()
-    tables = ConditionalTables(F, Y)
+    tables = _tables(F, Y)
     none = np.zeros(F.n_samples, dtype=int)
     want = np.array([[reference_cmi(Fd[:, i], Yd[:, j], none) for j in range(Yd.shape[1])]
                      for i in range(Fd.shape[1])])
@@ -92,7 +98,7 @@ def test_conditional_information_matches_the_definition(problem):
     for s in range(Fd.shape[1]):
         want = np.array([[reference_cmi(Fd[:, i], Yd[:, j], Fd[:, s])
                           for j in range(Yd.shape[1])] for i in range(Fd.shape[1])])
-        np.testing.assert_allclose(tables.given(s), want, atol=1e-9)
+        np.testing.assert_allclose(tables.given(step_counts(F, Y, s)), want, atol=1e-9)
 
 
 @settings(max_examples=40, deadline=None)
@@ -109,13 +115,51 @@ def test_cmim_picks_what_the_definition_picks(problem, data):
     assert values.shape == (k,) and np.all(values >= 0)
 
 
+def _rows(m: DiscreteMatrix, start: int, stop: int) -> DiscreteMatrix:
+    return DiscreteMatrix(sp.csc_matrix(m.codes.tocsr()[start:stop]), m.n_codes)
+
+
+def _same_counts(a, b) -> None:
+    np.testing.assert_array_equal(a.M.toarray(), b.M.toarray())
+    np.testing.assert_array_equal(a.e, b.e)
+    np.testing.assert_array_equal(a.z, b.z)
+    assert a.n == b.n
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems(), st.lists(st.integers(0, 60), max_size=5))
+def test_shard_counts_add_up_to_the_whole(problem, cuts):
+    """The merge law: cut the rows anywhere (empty and one-row shards included), and the
+    counts of the shards, and their step counts code by code, sum to the whole's."""
+    F, Y = problem
+    n = F.n_samples
+    bounds = [0, *sorted(min(c, n) for c in cuts), n]
+    shards = [(_rows(F, a, b), _rows(Y, a, b)) for a, b in zip(bounds[:-1], bounds[1:])]
+    whole = conditional_counts(F, Y)
+    total = None
+    for f, y in shards:
+        part = conditional_counts(f, y)
+        total = part if total is None else total + part
+    _same_counts(total, whole)
+    for s in range(F.n_columns):
+        want = step_counts(F, Y, s)
+        got = None
+        for f, y in shards:
+            part = step_counts(f, y, s)
+            got = part if got is None else got + part
+        assert sorted(got) == sorted(want)
+        for code in want:
+            _same_counts(got[code], want[code])
+
+
 def test_a_copy_of_a_selected_feature_tells_nothing_more():
     rng = np.random.default_rng(0)
     F = rng.integers(0, 3, size=(300, 6))
     Y = (F[:, [0]] + rng.integers(0, 2, size=(300, 2)) > 1).astype(int)
     F[:, 5] = F[:, 0]
-    tables = ConditionalTables(_discrete(F), _discrete(Y))
-    assert np.allclose(tables.given(0)[5], 0.0, atol=1e-12)
+    tables = _tables(_discrete(F), _discrete(Y))
+    assert np.allclose(tables.given(step_counts(_discrete(F), _discrete(Y), 0))[5], 0.0,
+                       atol=1e-12)
     chosen, _ = cmim(_discrete(F), _discrete(Y), 5)
     assert chosen[0] == 0 and 5 not in chosen  # the copy comes last, after every other column
 
@@ -156,10 +200,53 @@ def test_a_column_store_selects_what_the_arrays_select(tmp_path):
     assert list(from_store.selected) == list(select(X, Y, k=7, calibration="cmim").selected)
 
 
-@pytest.mark.parametrize("run", [dict(mode="rows"), dict(mode="distributed", random_state=0),
+@settings(max_examples=30, deadline=None)
+@given(problems(), st.lists(st.integers(0, 60), max_size=5), st.booleans())
+def test_row_shards_select_what_one_matrix_selects(problem, cuts, threads):
+    """Uneven shards (empty and one-row ones included), one after another or on threads:
+    the counts summed over the shards give the centralized order, bit for bit."""
+    from coreselect.engines.rowsharded import (
+        InMemoryRowShards, SequentialRows, select_conditional,
+    )
+
+    F, Y = problem
+    n = F.n_samples
+    selectable = F.n_codes > 1
+    if not selectable.any():
+        return
+    bounds = [0, *sorted(min(c, n) for c in cuts), n]
+    rows = SequentialRows(InMemoryRowShards(F, Y, bounds), threads=2 if threads else 1)
+    k = int(selectable.sum())
+    run = select_conditional(rows, k=k, p=10)
+    want, values = cmim(F, Y, k, selectable=selectable)
+    assert list(run.result.selected) == list(want)
+    np.testing.assert_allclose(run.result.extra["criterion_values"], values, atol=1e-9)
+
+
+@pytest.mark.parametrize("shards", [1, 2, 7])
+def test_select_in_rows_mode_equals_the_centralized_selection(shards, tmp_path):
+    from coreselect.store import build_store
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(230, 14))
+    Y = (X[:, :3] @ rng.normal(size=(3, 4)) + rng.normal(size=(230, 4)) > 0).astype(int)
+    central = select(X, Y, k=8, calibration="cmim")
+    rows = select(X, Y, k=8, calibration="cmim", mode="rows", row_shards=shards)
+    assert list(rows.selected) == list(central.selected)
+    assert rows.objective == pytest.approx(central.objective)
+    assert rows.relevance == pytest.approx(central.relevance)
+    assert rows.diversity == pytest.approx(central.diversity)
+    if shards == 2:  # a column store's row blocks are the shards
+        store = build_store(X, Y, tmp_path / "s", row_block_size=60, seed=0)
+        from_store = select(str(store.path), k=8, calibration="cmim", mode="rows")
+        assert list(from_store.selected) == list(select(str(store.path), k=8,
+                                                        calibration="cmim").selected)
+
+
+@pytest.mark.parametrize("run", [dict(mode="distributed", random_state=0),
                                  dict(mode="streaming", random_state=0), dict(lam=0.3),
                                  dict(p=3), dict(relevance="nmi")],
-                         ids=["rows", "distributed", "streaming", "lam", "p", "relevance"])
+                         ids=["distributed", "streaming", "lam", "p", "relevance"])
 def test_refused_where_it_would_not_run_or_would_ignore_an_option(run):
     rng = np.random.default_rng(4)
     X, Y = rng.normal(size=(60, 6)), (rng.random((60, 2)) < 0.5).astype(int)
@@ -186,7 +273,7 @@ def _run(capsys, *args):
 
 def test_the_command_line_refuses_in_one_line(capsys):
     code, out, err = _run(capsys, "select", "emotions", "--calibration", "cmim", "-k", "3",
-                          "--mode", "rows")
+                          "--mode", "distributed")
     assert code == 2 and out == ""
     assert err.strip().count("\n") == 0 and "--mode centralized" in err
     code, out, err = _run(capsys, "select", "emotions", "--calibration", "cmim", "-k", "3")

@@ -53,6 +53,28 @@ def test_identical_selection_and_small_per_step_traffic(client, data):
     assert rows.setup_bytes > 50 * per_call
 
 
+def test_cmim_on_the_workers_selects_what_one_matrix_selects(client, data):
+    """calibration="cmim": its counts, of all rows and of each step, summed on the workers."""
+    import scipy.sparse as sp
+
+    from coreselect.core.conditional import cmim
+    from coreselect.core.discretize import DiscreteMatrix
+    from coreselect.engines.dask_rows import DaskRows
+    from coreselect.engines.rowsharded import select_conditional
+
+    shards, _ = data
+
+    def whole(get) -> DiscreteMatrix:
+        return DiscreteMatrix(sp.vstack([get(i).codes for i in range(shards.n_row_shards)]),
+                              get(0).n_codes)
+
+    F, L = whole(shards.features), whole(shards.labels)
+    with DaskRows(client, shards) as rows:
+        run = select_conditional(rows, k=10, p=10)
+    want, _ = cmim(F, L, 10, selectable=F.n_codes > 1)
+    assert list(run.result.selected) == list(want)
+
+
 def test_killed_worker_gives_the_identical_result(client, data):
     from coreselect.engines.dask_rows import DaskRows
 

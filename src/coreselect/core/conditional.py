@@ -18,13 +18,15 @@ table of the rows where ``s = a``. All tables of all features and labels come fr
 product per code of ``s`` of the indicator columns (one per non-zero code; code 0 stays
 implicit, as in :class:`~coreselect.core.discretize.DiscreteMatrix`), the code-0 cells by
 subtraction from the margins, so a step costs about one relevance computation on the rows
-where ``s`` is not 0 plus ``O(features x labels)`` closed-form work. Count tables add over
-rows, so the criterion is exact; this module holds no I/O and no engine knowledge.
+where ``s`` is not 0 plus ``O(features x labels)`` closed-form work. The counts add over rows
+(:class:`ConditionalCounts`, :class:`StepCounts`: a merge is ``+``), so the tables of row
+shards summed are the whole data's (:func:`coreselect.engines.rowsharded.select_conditional`);
+this module holds no I/O and no engine knowledge.
 """
 
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -45,20 +47,30 @@ def _xlogx(x) -> np.ndarray:
     return np.where(x > 0, x * np.log2(np.where(x > 0, x, 1.0)), 0.0)
 
 
-def _indicators(m: DiscreteMatrix) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """``(E, G)``: one 0/1 column per non-zero code of each column of ``m`` (rows: samples),
-    and the (columns x indicators) matrix that sums a column's indicators."""
+def _indicators(m: DiscreteMatrix) -> sp.csr_matrix:
+    """One 0/1 column per non-zero code of each column of ``m`` (rows: samples)."""
     codes = sp.csc_matrix(m.codes)
     n, d = codes.shape
-    width = np.maximum(np.asarray(m.n_codes, dtype=np.int64) - 1, 0)
-    start = np.concatenate([[0], np.cumsum(width)]).astype(np.int64)
+    start = _starts(m.n_codes)
     owner = np.repeat(np.arange(d), np.diff(codes.indptr))
     nz = codes.data > 0
     rows, col = codes.indices[nz], start[owner[nz]] + codes.data[nz].astype(np.int64) - 1
-    E = sp.csr_matrix((np.ones(rows.size), (rows, col)), shape=(n, int(start[-1])))
-    of = np.repeat(np.arange(d), width)
-    G = sp.csr_matrix((np.ones(of.size), (of, np.arange(of.size))), shape=(d, int(start[-1])))
-    return E, G
+    return sp.csr_matrix((np.ones(rows.size), (rows, col)), shape=(n, int(start[-1])))
+
+
+def _starts(n_codes) -> np.ndarray:
+    """Where each column's indicators start (and, last, how many there are)."""
+    width = np.maximum(np.asarray(n_codes, dtype=np.int64) - 1, 0)
+    return np.concatenate([[0], np.cumsum(width)]).astype(np.int64)
+
+
+def _aggregator(n_codes) -> sp.csr_matrix:
+    """The (columns x indicators) matrix that sums each column's indicators."""
+    start = _starts(n_codes)
+    width = np.diff(start)
+    of = np.repeat(np.arange(width.size), width)
+    return sp.csr_matrix((np.ones(of.size), (of, np.arange(of.size))),
+                         shape=(width.size, int(start[-1])))
 
 
 def _fix(m: sp.spmatrix, margin: np.ndarray, axis: int) -> sp.csr_matrix:
@@ -70,23 +82,91 @@ def _fix(m: sp.spmatrix, margin: np.ndarray, axis: int) -> sp.csr_matrix:
     return sp.csr_matrix((_xlogx(base - m.data) - _xlogx(base), (m.row, m.col)), shape=m.shape)
 
 
-class ConditionalTables:
-    """``I(f; l | s)`` for every feature ``f`` and label ``l`` of a problem, given any one
-    feature ``s`` (:meth:`given`), or given nothing (:meth:`relevance`), in bits."""
+@dataclass
+class ConditionalCounts:
+    """What the tables need of some rows: the (feature indicator x label indicator)
+    co-occurrences ``M``, each feature indicator's count ``e``, each label indicator's count
+    ``z`` and the number of rows ``n``. Integers that add over rows: the counts of a row shard
+    merge with ``+`` (exact, associative and commutative), and the sum over the shards is the
+    counts of all rows."""
 
-    def __init__(self, features: DiscreteMatrix, labels: DiscreteMatrix):
-        if features.n_samples != labels.n_samples:
-            raise InputError(f"X has {features.n_samples} samples but Y has {labels.n_samples}")
-        self.features, self.labels = features, labels
-        self.n = features.n_samples
-        self.E, self.Gf = _indicators(features)
-        self.Z, self.Gl = _indicators(labels)
+    M: sp.csr_matrix
+    e: np.ndarray
+    z: np.ndarray
+    n: float
+    #: the numbers of codes of the feature and label columns (the same in every shard: the
+    #: bins are fixed over all rows first), which say which indicators belong together
+    features_n_codes: np.ndarray | None = None
+    labels_n_codes: np.ndarray | None = None
+
+    def __add__(self, other: "ConditionalCounts") -> "ConditionalCounts":
+        if self.M.shape != other.M.shape or not (
+                _same(self.features_n_codes, other.features_n_codes)
+                and _same(self.labels_n_codes, other.labels_n_codes)):
+            raise ValueError("the counts of shards binned differently do not add")
+        return ConditionalCounts(self.M + other.M, self.e + other.e, self.z + other.z,
+                                 self.n + other.n, self.features_n_codes, self.labels_n_codes)
+
+    def __sub__(self, other: "ConditionalCounts") -> "ConditionalCounts":
+        return ConditionalCounts(self.M - other.M, self.e - other.e, self.z - other.z,
+                                 self.n - other.n, self.features_n_codes, self.labels_n_codes)
+
+
+def _same(a, b) -> bool:
+    return a is None or b is None or np.array_equal(a, b)
+
+
+def _counts(Ea: sp.csr_matrix, Za: sp.csr_matrix) -> ConditionalCounts:
+    return ConditionalCounts(sp.csr_matrix(Ea.T @ Za), np.asarray(Ea.sum(axis=0)).ravel(),
+                             np.asarray(Za.sum(axis=0)).ravel(), float(Ea.shape[0]))
+
+
+class StepCounts(dict):
+    """:class:`ConditionalCounts` of the rows where a feature ``s`` has each non-zero code
+    (code -> counts); shards merge with ``+``, code by code."""
+
+    def __add__(self, other: "StepCounts") -> "StepCounts":
+        out = StepCounts(self)
+        for a, counts in other.items():
+            out[a] = out[a] + counts if a in out else counts
+        return out
+
+
+def conditional_counts(features: DiscreteMatrix, labels: DiscreteMatrix) -> ConditionalCounts:
+    """The counts of all rows of ``features`` and ``labels`` (a shard, or the whole data)."""
+    counts = _counts(_indicators(features), _indicators(labels))
+    counts.features_n_codes = np.asarray(features.n_codes, dtype=np.int64)
+    counts.labels_n_codes = np.asarray(labels.n_codes, dtype=np.int64)
+    return counts
+
+
+def step_counts(features: DiscreteMatrix, labels: DiscreteMatrix, s: int, *,
+                E: sp.csr_matrix | None = None, Z: sp.csr_matrix | None = None) -> StepCounts:
+    """The counts of the rows where feature ``s`` has each non-zero code (``E``, ``Z``: the
+    indicators of ``features`` and ``labels``, when already built)."""
+    E = _indicators(features) if E is None else E
+    Z = _indicators(labels) if Z is None else Z
+    col = sp.csc_matrix(features.codes[:, [s]])
+    rows, vals = col.indices, col.data
+    return StepCounts((int(a), _counts(E[r], Z[r]))
+                      for a, r in ((a, rows[vals == a]) for a in np.unique(vals[vals > 0])))
+
+
+class ConditionalTables:
+    """``I(f; l | s)`` for every feature ``f`` and label ``l`` of a problem, given one
+    feature ``s`` (:meth:`given`, from the :class:`StepCounts` of ``s``), or given nothing
+    (:meth:`relevance`), in bits, from the counts of all rows (``whole``) and the numbers of
+    codes of the columns: no data, so the same tables come from one matrix or from shards."""
+
+    def __init__(self, features_n_codes, labels_n_codes, whole: ConditionalCounts):
+        """``whole``: the counts of all rows (:func:`conditional_counts`, or their sum over
+        the shards); the numbers of codes group the indicators into columns."""
+        self.Gf, self.Gl = _aggregator(features_n_codes), _aggregator(labels_n_codes)
+        self.whole = whole
+        self.n = whole.n
         # one indicator per column (every column has exactly two codes): no sums to take
-        self._features_binary = bool(np.all(np.asarray(features.n_codes) == 2))
-        self._labels_binary = bool(np.all(np.asarray(labels.n_codes) == 2))
-        # the counts over all rows: a step counts only the rows where s is not 0, and takes
-        # those where it is 0 by subtraction (on sparse data, most rows)
-        self.whole = self._counts(self.E, self.Z)
+        self._features_binary = bool(np.all(np.asarray(features_n_codes) == 2))
+        self._labels_binary = bool(np.all(np.asarray(labels_n_codes) == 2))
 
     def _by_label(self, m: sp.spmatrix) -> sp.spmatrix:
         """Columns of label indicators summed per label (as they are when all are 0/1)."""
@@ -98,7 +178,7 @@ class ConditionalTables:
 
     @property
     def shape(self) -> tuple[int, int]:
-        return self.features.n_columns, self.labels.n_columns
+        return self.Gf.shape[0], self.Gl.shape[0]
 
     def _n_times_mi(self, M, e, z, N: float) -> np.ndarray:
         """``N * I(f; l)`` over ``N`` rows from their counts: ``M`` (feature indicator x label
@@ -118,35 +198,26 @@ class ConditionalTables:
                - _xlogx(N - ge)[:, None] - _xlogx(N - gz)[None, :] + float(_xlogx(N)))
         return out
 
-    @staticmethod
-    def _counts(Ea: sp.csr_matrix, Za: sp.csr_matrix) -> tuple:
-        """The counts of some rows: (indicator co-occurrences, feature indicator counts, label
-        indicator counts, rows)."""
-        return (sp.csr_matrix(Ea.T @ Za), np.asarray(Ea.sum(axis=0)).ravel(),
-                np.asarray(Za.sum(axis=0)).ravel(), float(Ea.shape[0]))
-
     def relevance(self) -> np.ndarray:
         """``I(f; l)`` in bits, shape (features, labels)."""
         return self._conditional([self.whole])
 
-    def given(self, s: int) -> np.ndarray:
-        """``I(f; l | s)`` in bits for feature column ``s``, shape (features, labels)."""
-        col = sp.csc_matrix(self.features.codes[:, [s]])
-        rows, vals = col.indices, col.data
-        parts = [self._counts(self.E[r], self.Z[r])
-                 for r in (rows[vals == a] for a in np.unique(vals[vals > 0]))]
-        M, e, z, N = self.whole  # code 0: every row the others do not hold
-        for Ma, ea, za, Na in parts:
+    def given(self, parts: StepCounts) -> np.ndarray:
+        """``I(f; l | s)`` in bits, shape (features, labels), from the counts of the rows
+        where ``s`` has each non-zero code; its code-0 rows are all the others."""
+        M, e, z, N = self.whole.M, self.whole.e, self.whole.z, self.whole.n
+        for Ma, ea, za, Na in ((c.M, c.e, c.z, c.n) for c in parts.values()):
             M, e, z, N = M - Ma, e - ea, z - za, N - Na
+        M = sp.csr_matrix(M)
         M.eliminate_zeros()
-        return self._conditional([*parts, (M, e, z, N)])
+        return self._conditional([*parts.values(), ConditionalCounts(M, e, z, N)])
 
     def _conditional(self, parts) -> np.ndarray:
         total = np.zeros(self.shape)
-        for M, e, z, N in parts:
-            if N == 0:
+        for c in parts:
+            if c.n == 0:
                 continue
-            total += self._n_times_mi(M, e, z, N)
+            total += self._n_times_mi(c.M, c.e, c.z, c.n)
         # rounding leaves tiny negatives where the information is 0
         return np.maximum(total / max(self.n, 1), 0.0)
 
@@ -154,20 +225,39 @@ class ConditionalTables:
 def cmim(features: DiscreteMatrix, labels: DiscreteMatrix, n_select: int, *,
          selectable: np.ndarray | None = None,
          callback: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The CMIM greedy (module docstring) over the columns of ``features``: ``n_select``
-    positions in selection order and each pick's criterion value. Ties go to the lowest
-    position (callers keep columns in increasing original-id order, as for the other
-    greedies). Only ``selectable`` columns are picked."""
-    d = features.n_columns
+    """The CMIM greedy (module docstring) over the columns of ``features`` held in memory:
+    ``n_select`` positions in selection order and each pick's criterion value."""
+    if features.n_samples != labels.n_samples:
+        raise InputError(f"X has {features.n_samples} samples but Y has {labels.n_samples}")
+    _check_size(features.n_columns, labels.n_columns)
+    E, Z = _indicators(features), _indicators(labels)
+    tables = ConditionalTables(features.n_codes, labels.n_codes, _counts(E, Z))
+    return cmim_order(tables, lambda s: step_counts(features, labels, s, E=E, Z=Z), n_select,
+                      selectable=selectable, callback=callback)
+
+
+def _check_size(d: int, n_labels: int) -> None:
+    if d * max(n_labels, 1) > MAX_CELLS:
+        raise InputError(f"calibration='cmim' keeps a (features x labels) table: {d} x "
+                         f"{n_labels} cells is more than {MAX_CELLS:,}; use the default "
+                         "calibration on data this wide")
+
+
+def cmim_order(tables: ConditionalTables, given: Callable[[int], StepCounts], n_select: int,
+               *, selectable: np.ndarray | None = None,
+               callback: Callable[[int, int], None] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The CMIM greedy over the tables' columns, ``given(s)`` the :class:`StepCounts` of a
+    picked column (from memory, or summed over row shards): ``n_select`` positions in
+    selection order and each pick's criterion value. Ties go to the lowest position (callers
+    keep columns in increasing original-id order, as for the other greedies). Only
+    ``selectable`` columns are picked."""
+    d, n_labels = tables.shape
+    _check_size(d, n_labels)
     allowed = np.ones(d, bool) if selectable is None else np.asarray(selectable, bool).copy()
     if n_select > int(allowed.sum()):
         raise InputError(f"cannot select {n_select} features: only {int(allowed.sum())} are "
                          "selectable")
-    if d * max(labels.n_columns, 1) > MAX_CELLS:
-        raise InputError(f"calibration='cmim' keeps a (features x labels) table: {d} x "
-                         f"{labels.n_columns} cells is more than {MAX_CELLS:,}; use the "
-                         "default calibration on data this wide")
-    tables = ConditionalTables(features, labels)
     score = tables.relevance().sum(axis=1)
     worst: np.ndarray | None = None
     penalty = np.where(allowed, 0.0, -np.inf)
@@ -179,7 +269,7 @@ def cmim(features: DiscreteMatrix, labels: DiscreteMatrix, n_select: int, *,
         values.append(float(score[u]))
         penalty[u] = -np.inf
         if step + 1 < n_select:
-            cond = tables.given(u)
+            cond = tables.given(given(u))
             worst = cond if worst is None else np.minimum(worst, cond)
             score = worst.sum(axis=1)
         if callback is not None:

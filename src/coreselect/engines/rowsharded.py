@@ -28,10 +28,14 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
+from coreselect.core.conditional import (
+    ConditionalCounts, ConditionalTables, StepCounts, cmim_order, conditional_counts,
+)
+from coreselect.core.conditional import step_counts as conditional_step_counts
 from coreselect.core.discretize import DiscreteMatrix
 from coreselect.core.entropy import Backend, Relevance
 from coreselect.core.greedy import GreedyResult, GreedyState, StateCallback, StepCallback, greedy
-from coreselect.core.objective import ObjectiveParams
+from coreselect.core.objective import ObjectiveParams, relevance_of
 from coreselect.core.shards import (
     RowShardedOracle, ShardCounts, SparseShardCounts, Statistics, shard_counts,
     sparse_shard_counts, sparse_statistics, statistics, step_counts,
@@ -361,6 +365,55 @@ def select_grid(
                                keep_constant=keep_constant, backend=backend)
     result.extra["parts"] = chosen
     return RowShardedRun(result, stats, params, {"total": time.perf_counter() - start})
+
+
+# -- calibration="cmim": the conditional tables' counts, summed over the shards ----------------
+def conditional_counts_task(features: DiscreteMatrix, labels: DiscreteMatrix
+                            ) -> ConditionalCounts:
+    return conditional_counts(features, labels)
+
+
+def conditional_step_task(features: DiscreteMatrix, labels: DiscreteMatrix, s: int
+                          ) -> StepCounts:
+    return conditional_step_counts(features, labels, s)
+
+
+def select_conditional(source: RowMapReduce, *, k: int, p: int,
+                       calibration: str = "cmim", keep_constant: bool = False,
+                       backend: Backend = "auto",
+                       callback: StepCallback | None = None) -> RowShardedRun:
+    """``calibration="cmim"`` (:mod:`coreselect.core.conditional`) with the rows in shards:
+    its tables' counts, of all rows and of each step's conditioning feature, are sums over
+    the shards, so the order is the centralized one's. The statistics pass gives the relevance
+    ``g`` and the distances the result reports, as for the other calibrations."""
+    began = time.perf_counter()
+    stats, params = row_sharded_statistics(source, k=k, p=p, backend=backend,
+                                           calibration=calibration)
+    whole = source.map_reduce(conditional_counts_task)
+    t_counts = time.perf_counter() - began
+    tables = ConditionalTables(whole.features_n_codes, whole.labels_n_codes, whole)
+    chosen, values = cmim_order(
+        tables, lambda s: source.map_reduce(conditional_step_task, int(s)), k,
+        selectable=np.ones(stats.n_columns, bool) if keep_constant else ~stats.is_constant,
+        callback=callback)
+    step = getattr(source, "step", None)
+    if step is None:
+        def step(u: int, backend: Backend) -> np.ndarray:
+            return source.map_reduce(step_task, u, backend)
+    oracle = RowShardedOracle(stats, lambda u: step(int(u), backend), backend)
+    pair = np.zeros((chosen.size, chosen.size))
+    for i, u in enumerate(chosen[:-1]):
+        pair[i, i + 1:] = oracle.distances_from(int(u))[chosen[i + 1:]]
+    pair = np.maximum(pair, pair.T)
+    result = GreedyResult(
+        selected=chosen, local=chosen.copy(), objective=float(values.sum()),
+        relevance=relevance_of(stats.relevance, chosen, params.p),
+        diversity=float(np.triu(pair, 1).sum()), pair_distances=pair,
+        seconds=time.perf_counter() - began - t_counts, algorithm=calibration,
+        extra={"criterion_values": values})
+    return RowShardedRun(result, stats, params,
+                         {"counts": t_counts, "greedy": result.seconds,
+                          "total": time.perf_counter() - began})
 
 
 class RowShardedGreedy:

@@ -250,11 +250,11 @@ class Strategy(abc.ABC):
         check("backend", backend)
         start = time.perf_counter()
         if objective.calibration in CONDITIONAL:
-            if not isinstance(self, _Centralized):
+            if not isinstance(self, (_Centralized, RowSharded)):
                 raise InputError(f"calibration={objective.calibration!r} runs only in "
-                                 f"mode='centralized', not mode={self.name!r} (whose steps "
-                                 "and parts are built on pairwise distances); use the default "
-                                 "calibration there")
+                                 f"mode='centralized' or mode='rows', not mode={self.name!r} "
+                                 "(whose parts are chosen by the distance objective); use "
+                                 "the default calibration there")
             if checkpoint is not None:
                 raise InputError(f"calibration={objective.calibration!r} does not record "
                                  "checkpoints (its selection is fast on the data it suits)")
@@ -627,15 +627,23 @@ class RowSharded(Strategy):
             else:
                 rows = SequentialRows(shards, progress=_stage(progress, "counts"))
                 info = {"engine": "local"}
-            run = select_row_sharded(
-                rows, k=objective.k, lam=objective.lam, p=objective.p,
-                relevance=objective.relevance, calibration=objective.calibration,
-                keep_constant=source.binning.keep_constant, alternate=True, backend=backend,
-                callback=_stage(progress, "select"),
-                start=None if record is None else record.state,
-                on_step=None if record is None else record.record_step,
-                stats=None if record is None else record.stats,
-                on_stats=None if record is None else record.record_stats)
+            if objective.calibration in CONDITIONAL:  # its own counts, summed alike
+                from coreselect.engines.rowsharded import select_conditional
+
+                run = select_conditional(
+                    rows, k=objective.k, p=objective.p, calibration=objective.calibration,
+                    keep_constant=source.binning.keep_constant, backend=backend,
+                    callback=_stage(progress, "select"))
+            else:
+                run = select_row_sharded(
+                    rows, k=objective.k, lam=objective.lam, p=objective.p,
+                    relevance=objective.relevance, calibration=objective.calibration,
+                    keep_constant=source.binning.keep_constant, alternate=True,
+                    backend=backend, callback=_stage(progress, "select"),
+                    start=None if record is None else record.state,
+                    on_step=None if record is None else record.record_step,
+                    stats=None if record is None else record.stats,
+                    on_stats=None if record is None else record.record_stats)
         finally:
             if cluster is not None:
                 cluster.close()
