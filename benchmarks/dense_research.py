@@ -344,6 +344,15 @@ def _seconds(df: pd.DataFrame, datasets: list[str]) -> str:
                      "l1 / gds-cmim", "trees / gds-cmim"], rows, align="lrrrrrrr")
 
 
+def _not_run(sets: list[str]) -> str:
+    """The sparse sets the rivals ran on but no candidate here (time)."""
+    missing = [d for d in ORDER if d not in DENSE and d not in sets
+               and (RIVALS_OUT / f"{d}.csv").is_file()]
+    return ("\n\nNot run on " + ", ".join(missing) + " (its tens of thousands of columns: "
+            "a conditional step keeps a features x labels table, see the time below)."
+            if missing else "")
+
+
 def report() -> None:
     df = load_all()
     names = ["gds", *[m for m in [*BINS, *RELEVANCE, "gds-mdl", *CONDITIONAL]
@@ -391,7 +400,7 @@ def report() -> None:
             + ("\n\n## The sparse sets\n\nThe candidates that select differently there "
                "(a binning candidate gives the default's codes on binary columns):\n\n"
                + _table(df[~df.dataset.isin(DENSE)], on_sparse, sparse_sets)
-               if len(on_sparse) > 1 else "")
+               + _not_run(sparse_sets) if len(on_sparse) > 1 else "")
             + "\n\n## Time\n\nSeconds per selection on one training fold (mean over the "
               "folds, wall time, one process on a shared 2-core machine), the rivals' rows "
               "from rivals.md:\n\n" + _seconds(df, [*datasets, *sparse_sets]))
