@@ -152,6 +152,27 @@ def test_shard_counts_add_up_to_the_whole(problem, cuts):
             _same_counts(got[code], want[code])
 
 
+def test_shards_binned_differently_do_not_add():
+    """Two shards with the same number of indicators but other codes per column ([3, 2] and
+    [2, 3]) would add into nonsense: refused."""
+    Y = _discrete(np.array([[0], [1], [1]]))
+    first = _discrete(np.array([[0, 0], [1, 1], [2, 0]]))
+    second = _discrete(np.array([[0, 0], [1, 1], [0, 2]]))
+    assert first.n_codes.tolist() == [3, 2] and second.n_codes.tolist() == [2, 3]
+    with pytest.raises(ValueError, match="binned differently"):
+        conditional_counts(first, Y) + conditional_counts(second, Y)
+
+
+def test_rows_mode_keeps_constant_columns_when_asked():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(80, 4))
+    X[:, 2] = 1.0
+    Y = (rng.random((80, 2)) < 0.5).astype(int)
+    central = select(X, Y, k=4, calibration="cmim", keep_constant=True)
+    rows = select(X, Y, k=4, calibration="cmim", mode="rows", row_shards=2, keep_constant=True)
+    assert 2 in central.selected and list(rows.selected) == list(central.selected)
+
+
 def test_a_copy_of_a_selected_feature_tells_nothing_more():
     rng = np.random.default_rng(0)
     F = rng.integers(0, 3, size=(300, 6))

@@ -603,11 +603,7 @@ MUTANTS += [
     R6("core/conditional.py", "return ConditionalCounts(self.M + other.M, self.e + other.e, self.z + other.z,",
        "return ConditionalCounts(self.M + other.M, self.e + self.e, self.z + other.z,",
        "cmim rows: a merge counts one shard's feature codes twice and drops the other's"),
-    R6("core/conditional.py", "return ConditionalCounts(self.M - other.M, self.e - other.e, self.z - other.z,\n"
-       "                                 self.n - other.n,",
-       "return ConditionalCounts(self.M - other.M, self.e - other.e, self.z - other.z,\n"
-       "                                 self.n,",
-       "cmim counts: subtracting some rows' counts keeps the number of rows"),
+    # (a fourth, in ConditionalCounts.__sub__, survived: no code called it, so it was deleted)
     R6("core/conditional.py", "            out[a] = out[a] + counts if a in out else counts\n",
        "            out[a] = counts\n",
        "cmim rows: a code of s that two shards both have keeps the later shard's counts, not the sum"),

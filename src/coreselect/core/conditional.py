@@ -107,10 +107,6 @@ class ConditionalCounts:
         return ConditionalCounts(self.M + other.M, self.e + other.e, self.z + other.z,
                                  self.n + other.n, self.features_n_codes, self.labels_n_codes)
 
-    def __sub__(self, other: "ConditionalCounts") -> "ConditionalCounts":
-        return ConditionalCounts(self.M - other.M, self.e - other.e, self.z - other.z,
-                                 self.n - other.n, self.features_n_codes, self.labels_n_codes)
-
 
 def _same(a, b) -> bool:
     return a is None or b is None or np.array_equal(a, b)
