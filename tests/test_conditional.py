@@ -264,10 +264,40 @@ def test_select_in_rows_mode_equals_the_centralized_selection(shards, tmp_path):
                                                         calibration="cmim").selected)
 
 
-@pytest.mark.parametrize("run", [dict(mode="distributed", random_state=0),
-                                 dict(mode="streaming", random_state=0), dict(lam=0.3),
-                                 dict(p=3), dict(relevance="nmi")],
-                         ids=["distributed", "streaming", "lam", "p", "relevance"])
+@pytest.mark.parametrize("mode", ["distributed", "streaming"])
+def test_distributed_runs_cmim_on_each_part_then_on_the_union(mode, tmp_path):
+    """Algorithm 3's scheme with CMIM in both steps: on each part of the seeded partition,
+    then on the union of the parts' picks (built here from the core, part by part)."""
+    from coreselect.core.discretize import discretize, discretize_labels
+    from coreselect.selection.distributed import partition
+    from coreselect.store import build_store
+
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(200, 24))
+    Y = (X[:, :4] @ rng.normal(size=(4, 3)) + rng.normal(size=(200, 3)) > 0).astype(int)
+    F, L = discretize(X), discretize_labels(Y)
+    k, m = 5, 3
+    union: list[int] = []
+    for part in partition(F.n_columns, m, 0):
+        cols = np.sort(part)
+        picked, _ = cmim(F.take(cols), L, k)
+        union += list(cols[picked])
+    union = np.sort(np.asarray(union))
+    picked, _ = cmim(F.take(union), L, k)
+    want = list(union[picked])
+    got = select(X, Y, k=k, calibration="cmim", mode=mode, partitions=m, random_state=0)
+    assert list(got.selected) == want
+    assert list(select(X, Y, k=k, calibration="cmim", mode=mode, partitions=1,
+                       random_state=0).selected) == list(select(X, Y, k=k,
+                                                                calibration="cmim").selected)
+    if mode == "distributed":  # a store built with the partition's seed holds the same parts
+        store = build_store(X, Y, tmp_path / "s", seed=0)
+        assert list(select(str(store.path), k=k, calibration="cmim", mode=mode, partitions=m,
+                           random_state=0).selected) == want
+
+
+@pytest.mark.parametrize("run", [dict(lam=0.3), dict(p=3), dict(relevance="nmi")],
+                         ids=["lam", "p", "relevance"])
 def test_refused_where_it_would_not_run_or_would_ignore_an_option(run):
     rng = np.random.default_rng(4)
     X, Y = rng.normal(size=(60, 6)), (rng.random((60, 2)) < 0.5).astype(int)
@@ -294,9 +324,9 @@ def _run(capsys, *args):
 
 def test_the_command_line_refuses_in_one_line(capsys):
     code, out, err = _run(capsys, "select", "emotions", "--calibration", "cmim", "-k", "3",
-                          "--mode", "distributed")
+                          "--lam", "0.3")
     assert code == 2 and out == ""
-    assert err.strip().count("\n") == 0 and "--mode centralized" in err
+    assert err.strip().count("\n") == 0 and "--lam 0.3 does not apply" in err
     code, out, err = _run(capsys, "select", "emotions", "--calibration", "cmim", "-k", "3")
     assert code == 0, err
     assert "cmim criterion" in out and "lam=" not in out

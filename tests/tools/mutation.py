@@ -557,9 +557,8 @@ MUTANTS += [
        "diversity=float(pair.sum()), pair_distances=pair,",
        "cmim selection: D counts every pair twice"),
     # -- selection/strategies.py, selection/spec.py: the refusals ---------------------------------
-    R5("selection/strategies.py", "            if not isinstance(self, (_Centralized, RowSharded)):\n",
-       "            if False:\n",
-       "cmim in mode distributed/streaming is not refused up front"),
+    # (a mutant dropping the refusal of cmim in the distributed and streaming modes was here;
+    # they run it now, CMIM on each part then on the union, and the refusal is gone)
     R5("selection/strategies.py", "            if checkpoint is not None:\n"
        "                raise InputError(f\"calibration={objective.calibration!r} does not record \"",
        "            if False:\n"

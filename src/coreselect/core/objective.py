@@ -67,10 +67,9 @@ PAPER_P = 10
 
 #: Criteria accepted where a calibration is that replace the weighing of relevance against
 #: diversity by conditional terms (:mod:`coreselect.core.conditional`): ``"cmim"`` picks the
-#: candidate of largest ``sum_l min_{s in S} I(f; l | s)``. Centralized and row-sharded
-#: selections run them (their counts add over rows); the distributed and streaming modes,
-#: whose parts are chosen by the distance objective, do not; ``lam``, ``p`` and
-#: ``relevance`` do not apply.
+#: candidate of largest ``sum_l min_{s in S} I(f; l | s)``. Every mode runs them (their
+#: counts add over rows; Algorithm 3 runs the criterion on each part and on the union), no
+#: checkpoint records them; ``lam``, ``p`` and ``relevance`` do not apply.
 CONDITIONAL = ("cmim",)
 
 
@@ -91,7 +90,7 @@ CALIBRATION_HELP = {
                    "instead of the distances, every selected feature's relevance counted",
     "cmim": "not a weighing: the candidate that tells most about each label given any "
             "selected feature, sum over labels of min over S of I(f; l | s) (CMIM; better "
-            "on small dense numeric data; centralized and rows modes)",
+            "on small dense numeric data)",
 }
 #: Calibrations whose greedy maximizes one fixed ``h = a g + b D`` (the paper's bounds hold).
 FIXED_OBJECTIVE = ("paper", "fixed")

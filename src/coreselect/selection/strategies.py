@@ -250,11 +250,6 @@ class Strategy(abc.ABC):
         check("backend", backend)
         start = time.perf_counter()
         if objective.calibration in CONDITIONAL:
-            if not isinstance(self, (_Centralized, RowSharded)):
-                raise InputError(f"calibration={objective.calibration!r} runs only in "
-                                 f"mode='centralized' or mode='rows', not mode={self.name!r} "
-                                 "(whose parts are chosen by the distance objective); use "
-                                 "the default calibration there")
             if checkpoint is not None:
                 raise InputError(f"calibration={objective.calibration!r} does not record "
                                  "checkpoints (its selection is fast on the data it suits)")
