@@ -91,3 +91,29 @@ def test_the_local_scratch_folder_goes_whatever_happens(tmp_path, monkeypatch):
         store_fs.build_direct(url, lambda local, target, staging: (_ for _ in ()).throw(
             ValueError("broken")))
     assert seen and _scratch(tmp_path) == [] and _left(url) == []
+
+
+def test_the_target_check_sweeps_what_a_killed_build_left():
+    """A build killed (SIGKILL) after its workers wrote tiles under the target leaves them
+    there with its marked temporary prefix: the check the command line makes before reading
+    any data removes both (the mark names a dead process of this host), not refuses."""
+    import json
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from coreselect.store.build import check_build_target
+
+    url = _url()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # its pid names no live process now
+    mem = fsspec.filesystem("memory")
+    root = url[len("memory://"):]
+    mem.pipe_file(f"/{root}{store_fs.STAGING}{dead.pid}-0a1b2c3d/{store_fs.STAGING_MARK}",
+                  json.dumps({"target": f"/{root}", "host": socket.gethostname(),
+                              "pid": dead.pid, "created": time.time(),
+                              "direct": True}).encode())
+    mem.pipe_file(f"/{root}/blocks/b000000/r000000/data.npy", b"tile")
+    check_build_target(url)
+    assert _left(url) == []

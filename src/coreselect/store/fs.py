@@ -508,11 +508,17 @@ def open_remote(url: str, options: dict | None = None, check: bool = True) -> Co
 
 
 def check_url_target(url: str, options: dict | None = None) -> None:
-    """Raise unless ``url`` is free for a new store: nothing under the prefix, and (object
-    stores) a bucket that exists."""
+    """Raise unless ``url`` is free for a new store: nothing under the prefix once what dead
+    builds left there is removed (:func:`clean_stale_staging`), and (object stores) a bucket
+    that exists."""
     options = storage_options(options)
     fs, root = filesystem(url, options)
     shown = scrub(url)
+    try:
+        clean_stale_staging(fs, root)
+    except Exception as exc:  # noqa: BLE001 - best effort (a listing may be forbidden) ...
+        if is_no_answer(exc):  # ... but a dead or silent server is one line now
+            raise _remote_error(shown, "", exc, options) from None
     try:
         fs.invalidate_cache(root)
         existing = fs.find(root, maxdepth=None)
@@ -536,12 +542,7 @@ def _begin_build(url: str, options: dict):
     """``(fs, root, staging)`` of a new build to ``url``: stale temporary prefixes of dead
     builds removed, the target checked free, a fresh temporary prefix named (not created)."""
     fs, root = filesystem(url, options)
-    try:
-        clean_stale_staging(fs, root)
-    except Exception as exc:  # noqa: BLE001 - best effort (a listing may be forbidden) ...
-        if is_no_answer(exc):  # ... but a dead or silent server is one line now
-            raise _remote_error(scrub(url), "", exc, options) from None
-    check_url_target(url, options)
+    check_url_target(url, options)  # sweeps what dead builds left first
     return fs, root, f"{root}{STAGING}{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
