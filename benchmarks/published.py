@@ -155,15 +155,16 @@ def timing(datasets: list[str], k: int, repeat: int, max_rows: int, out: Path) -
     write_csv(pd.DataFrame(records), out.with_suffix(".csv"), float_format="%.6g")
 
 
-def verdicts(df: pd.DataFrame, method: str = "gds") -> pd.DataFrame:
+def verdicts(df: pd.DataFrame, method: str = "gds", rivals: list[str] = OTHERS) -> pd.DataFrame:
     """One row per (dataset, evaluator, measure, k): ``method`` against the best of
-    :data:`OTHERS`, and whether it is below ``random`` by more than one standard deviation."""
+    ``rivals`` (:data:`OTHERS` by default), and whether it is below ``random`` by more than
+    one standard deviation."""
     g = df.groupby(["dataset", "evaluator", "measure", "k", "method"])["value"]
     s = g.agg(mean="mean", std=lambda v: float(np.std(v, ddof=1))).reset_index()
     rows = []
     for key, cell in s.groupby(["dataset", "evaluator", "measure", "k"]):
         cell = cell.set_index("method")
-        others = cell[cell.index.isin(OTHERS)]
+        others = cell[cell.index.isin(rivals)]
         if method not in cell.index or others.empty:
             continue
         if cell["mean"].max() - cell["mean"].min() < 1e-12:

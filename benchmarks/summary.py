@@ -18,7 +18,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from _common import REPO_ROOT, emit, md_table  # noqa: E402
@@ -51,22 +50,13 @@ def load_results(folder: Path = RESULTS) -> pd.DataFrame:
 
 def verdicts(df: pd.DataFrame, rivals: list[str], method: str = "gds") -> pd.Series:
     """``win``, ``tie`` or ``loss`` of ``method`` against the best of ``rivals`` per cell: a
-    tie is within one fold standard deviation (the larger of the two means' deviations)."""
-    stats = (df.groupby([*CELL, "method"])["value"]
-             .agg(mean="mean", std=lambda v: float(np.std(v, ddof=1))).reset_index())
-    out = {}
-    for key, cell in stats.groupby(CELL):
-        cell = cell.set_index("method")
-        others = cell[cell.index.isin(rivals)]
-        if method not in cell.index or others.empty:
-            continue
-        if cell["mean"].max() - cell["mean"].min() < 1e-12:
-            continue  # k = every selectable feature: every method selects the same
-        best = others["mean"].idxmax()
-        diff = cell.at[method, "mean"] - others.at[best, "mean"]
-        tol = max(cell.at[method, "std"], others.at[best, "std"])
-        out[key] = "win" if diff > tol else ("loss" if diff < -tol else "tie")
-    return pd.Series(out, dtype=object)
+    tie is within one fold standard deviation (the larger of the two means' deviations);
+    the scoreboard's rule (:func:`published.verdicts`)."""
+    from published import verdicts as cells
+
+    v = cells(df, method, rivals)
+    return (v.set_index(CELL)["verdict"].astype(object) if len(v)
+            else pd.Series(dtype=object))
 
 
 def time_ratios(df: pd.DataFrame, rivals: list[str], method: str = "gds") -> pd.Series:
