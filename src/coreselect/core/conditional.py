@@ -157,6 +157,7 @@ class ConditionalTables:
     def __init__(self, features_n_codes, labels_n_codes, whole: ConditionalCounts):
         """``whole``: the counts of all rows (:func:`conditional_counts`, or their sum over
         the shards); the numbers of codes group the indicators into columns."""
+        _check_size(len(features_n_codes), len(labels_n_codes))  # before any table is built
         self.Gf, self.Gl = _aggregator(features_n_codes), _aggregator(labels_n_codes)
         self.whole = whole
         self.n = whole.n
@@ -225,7 +226,6 @@ def cmim(features: DiscreteMatrix, labels: DiscreteMatrix, n_select: int, *,
     ``n_select`` positions in selection order and each pick's criterion value."""
     if features.n_samples != labels.n_samples:
         raise InputError(f"X has {features.n_samples} samples but Y has {labels.n_samples}")
-    _check_size(features.n_columns, labels.n_columns)
     E, Z = _indicators(features), _indicators(labels)
     tables = ConditionalTables(features.n_codes, labels.n_codes, _counts(E, Z))
     return cmim_order(tables, lambda s: step_counts(features, labels, s, E=E, Z=Z), n_select,
@@ -248,8 +248,7 @@ def cmim_order(tables: ConditionalTables, given: Callable[[int], StepCounts], n_
     selection order and each pick's criterion value. Ties go to the lowest position (callers
     keep columns in increasing original-id order, as for the other greedies). Only
     ``selectable`` columns are picked."""
-    d, n_labels = tables.shape
-    _check_size(d, n_labels)
+    d = tables.shape[0]
     allowed = np.ones(d, bool) if selectable is None else np.asarray(selectable, bool).copy()
     if n_select > int(allowed.sum()):
         raise InputError(f"cannot select {n_select} features: only {int(allowed.sum())} are "

@@ -292,6 +292,16 @@ def row_sharded_statistics(source: RowMapReduce, *, k: int, lam: float = 0.5, p:
     return stats, params
 
 
+def _oracle(source: RowMapReduce, stats: Statistics, backend: Backend) -> RowShardedOracle:
+    """The distances from a column to all, each step's counts summed over the shards (by the
+    provider's own ``step`` where it has one: a store reads one column, not whole tiles)."""
+    step = getattr(source, "step", None)
+    if step is None:
+        def step(u: int, backend: Backend) -> np.ndarray:
+            return source.map_reduce(step_task, u, backend)
+    return RowShardedOracle(stats, lambda u: step(int(u), backend), backend)
+
+
 def greedy_on_columns(source: RowMapReduce, stats: Statistics, params: ObjectiveParams,
                       columns: np.ndarray | None, n_select: int, *, alternate: bool,
                       keep_constant: bool = False, backend: Backend = "auto",
@@ -307,11 +317,7 @@ def greedy_on_columns(source: RowMapReduce, stats: Statistics, params: Objective
     if n_select > columns.size:
         raise InputError(
             f"k={n_select} is larger than the number of selectable features ({columns.size})")
-    step = getattr(source, "step", None)
-    if step is None:
-        def step(u: int, backend: Backend) -> np.ndarray:
-            return source.map_reduce(step_task, u, backend)
-    oracle = RowShardedOracle(stats, lambda u: step(int(u), backend), backend)
+    oracle = _oracle(source, stats, backend)
     if not isinstance(stats.relevance, np.ndarray) and 2 * columns.size > stats.n_columns:
         # A sparse relevance restricted to the columns would copy every pair: run over all
         # columns with the others not selectable (the same selection, as Problem.run).
@@ -396,11 +402,7 @@ def select_conditional(source: RowMapReduce, *, k: int, p: int,
         tables, lambda s: source.map_reduce(conditional_step_task, int(s)), k,
         selectable=np.ones(stats.n_columns, bool) if keep_constant else ~stats.is_constant,
         callback=callback)
-    step = getattr(source, "step", None)
-    if step is None:
-        def step(u: int, backend: Backend) -> np.ndarray:
-            return source.map_reduce(step_task, u, backend)
-    oracle = RowShardedOracle(stats, lambda u: step(int(u), backend), backend)
+    oracle = _oracle(source, stats, backend)
     pair = np.zeros((chosen.size, chosen.size))
     for i, u in enumerate(chosen[:-1]):
         pair[i, i + 1:] = oracle.distances_from(int(u))[chosen[i + 1:]]
