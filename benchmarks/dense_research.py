@@ -220,7 +220,7 @@ class _Supervised(_Ranker):
         return self
 
 
-class _Conditional(_Ranker):
+class _JointMI(_Ranker):
     """Joint mutual information on the default's codes (five equal-frequency bins), in place
     of relevance against pairwise redundancy (Brown et al., JMLR 2012), summed over the
     labels: the column of largest ``sum_s sum_l I(f; l | s)`` over the selected ``s``
@@ -229,16 +229,18 @@ class _Conditional(_Ranker):
     CMIM takes the smallest over ``s`` instead of the sum)."""
 
 
-    def fit(self, X, Y) -> "_Conditional":
+    def fit(self, X, Y) -> "_JointMI":
         import time
 
-        from coreselect.core.conditional import ConditionalTables
+        from coreselect.core.conditional import (
+            ConditionalTables, conditional_counts, step_counts,
+        )
         from coreselect.core.discretize import discretize, discretize_labels
         from coreselect.core.objective import argmax_first
 
         t0 = time.perf_counter()
-        D = discretize(X)
-        tables = ConditionalTables(D, discretize_labels(Y))
+        D, L = discretize(X), discretize_labels(Y)
+        tables = ConditionalTables(D.n_codes, L.n_codes, conditional_counts(D, L))
         score = tables.relevance().sum(axis=1)
         penalty = np.where(D.n_codes > 1, 0.0, -np.inf)
         total = np.zeros(D.n_columns)
@@ -247,7 +249,7 @@ class _Conditional(_Ranker):
             pick = argmax_first(score + penalty)
             chosen.append(pick)
             penalty[pick] = -np.inf
-            total += tables.given(pick).sum(axis=1)
+            total += tables.given(step_counts(D, L, pick)).sum(axis=1)
             score = total
         self.selected_ = np.asarray(chosen, dtype=np.int64)
         self.seconds_ = time.perf_counter() - t0
@@ -255,7 +257,7 @@ class _Conditional(_Ranker):
 
 
 #: candidates with a conditional criterion (``gds-cmim``: the library's; ``gds-jmi``:
-#: :class:`_Conditional`)
+#: :class:`_JointMI`)
 CONDITIONAL = {"gds-jmi": "jmi", "gds-cmim": "cmim"}
 
 #: candidates with another relevance matrix (:class:`_Relevance`)
@@ -270,8 +272,8 @@ def factory(name: str):
 
         return lambda k, seed: CalibratedGDS(k=k, lam=None, p=None, relevance=None,
                                              calibration="cmim", random_state=seed)
-    if name in CONDITIONAL:
-        return lambda k, seed: _Conditional(k, seed, CONDITIONAL[name])
+    if name == "gds-jmi":
+        return lambda k, seed: _JointMI(k, seed)
     if name in RELEVANCE:
         return lambda k, seed: _Relevance(k, seed, RELEVANCE[name])
     return lambda k, seed: _Binned(k, seed, BINS[name])
