@@ -5,6 +5,7 @@ chosen leave-one-dataset-out against every rival.
 
     python benchmarks/dense_research.py run [--datasets emotions,scene,yeast,CAL500]
                                             [--methods gds-b3,gds-b8,...] [--folds 3]
+    python benchmarks/dense_research.py shares [--max-rows 6000]
     python benchmarks/dense_research.py report
 
 ``run`` cross-validates each candidate with ``run_protocol`` (what ``coreselect evaluate`` runs:
@@ -33,12 +34,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from _common import REPO_ROOT, cross_validate, emit, md_table  # noqa: E402
+from _common import REPO_ROOT, cross_validate, emit, md_table, write_csv  # noqa: E402
 from published import ORDER, load_rows  # noqa: E402
 from rivals import DENSE, MEASURES, OUT as RIVALS_OUT, RIVALS, _counts, _share, leave_one_dataset_out, verdicts  # noqa: E402
 
 OUT = REPO_ROOT / "docs" / "results" / "dense_research"
 REPORT = REPO_ROOT / "docs" / "results" / "dense_research.md"
+
+#: The calibration the binning and relevance candidates change one thing of: the weighing the
+#: default takes on sparse data, and took everywhere when they were measured.
+WEIGHING = "information"
 
 #: candidate -> bins per split column: an int, or "cbrt" (the cube root of the training rows,
 #: never fewer than 5: bins that grow with n, decided from n in the first pass)
@@ -68,7 +73,7 @@ class _Ranker:
 
 
 class _Binned(_Ranker):
-    """Centralized GDS (the library default otherwise) with the bins of one :data:`BINS` rule."""
+    """Centralized GDS (the weighing, :data:`WEIGHING`, otherwise) with the bins of one :data:`BINS` rule."""
 
     def __init__(self, k: int, seed: int, rule: int | str):
         super().__init__(k, seed)
@@ -77,14 +82,14 @@ class _Binned(_Ranker):
     def fit(self, X, Y) -> "_Binned":
         from coreselect.evaluation.gds import CalibratedGDS
 
-        inner = CalibratedGDS(k=self.k, n_bins=bins_for(self.rule, X.shape[0]),
+        inner = CalibratedGDS(k=self.k, n_bins=bins_for(self.rule, X.shape[0]), calibration=WEIGHING,
                               random_state=self.seed).fit(X, Y)
         self.selected_, self.seconds_ = inner.selected_, inner.seconds_
         return self
 
 
 class _Relevance(_Ranker):
-    """Centralized GDS (the library default) with another feature-label relevance matrix in
+    """Centralized GDS (:data:`WEIGHING`) with another feature-label relevance matrix in
     place of the binned MI: ``"ksg"``, the nearest-neighbour estimate of I(x; l) on the raw
     column (Kraskov et al. 2004, scikit-learn's ``mutual_info_classif``, 3 neighbours, in
     bits); ``"uc"``, the binned MI over the label's entropy (the share of each label's
@@ -124,7 +129,7 @@ class _Relevance(_Ranker):
         base = problem.relevance_matrix
         problem.relevance_matrix = self._matrix(X, Y, base)
         try:
-            inner = CalibratedGDS(k=self.k, random_state=self.seed).fit(X, Y)
+            inner = CalibratedGDS(k=self.k, calibration=WEIGHING, random_state=self.seed).fit(X, Y)
         finally:
             problem.relevance_matrix = base
         self.selected_, self.seconds_ = inner.selected_, inner.seconds_
@@ -196,7 +201,7 @@ def supervised_codes(X: np.ndarray, Y: np.ndarray, max_bins: int = 10) -> np.nda
 
 
 class _Supervised(_Ranker):
-    """Centralized GDS (the library default) on supervised cut points (:func:`supervised_codes`)
+    """Centralized GDS (:data:`WEIGHING`) on supervised cut points (:func:`supervised_codes`)
     instead of five equal-frequency bins; the codes are used as they are (``strategy="none"``)."""
 
 
@@ -210,10 +215,11 @@ class _Supervised(_Ranker):
         t0 = time.perf_counter()
         codes = supervised_codes(Xd, Yd)
         varying = int((codes.max(axis=0) > codes.min(axis=0)).sum())
-        sel = list(CalibratedGDS(k=min(self.k, varying), strategy="none",
+        sel = list(CalibratedGDS(k=min(self.k, varying), strategy="none", calibration=WEIGHING,
                                  random_state=self.seed).fit(codes, Yd).selected_) if varying else []
         if len(sel) < self.k:  # columns without a cut are constant: fill by the default's order
-            rest = CalibratedGDS(k=self.k, random_state=self.seed).fit(Xd, Yd).selected_
+            rest = CalibratedGDS(k=self.k, calibration=WEIGHING,
+                                 random_state=self.seed).fit(Xd, Yd).selected_
             sel += [c for c in rest if c not in set(sel)][:self.k - len(sel)]
         self.selected_ = np.asarray(sel, dtype=np.int64)
         self.seconds_ = time.perf_counter() - t0
@@ -272,6 +278,10 @@ def factory(name: str):
 
         return lambda k, seed: CalibratedGDS(k=k, lam=None, p=None, relevance=None,
                                              calibration="cmim", random_state=seed)
+    if name == "gds-information":  # the weighing on every set (the default before "auto")
+        from coreselect.evaluation.gds import CalibratedGDS
+
+        return lambda k, seed: CalibratedGDS(k=k, calibration=WEIGHING, random_state=seed)
     if name == "gds-jmi":
         return lambda k, seed: _JointMI(k, seed)
     if name in RELEVANCE:
@@ -286,6 +296,47 @@ def run(datasets: list[str], methods: list[str], folds: int, max_rows: int) -> N
         evs = tuple(sorted(set(pd.read_csv(RIVALS_OUT / f"{name}.csv").evaluator)))
         cross_validate(name, X, Y, n_rows, {m: factory(m) for m in methods}, ks, OUT,
                        folds, evs)
+
+
+SHARES = OUT / "shares.csv"
+
+
+def shares(max_rows: int) -> None:
+    """What ``calibration="auto"`` takes on every set of the data folder, the older twelve
+    and the nine hold-out sets: the share of non-zero codes in the cells of the non-constant
+    columns (the default binning, on the rows the benchmarks use: a random ``max_rows`` of
+    the larger sets, seed 0), the rule's threshold beside it; ``shares.csv`` beside the
+    candidates' CSVs."""
+    from holdout import MLDR
+
+    from coreselect.core.objective import DENSE_SHARE
+    from coreselect.selection.sources import InMemorySource
+    from coreselect.selection.spec import Objective
+
+    rows = []
+    for kind, names in (("older", ORDER), ("hold-out", MLDR)):
+        for name in names:
+            X, Y, n_rows = load_rows(name, max_rows)
+            source = InMemorySource(X, Y)
+            share = source.nonzero_share()
+            rows.append(dict(dataset=name, sets=kind, rows=X.shape[0], features=X.shape[1],
+                             varying=source.n_selectable(), labels=Y.shape[1],
+                             nonzero_share=round(share, 4), threshold=DENSE_SHARE,
+                             auto=source.decide(Objective(k=1)).calibration))
+            print(rows[-1], file=sys.stderr, flush=True)
+    OUT.mkdir(parents=True, exist_ok=True)
+    write_csv(pd.DataFrame(rows), SHARES)
+
+
+def _shares_table() -> str:
+    if not SHARES.is_file():
+        return "(`python benchmarks/dense_research.py shares` has not been run.)"
+    t = pd.read_csv(SHARES)
+    return md_table(["dataset", "sets", "rows", "features (varying)", "labels",
+                     "non-zero share", "`auto` takes"],
+                    [[r.dataset, r.sets, r.rows, f"{r.features} ({r.varying})", r.labels,
+                      f"{r.nonzero_share:.3f}", f"`{r.auto}`"] for r in t.itertuples()],
+                    align="llrrrrl")
 
 
 def load_all() -> pd.DataFrame:
@@ -406,21 +457,30 @@ def report() -> None:
             + "\n\n## Time\n\nSeconds per selection on one training fold (mean over the "
               "folds, wall time, one process on a shared 2-core machine), the rivals' rows "
               "from rivals.md:\n\n" + _seconds(df, [*datasets, *sparse_sets]))
+    body += ("\n\n## What the default takes on each set\n\n`calibration=\"auto\"` (the "
+             "default) takes `cmim` where at least half the cells of the non-constant binned "
+             "columns hold a non-zero code (code 0 is a column's most frequent bin), "
+             "`information` elsewhere; written by `python benchmarks/dense_research.py "
+             "shares`:\n\n" + _shares_table())
     emit("The criterion on dense numeric columns", body, str(REPORT))
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     sub = p.add_subparsers(dest="cmd", required=True,
-                           help="run: cross-validate the candidates; report: write the table")
+                           help="run: cross-validate the candidates; shares: what the default takes on each set; report: write the table")
     r = sub.add_parser("run", help="cross-validate the candidates")
     r.add_argument("--datasets", default=",".join(DENSE), help="comma-separated dataset names")
     r.add_argument("--methods", default=",".join(BINS), help="comma-separated candidates")
     r.add_argument("--folds", type=int, default=3, help="cross-validation folds")
     r.add_argument("--max-rows", type=int, default=6000, help="random row cut (seed 0)")
+    sh = sub.add_parser("shares", help="what calibration='auto' takes on every set")
+    sh.add_argument("--max-rows", type=int, default=6000, help="random row cut (seed 0)")
     sub.add_parser("report", help="write docs/results/dense_research.md")
     a = p.parse_args()
-    if a.cmd == "run":
+    if a.cmd == "shares":
+        shares(a.max_rows)
+    elif a.cmd == "run":
         run(a.datasets.split(","), a.methods.split(","), a.folds, a.max_rows)
     else:
         report()

@@ -122,7 +122,12 @@ def test_paper_calibration_is_eq2_and_depends_on_units():
 
 
 def test_default_calibration_is_known():
-    assert DEFAULT_CALIBRATION in CALIBRATIONS
+    from coreselect.core.objective import AUTO, CONDITIONAL, data_calibration
+
+    assert DEFAULT_CALIBRATION == AUTO
+    # what it stands for is always one of the others
+    for share in (None, 0.0, 0.49, 0.5, 0.8, 1.0):
+        assert data_calibration(share, 10, 3) in (*CALIBRATIONS, *CONDITIONAL)
 
 
 def test_unknown_calibration_is_a_typed_error():
@@ -191,8 +196,11 @@ def test_information_default_p_counts_every_selected_feature():
     from coreselect.core.objective import P_ALL, PAPER_P, default_p
     from coreselect.selection.spec import Objective
 
-    assert Objective(k=5).calibration == DEFAULT_CALIBRATION == "information"
-    assert Objective(k=5).p == default_p("information") == P_ALL
+    assert Objective(k=5).calibration == DEFAULT_CALIBRATION == "auto"
+    assert Objective(k=5).p is None  # set by the calibration "auto" stands for on the data
+    assert Objective(k=5, calibration="information").p == default_p("information") == P_ALL
+    assert Objective(k=5).decided(0.1, 10, 3).p == P_ALL
+    assert Objective(k=5).decided(0.8, 10, 3).p == PAPER_P  # cmim's (it has no top-p cut)
     for calibration in CALIBRATIONS:
         if calibration != "information":
             assert Objective(k=5, calibration=calibration).p == PAPER_P

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -36,7 +37,10 @@ from coreselect.selection.checkpoint import Checkpoint, decode, encode
 from coreselect.cli import main
 from coreselect.core.objective import P_ALL
 from coreselect.errors import CheckpointError
-from coreselect.selection import select
+from coreselect.selection import select as _select
+# The checkpointed greedy is the weighing's: on these dense random codes the default
+# ("auto") takes cmim, which records no checkpoint (refused: tests/test_conditional.py).
+select = functools.partial(_select, calibration="information")
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 MODES = ("centralized", "distributed", "streaming", "rows")
@@ -347,13 +351,13 @@ def test_a_damaged_checkpoint_is_refused_in_one_line(tmp_path, capsys, how):
     write(from_arrays(X, Y, name="d"), data)
     path = tmp_path / "run.ckpt"
     with pytest.raises(SystemExit) as exc:
-        main(["select", str(data), "-k", "3", "--json", "--checkpoint", str(path)])
+        main(["select", str(data), "-k", "3", "--json", "--calibration", "information", "--checkpoint", str(path)])
     assert exc.value.code == 0
     capsys.readouterr()
     _damage(path, how)
     before = path.read_bytes() if path.is_file() else None
     with pytest.raises(SystemExit) as exc:
-        main(["select", str(data), "-k", "3", "--json", "--checkpoint", str(path)])
+        main(["select", str(data), "-k", "3", "--json", "--calibration", "information", "--checkpoint", str(path)])
     out, err = capsys.readouterr()
     assert exc.value.code == 2 and out == "", err
     assert len(err.strip().splitlines()) == 1 and "checkpoint" in err, err
@@ -414,7 +418,7 @@ def test_cli_refuses_a_mismatch_in_one_line(tmp_path, capsys):
     data = tmp_path / "d.arff"
     write(from_arrays(X, Y, name="d"), data)
     path = tmp_path / "run.ckpt"
-    base = ["select", str(data), "--json", "--checkpoint", str(path)]
+    base = ["select", str(data), "--json", "--calibration", "information", "--checkpoint", str(path)]
     with pytest.raises(SystemExit) as exc:
         main([*base, "-k", "3"])
     assert exc.value.code == 0
@@ -460,7 +464,7 @@ def test_killed_run_resumes_with_the_same_result(tmp_path, capsys, monkeypatch, 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CORESELECT_TEST_HOLD", raising=False)
     arguments = ["select", "d.csv", "--labels", "3", "-k", "5", "--json", "--quiet",
-                 "--min-bin-count", "1", *mode]
+                 "--min-bin-count", "1", "--calibration", "information", *mode]
     command = [sys.executable, "-m", "coreselect", *arguments]
     env = {**os.environ, "PYTHONPATH": str(SRC)}
 

@@ -176,7 +176,8 @@ def test_calibration_option_and_no_progress_bars_off_a_terminal(capsys):
     from coreselect.core.objective import CALIBRATIONS, DEFAULT_CALIBRATION
 
     code, out, err = run(capsys, "select", "synthesized", "-k", "3", "--json")
-    assert code == 0 and json.loads(out)["calibration"] == DEFAULT_CALIBRATION
+    # the default on binary columns: information
+    assert code == 0 and json.loads(out)["calibration"] == "information" != DEFAULT_CALIBRATION
     assert "\r" not in err and err == ""  # stderr is not a terminal here: no tqdm bars
     code, out, err = run(capsys, "select", "synthesized", "-k", "3", "--json",
                          "--calibration", CALIBRATIONS[-1])

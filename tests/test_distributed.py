@@ -27,7 +27,7 @@ from coreselect.store import build_store, open_store, shuffled_order
 from coreselect.selection.strategies import AltGreedy, DistributedGreedy, Greedy
 
 K = 6
-OBJ = Objective(k=K)
+OBJ = Objective(k=K, calibration="information")  # the weighing's parts
 
 
 def _data(n=240, d=300, seed=0, density=0.08, n_informative=8):

@@ -29,7 +29,8 @@ def test_fitted_attributes():
     assert sel.selected_.shape == (16,)
     assert sel.support_.sum() == 16 and sel.get_support().sum() == 16
     p = sel.result_.spec["p"]  # the default calibration's: every selected feature counts
-    assert p == default_p(DEFAULT_CALIBRATION)
+    assert sel.result_.spec["calibration"] == "information"  # binary columns: the weighing
+    assert p == default_p("information")
     # p "all" counts at most k features per label: the reported h's coefficient uses k
     assert sel.objective_ == pytest.approx((1 - 0.5) * 16 * 15 / (2 * 16 * 8) * sel.relevance_
                                            + 0.5 * sel.diversity_)
@@ -223,7 +224,8 @@ def test_calibration_is_passed_to_the_objective():
 
     ds = make_synthesized()
     sel = GDSSelector(k=4).fit(ds.X, ds.Y)
-    assert sel.result_.spec["calibration"] == DEFAULT_CALIBRATION
+    assert DEFAULT_CALIBRATION == "auto"
+    assert sel.result_.spec["calibration"] == "information"  # what "auto" takes on binary columns
     again = GDSSelector(k=4, calibration=DEFAULT_CALIBRATION).fit(ds.X, ds.Y)
     np.testing.assert_array_equal(sel.selected_, again.selected_)
     with pytest.raises(InvalidParameterError):

@@ -56,7 +56,12 @@ class GDSSelector(SelectorMixin, BaseEstimator):
     * diversity ``D(S) = sum_{pairs in S} d(u, v)``, with ``d(u, v) = 1 - I(u, v) / H(u, v)``
       the normalized variation of information (1: independent, 0: copies).
 
-    Under the default calibration, ``"information"``, each greedy step takes the candidate
+    The default calibration, ``"auto"``, is decided from the binned data: ``"cmim"`` (below)
+    where at least half the cells of the non-constant columns hold a non-zero code (dense
+    numeric data), ``"information"`` elsewhere, or wherever ``lam``, ``p`` or ``relevance``
+    is given. ``result_.spec["calibration"]`` says which one ran.
+
+    Under ``"information"``, each greedy step takes the candidate
     with the best ``(1 - lam) * dg' + lam * dR'``, where ``dg`` is the candidate's relevance
     ``sum_l MI(v, l)`` (``p`` is by default larger than any selection: every selected
     feature's relevance counts), ``dR = -sum_{x in S} I(x, v)`` minus the information it
@@ -71,7 +76,12 @@ class GDSSelector(SelectorMixin, BaseEstimator):
 
     Calibrations (``calibration=``; :data:`coreselect.core.objective.CALIBRATIONS`):
 
-    * ``"information"`` (default): as above;
+    * ``"auto"`` (default): ``"cmim"`` or ``"information"``, as above;
+    * ``"information"``: as above;
+    * ``"cmim"``: not a weighing: after the most relevant feature, the candidate of largest
+      ``sum_l min_{s in S} I(f; l | s)``, what it still tells about each label given the
+      selected feature that explains it best (CMIM; ``lam``, ``p`` and ``relevance`` do not
+      apply, and no checkpoint records it);
     * ``"range"``: each gain min-max scaled over the candidates, then
       ``(1 - lam) * dg' + lam * dD'`` (with the distances; an earlier default);
     * ``"paper"``: eq. (2) exactly, ``(1 - lam) * c * dg + lam * dD`` with
@@ -108,7 +118,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         Weight of diversity against relevance.
     p : int or None, default=None
         Number of features per label that count in ``g``; None: the calibration's
-        (:func:`coreselect.core.objective.default_p`: every selected feature under the default
+        (:func:`coreselect.core.objective.default_p`: every selected feature under
         ``"information"``, the paper's 10 under the others).
     relevance : {"mi", "nmi"}, default="mi"
         ``"mi"``: raw ``I(x,l)`` in bits, which is what reproduces the objective values of the
@@ -119,7 +129,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
     calibration : str or None, default=None
         How relevance and diversity are weighed in each greedy step: one of the calibrations
         listed above. None:
-        ``coreselect.core.objective.DEFAULT_CALIBRATION`` (``"information"``).
+        ``coreselect.core.objective.DEFAULT_CALIBRATION`` (``"auto"``).
     n_bins : int, default=5
         Bins per split column.
     strategy : {"auto", "quantile", "uniform", "none"}, default="auto"

@@ -559,10 +559,8 @@ MUTANTS += [
     # -- selection/strategies.py, selection/spec.py: the refusals ---------------------------------
     # (a mutant dropping the refusal of cmim in the distributed and streaming modes was here;
     # they run it now, CMIM on each part then on the union, and the refusal is gone)
-    R5("selection/strategies.py", "            if checkpoint is not None:\n"
-       "                raise InputError(f\"calibration={objective.calibration!r} does not record \"",
-       "            if False:\n"
-       "                raise InputError(f\"calibration={objective.calibration!r} does not record \"",
+    R5("selection/strategies.py", "        if decided.calibration in CONDITIONAL and checkpoint is not None:\n",
+       "        if False:\n",
        "cmim with a checkpoint is not refused before the checkpoint is opened"),
     R5("selection/spec.py", '            for name in ("lam", "p", "relevance"):\n',
        '            for name in ("lam", "relevance"):\n',
@@ -580,7 +578,7 @@ MUTANTS += [
        "                out[name] = functools.partial(_make_calibrated, lam=lam, relevance=relevance,\n"
        "                                              p=None, calibration=cal)",
        "evaluate gds-cmim passes --lam and --relevance on (refused unless the defaults)"),
-    R5("evaluation/gds.py", "        if calibration not in (*CALIBRATIONS, *CONDITIONAL):\n",
+    R5("evaluation/gds.py", "        if calibration not in (AUTO, *CALIBRATIONS, *CONDITIONAL):\n",
        "        if calibration not in CALIBRATIONS:\n",
        "CalibratedGDS refuses calibration cmim (gds-cmim cannot run)"),
 ]

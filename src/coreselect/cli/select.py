@@ -50,7 +50,7 @@ def shown_calibrations() -> tuple[str, ...]:
     """The calibrations ``select --help`` lists: the default, ``paper`` (reproduces the
     paper) and ``fixed`` (the paper's bounds hold); the others are kept for research
     (accepted, listed by ``--help-all``)."""
-    return tuple(dict.fromkeys((default_calibration(), "paper", "fixed", "cmim")))
+    return tuple(dict.fromkeys((default_calibration(), "information", "cmim", "paper", "fixed")))
 
 
 def _calibration_help(every: bool = False) -> str:
@@ -60,7 +60,7 @@ def _calibration_help(every: bool = False) -> str:
     rest = ("" if every else
             "; the others, kept for research, are listed by --help-all")
     return ("How relevance and diversity are weighed in each greedy step (cmim: a "
-            "conditional criterion instead): "
+            "conditional criterion instead; auto: decided from the binned data): "
             + "; ".join(f"{name}: {CALIBRATION_HELP.get(name, '')}" for name in names)
             + f"{rest}.  [default: {default_calibration()}]")
 
@@ -82,7 +82,7 @@ def _calibration_help(every: bool = False) -> str:
 @click.option("--lam", type=float, default=default("lam"), show_default=True, help="Weight of diversity (0..1).")
 @click.option("--p", "p", type=int, default=default("p"),
               help="Features per label counted in the relevance g (p at least the number of "
-                   "candidates counts them all).  [default: all under the default calibration "
+                   "candidates counts them all).  [default: all under the calibration "
                    "'information', 10 under the others]")
 @expert_option("--relevance", type=_choice("relevance"), default=default("relevance"), show_default=True,
                help="mi: raw I in bits (reproduces the paper's Table 2, classifies better); nmi: I/sqrt(H(x)H(l)) as in the paper's text.")
@@ -282,7 +282,8 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
             if png_tmp is not None:
                 from coreselect.selection.explain import plot_coverage
 
-                plot_coverage(result.label_relevance, report["p"], png_tmp,
+                # cmim has no top-p cut: every selected feature's relevance counts
+                plot_coverage(result.label_relevance, report["p"] or MAX_P, png_tmp,
                               label_names=result.shown_label_names(label_names),
                               n_labels_total=result.n_labels,
                               feature_names=result.names)
@@ -291,7 +292,8 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
                 export_columns(dataset, result.selected, export_tmp, **arff)
             if out_tmp is not None:
                 out_tmp.write_text(json.dumps(_json_report(report), indent=2) + "\n")
-    click.echo(json.dumps(_json_report(report)) if as_json else _table(report))
+    click.echo(json.dumps(_json_report(report)) if as_json
+               else _table(report, by_default=calibration is None))
     if not quiet:
         for path in (out, export, xml, coverage_png, k_curve):
             if path is not None:
@@ -523,7 +525,9 @@ def _k_text(report: dict) -> str:
     return f"auto -> {auto['k']} (best mean at {auto['best_k']}, cap {auto['cap']})"
 
 
-def _table(report: dict) -> str:
+def _table(report: dict, by_default: bool = False) -> str:
+    """The selection as the command prints it (``by_default``: the calibration was not given,
+    and the summary says which one the data's default stood for)."""
     rows = [f"{'rank':>4}  {'index':>7}  {'relevance':>9}  {'mean dist':>9}  name"]
     names = report.get("names") or [""] * len(report["selected"])
     rel = report.get("feature_relevance") or [math.nan] * len(report["selected"])
@@ -538,6 +542,10 @@ def _table(report: dict) -> str:
             f"{report['objective']:.4f} bits   relevance g = {report['relevance']:.4f}   "
             f"diversity D = {report['diversity']:.4f}   ({report['mode']}, "
             f"k={_k_text(report)}; {report['seconds']:.3f} s selection)")
+        if by_default:
+            rows.append(f"calibration {report['calibration']}: the default on data whose binned "
+                        "columns are mostly non-zero (dense numeric); --calibration information "
+                        "weighs relevance against redundancy instead")
     else:
         rows.append(
             f"objective h = {report['objective']:.4f}   relevance g = {report['relevance']:.4f}   "
@@ -557,7 +565,7 @@ def _table(report: dict) -> str:
         rows.append(f"checkpoint {info['checkpoint']}: resumed with {parts}"
                     f"{info['resumed_from_step']} of {report['k']} step(s) recorded")
     if report.get("explanations"):
-        among = "relevant to" if report["p"] >= MAX_P else "among the top-p for"
+        among = "relevant to" if (report["p"] or MAX_P) >= MAX_P else "among the top-p for"
         rows += ["", f"why each was picked (labels it is {among}; share of g; nearest pick):"]
         shown = report.get("labels_explained")
         if shown:  # too many labels to keep: the top ones by their term of g

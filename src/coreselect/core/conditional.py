@@ -33,12 +33,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from coreselect.core.discretize import DiscreteMatrix
+from coreselect.core.objective import CONDITIONAL_MAX_CELLS as MAX_CELLS
 from coreselect.core.objective import argmax_first
 from coreselect.errors import InputError
-
-#: Cells of the (features x labels) tables a run keeps (each label's worst case so far, and
-#: one step's conditional information): refused above this rather than exhausting memory.
-MAX_CELLS = 200_000_000
 
 
 def _xlogx(x) -> np.ndarray:
@@ -235,8 +232,8 @@ def cmim(features: DiscreteMatrix, labels: DiscreteMatrix, n_select: int, *,
 def _check_size(d: int, n_labels: int) -> None:
     if d * max(n_labels, 1) > MAX_CELLS:
         raise InputError(f"calibration='cmim' keeps a (features x labels) table: {d} x "
-                         f"{n_labels} cells is more than {MAX_CELLS:,}; use the default "
-                         "calibration on data this wide")
+                         f"{n_labels} cells is more than {MAX_CELLS:,}; use "
+                         "calibration='information' on data this wide")
 
 
 def cmim_order(tables: ConditionalTables, given: Callable[[int], StepCounts], n_select: int,

@@ -10,12 +10,14 @@ every candidate's marginal gain in O(d) per greedy step.
 
 ``ObjectiveParams.calibration`` chooses how the greedy weighs the two marginal gains at each
 step (:data:`CALIBRATIONS`, :func:`coreselect.core.greedy.step_scores`): ``"paper"`` is eq. (2);
-``"range"`` min-max scales each gain over the remaining candidates (unit-free); the library
-default :data:`DEFAULT_CALIBRATION` (``"information"``) does the same with the relevance of
-every selected feature counted (no top-p cut, :func:`default_p`) against the information a
-candidate shares with the selection, in bits, instead of its distances to it. Both were better
-across the shared datasets (docs/results/calibration.md), at the price of the paper's fixed
-objective and its bounds.
+``"range"`` min-max scales each gain over the remaining candidates (unit-free);
+``"information"`` does the same with the relevance of every selected feature counted (no top-p
+cut, :func:`default_p`) against the information a candidate shares with the selection, in
+bits, instead of its distances to it. Both were better across the shared datasets
+(docs/results/calibration.md), at the price of the paper's fixed objective and its bounds.
+The library default :data:`DEFAULT_CALIBRATION` (``"auto"``) is decided from the data
+(:func:`data_calibration`): the conditional criterion ``"cmim"`` (:data:`CONDITIONAL`) on dense
+numeric columns, ``"information"`` elsewhere.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ TIE_RTOL = 1e-9
 #: * ``"paper"``: eq. (2) exactly, ``(1-lam) c dg + lam dD`` (reproduces the paper's Table 2);
 #: * ``"spread"``: each marginal-gain vector divided by its standard deviation over the
 #:   remaining candidates, ``(1-lam) dg/sd(dg) + lam dD/sd(dD)``;
-#: * ``"range"`` (the default): each marginal-gain vector min-max scaled to [0, 1] over the
+#: * ``"range"``: each marginal-gain vector min-max scaled to [0, 1] over the
 #:   remaining candidates, ``(1-lam) dg' + lam dD'``;
 #: * ``"balanced"``: as ``"range"``, with the diversity spread at least one distance unit;
 #: * ``"ratio"``: ``dg^(1-lam) * (dD/|S|)^lam``, the relevance gain times a power of the mean
@@ -43,7 +45,7 @@ TIE_RTOL = 1e-9
 #:   data's first steps: ``h = (1-lam) g / R_g + lam D / R_D`` (:attr:`ObjectiveParams.ranges`,
 #:   :func:`coreselect.core.greedy.first_ranges`). A fixed objective, so the paper's bounds
 #:   hold for it (AltGreedy halves the relevance weight, as in eq. (2));
-#: * ``"information"`` (the default): as ``"range"``, with the diversity gain of a candidate
+#: * ``"information"`` (the default on sparse data, :data:`AUTO`): as ``"range"``, with the diversity gain of a candidate
 #:   ``v`` replaced by ``-sum_{x in S} I(x; v)``, minus the information it shares with the
 #:   selection in bits (the redundancy of mRMR and of the published selectors, where the
 #:   distance ``d = 1 - I/H`` counts a rare near-copy as far away), and ``p`` by default
@@ -55,7 +57,20 @@ TIE_RTOL = 1e-9
 #: per-step ones (spread, range, balanced, ratio, information) skip copies (distance 0) of
 #: selected features while anything else is left.
 CALIBRATIONS = ("paper", "spread", "range", "balanced", "ratio", "fixed", "information")
-DEFAULT_CALIBRATION = "information"
+#: The library default: the criterion is decided from the data once its columns are binned
+#: (:func:`data_calibration`), ``"cmim"`` on dense numeric columns, ``"information"``
+#: elsewhere.
+AUTO = "auto"
+DEFAULT_CALIBRATION = AUTO
+#: ``"auto"`` takes ``"cmim"`` where at least this share of the cells of the non-constant
+#: columns hold a non-zero code: dense numeric columns binned in equal-frequency bins have
+#: about ``1 - 1/n_bins`` (0.8 with five bins); text, counts and other sparse columns, whose
+#: zero is their code 0, a few per cent (docs/results/dense_research.md).
+DENSE_SHARE = 0.5
+#: Cells of the (features x labels) tables the conditional criterion keeps (each label's worst
+#: case so far, and one step's conditional information): refused above this rather than
+#: exhausting memory, and never chosen by ``"auto"``.
+CONDITIONAL_MAX_CELLS = 200_000_000
 #: Calibrations whose diversity gain is the negative information shared with the selection
 #: (:func:`coreselect.core.entropy.shared_information`) instead of the distance sum.
 SHARED_INFORMATION = ("information",)
@@ -73,6 +88,19 @@ PAPER_P = 10
 CONDITIONAL = ("cmim",)
 
 
+def data_calibration(nonzero_share: float | None, n_features: int, n_labels: int) -> str:
+    """What ``"auto"`` stands for on some data: ``"cmim"`` when at least
+    :data:`DENSE_SHARE` of the cells of the non-constant columns hold a non-zero code
+    (``nonzero_share``; None: not known) and its tables fit
+    (:data:`CONDITIONAL_MAX_CELLS`), ``"information"`` otherwise. Decided from counts that
+    add over rows, so every mode decides alike."""
+    if nonzero_share is None or nonzero_share < DENSE_SHARE:
+        return "information"
+    if n_features * max(n_labels, 1) > CONDITIONAL_MAX_CELLS:
+        return "information"
+    return "cmim"
+
+
 def default_p(calibration: str) -> int:
     """The ``p`` a calibration uses unless one is given: :data:`P_ALL` (every selected
     feature's relevance counts) for ``"information"``, the paper's 10 otherwise."""
@@ -88,6 +116,8 @@ CALIBRATION_HELP = {
              "(a fixed objective: the paper's bounds hold)",
     "information": "as range, against the information shared with the selection (bits) "
                    "instead of the distances, every selected feature's relevance counted",
+    "auto": "the default: cmim where most cells of the binned columns are non-zero (dense "
+            "numeric data), information elsewhere",
     "cmim": "not a weighing: the candidate that tells most about each label given any "
             "selected feature, sum over labels of min over S of I(f; l | s) (CMIM; better "
             "on small dense numeric data)",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from coreselect.core.objective import CALIBRATIONS, CONDITIONAL, DEFAULT_CALIBRATION
+from coreselect.core.objective import AUTO, CALIBRATIONS, CONDITIONAL, DEFAULT_CALIBRATION
 from coreselect.errors import InputError
 
 __all__ = ["CalibratedGDS"]
@@ -18,7 +18,8 @@ class CalibratedGDS:
     """Minimal selector: ``fit(X, Y)`` sets ``selected_`` (selection order) and ``seconds_``.
 
     Parameters are those of :class:`coreselect.GDSSelector` (centralized mode) plus
-    ``calibration`` (one of :data:`coreselect.core.objective.CALIBRATIONS`).
+    ``calibration`` (``"auto"``, the default, or one of
+    :data:`coreselect.core.objective.CALIBRATIONS` and ``CONDITIONAL``).
 
     The calibrated step scores do not involve ``k`` (only the paper's coefficient
     ``k(k-1)/(2p|L|)`` does), so for a calibration other than ``"paper"`` the selection of
@@ -30,9 +31,9 @@ class CalibratedGDS:
                  relevance: str | None = "mi",
                  calibration: str = DEFAULT_CALIBRATION, n_bins: int = 5, strategy: str = "auto",
                  min_bin_count: int = 10, random_state=None):
-        if calibration not in (*CALIBRATIONS, *CONDITIONAL):
+        if calibration not in (AUTO, *CALIBRATIONS, *CONDITIONAL):
             raise InputError(f"unknown calibration {calibration!r}; choose from "
-                             f"{(*CALIBRATIONS, *CONDITIONAL)}")
+                             f"{(AUTO, *CALIBRATIONS, *CONDITIONAL)}")
         self.k, self.lam, self.p, self.relevance = k, lam, p, relevance
         self.calibration = calibration
         self.n_bins, self.strategy, self.min_bin_count = n_bins, strategy, min_bin_count

@@ -238,7 +238,7 @@ def method_factories(
     passed to the baselines that take them (e.g. ``{"n_samples": 1000}``: ReliefF on a
     random sample of 1000 instances).
     """
-    from coreselect.core.objective import CALIBRATIONS, CONDITIONAL, DEFAULT_CALIBRATION
+    from coreselect.core.objective import AUTO, CALIBRATIONS, CONDITIONAL, DEFAULT_CALIBRATION
 
     out: dict[str, MethodFactory] = {}
     for name in names:
@@ -248,7 +248,7 @@ def method_factories(
         cal = DEFAULT_CALIBRATION if name == "gds" else (
             name[4:] if name.startswith("gds-") else None)
         if cal is not None:
-            known = (*CALIBRATIONS, *CONDITIONAL)
+            known = (AUTO, *CALIBRATIONS, *CONDITIONAL)
             if cal not in known:
                 raise InputError(f"unknown calibration in {name!r}; choose from {', '.join(known)}")
             if cal in CONDITIONAL:  # no weight, top-p or relevance measure to pass on
@@ -753,7 +753,9 @@ def run_lambda_sweep(
     bad = [v for v in lams if not 0.0 <= v <= 1.0]
     if bad:
         raise InputError(f"lambda values must lie in [0, 1], got {bad}")
-    methods = {f"{method}@{lam!r}": method_factories([method], lam=lam, relevance=relevance)[method]
+    # A sweep of the weight: gds weighs ("auto" would take the unweighed cmim on dense data).
+    name = "gds-information" if method == "gds" else method
+    methods = {f"{method}@{lam!r}": method_factories([name], lam=lam, relevance=relevance)[name]
                for lam in lams}
     df = run_protocol(X, Y, methods, ks, n_folds=n_folds, seed=seed, jobs=jobs, progress=progress,
                       evaluator=evaluator, measures=measures, folds=folds)

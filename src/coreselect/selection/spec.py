@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from numbers import Integral, Real
 from typing import Any, Callable, get_args
 
@@ -137,7 +137,7 @@ MAX_P = _objective.P_ALL
 
 def _calibrations() -> tuple[str, ...]:
     # read at every check: the tuple grows
-    return tuple(_objective.CALIBRATIONS) + tuple(_objective.CONDITIONAL)
+    return (_objective.AUTO, *_objective.CALIBRATIONS, *_objective.CONDITIONAL)
 
 
 #: The one table of parameters: name -> constraint (with its default).
@@ -216,6 +216,10 @@ class Objective:
     def __post_init__(self) -> None:
         if self.calibration is None:
             object.__setattr__(self, "calibration", default_calibration())
+        if self.calibration == _objective.AUTO and self._weighing_given():
+            # a weight, top-p cut or relevance measure belongs to the weighing: "auto" would
+            # otherwise ignore it on the data it gives the conditional criterion
+            object.__setattr__(self, "calibration", "information")
         if self.calibration in _objective.CONDITIONAL:
             for name in ("lam", "p", "relevance"):
                 value = getattr(self, name)
@@ -224,15 +228,32 @@ class Objective:
                     raise InputError(f"{name}={value!r} does not apply to calibration="
                                      f"{self.calibration!r}: its conditional criterion has no "
                                      "weight, top-p cut or relevance measure")
-        if self.p is None and self.calibration in _calibrations():
+        if self.p is None and self.calibration in _calibrations() and (
+                self.calibration != _objective.AUTO):  # "auto": the one it stands for sets p
             object.__setattr__(self, "p", _objective.default_p(self.calibration))
         for f in fields(self):
             check(f.name, getattr(self, f.name))
         if not isinstance(self.k, (int, np.integer)):  # None / "auto" are resolved by select
             raise InputError(f"the objective needs a number of features, got k={self.k!r}")
 
+    def _weighing_given(self) -> bool:
+        return any(getattr(self, name) is not None and not _is_default(name, getattr(self, name))
+                   for name in ("lam", "p", "relevance"))
+
+    def decided(self, nonzero_share: float | None, n_features: int,
+                n_labels: int) -> "Objective":
+        """This objective with ``calibration="auto"`` replaced by what it stands for on
+        data whose non-constant columns hold ``nonzero_share`` non-zero codes
+        (:func:`coreselect.core.objective.data_calibration`); itself otherwise."""
+        if self.calibration != _objective.AUTO:
+            return self
+        return replace(self, calibration=_objective.data_calibration(
+            nonzero_share, n_features, n_labels))
+
     def params(self, n_labels: int) -> _objective.ObjectiveParams:
         """The core's parameters of ``h`` for ``n_labels`` labels."""
+        if self.calibration == _objective.AUTO:
+            raise ValueError("calibration='auto' is decided from the data first (Objective.decided)")
         return _objective.ObjectiveParams(k=int(self.k), lam=float(self.lam), p=int(self.p),
                                           n_labels=int(n_labels), calibration=self.calibration)
 

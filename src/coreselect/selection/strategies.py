@@ -42,7 +42,7 @@ from coreselect.engines import make_engine
 from coreselect.errors import InputError
 from coreselect.engines.fixed_rate import measure_ranges, with_ranges
 from coreselect.selection.sources import Source, StoreSource
-from coreselect.core.objective import CONDITIONAL, PAPER_P
+from coreselect.core.objective import AUTO, CONDITIONAL, P_ALL, PAPER_P
 from coreselect.selection.spec import Objective, Progress, check
 
 log = logging.getLogger(__name__)
@@ -139,7 +139,9 @@ class SelectionResult:
 
         if self.label_relevance is None:
             raise InputError("this result holds no per-label relevances to explain")
-        return explain_selection(self.label_relevance, int(self.spec.get("p", PAPER_P)),
+        # cmim has no top-p cut: every selected feature's relevance counts
+        p = P_ALL if self.spec.get("calibration") in CONDITIONAL else self.spec.get("p", PAPER_P)
+        return explain_selection(self.label_relevance, int(p),
                                  self.pair_distances,
                                  label_names=self.shown_label_names(label_names),
                                  feature_names=self.names, min_share=min_share)
@@ -249,10 +251,16 @@ class Strategy(abc.ABC):
         """
         check("backend", backend)
         start = time.perf_counter()
-        if objective.calibration in CONDITIONAL:
-            if checkpoint is not None:
-                raise InputError(f"calibration={objective.calibration!r} does not record "
-                                 "checkpoints (its selection is fast on the data it suits)")
+        decided = source.decide(objective)  # "auto": the same criterion in every mode
+        if decided.calibration in CONDITIONAL and checkpoint is not None:
+            if objective.calibration == AUTO:  # not silently another criterion than without
+                raise InputError(
+                    f"the default criterion on this data is {decided.calibration!r} (most "
+                    "cells of its binned columns are non-zero: dense numeric data), which "
+                    "records no checkpoints; give calibration='information' to record one")
+            raise InputError(f"calibration={objective.calibration!r} does not record "
+                             "checkpoints (its selection is fast on the data it suits)")
+        objective = decided
         _check_k(objective.k, source)
         if checkpoint is not None:
             from coreselect.selection.checkpoint import as_checkpoint

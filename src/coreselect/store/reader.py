@@ -177,6 +177,12 @@ class ColumnStore:
         """Number of columns a selection may pick (constant columns only with ``keep_constant``)."""
         return self.n_features if keep_constant else self.n_features - int(self.meta["n_constant"])
 
+    def n_nonzero(self) -> int:
+        """Non-zero codes stored over all feature tiles, from the arrays' headers (no codes
+        are read)."""
+        return sum(self._npy_length(f"{tile_dir(b, r)}/indices.npy", tile_name(b, r))
+                   for r in range(self.n_row_blocks) for b in range(self.n_blocks))
+
     # -- data ----------------------------------------------------------------------------
     def labels(self) -> DiscreteMatrix:
         """The discretized labels of all rows."""

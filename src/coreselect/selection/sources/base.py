@@ -67,6 +67,19 @@ class Source(abc.ABC):
         """The seeded random partition of the candidate columns into ``m`` parts
         (``recorded``: as for :meth:`problem`, where the relevances are computed up front)."""
 
+    def nonzero_share(self) -> float | None:
+        """The share of the cells of the non-constant columns that hold a non-zero code (what
+        ``calibration="auto"`` is decided from); None when the source cannot tell."""
+        return None
+
+    def decide(self, objective: Objective) -> Objective:
+        """``objective`` with ``calibration="auto"`` replaced by what it stands for on this
+        source's data (:meth:`Objective.decided`), so every mode and engine decides alike."""
+        if objective.calibration != "auto":
+            return objective
+        n_labels = int(self.describe()["n_labels"])
+        return objective.decided(self.nonzero_share(), self.n_columns, n_labels)
+
     def row_shards(self, n_shards: str | int, keep_as: str | None = None,
                    ) -> tuple["RowShards", np.ndarray | None]:
         """The discretized data cut into shards of rows (for the row-sharded strategy), and

@@ -388,6 +388,14 @@ class InMemorySource(Source):
         return self.n_columns if self.binning.keep_constant else int(
             (~features.is_constant).sum())
 
+    def nonzero_share(self) -> float:
+        features = self._discrete[0]
+        n_varying = int((~features.is_constant).sum())
+        if n_varying == 0 or self.n_samples == 0:
+            return 0.0
+        # a constant column has a single code, 0: only the varying columns hold non-zeros
+        return float(features.codes.count_nonzero()) / (float(self.n_samples) * n_varying)
+
     def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
                 recorded: Recorded | None = None) -> Problem:
         """Relevances are computed once per relevance kind and reused by later runs on this
