@@ -342,6 +342,8 @@ def _shares_table() -> str:
 def load_all() -> pd.DataFrame:
     parts = []
     for p in sorted(OUT.glob("*.csv")):
+        if p == SHARES:
+            continue
         mine = pd.read_csv(p)
         theirs = pd.read_csv(RIVALS_OUT / p.name)
         theirs = theirs[theirs.method.isin(["gds", "random", *RIVALS])]

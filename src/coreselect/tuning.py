@@ -1,5 +1,5 @@
 """Let the training data choose the objective's form among a few stated candidates:
-the fixed default wins on sparse text and loses on some small dense sets.
+the default wins on sparse text and may lose elsewhere.
 
 The candidates (:data:`CANDIDATES`) are fixed in advance, not fitted to any dataset: the
 library default, the previous default calibration, more relevance, more diversity, and
@@ -31,7 +31,9 @@ from coreselect.errors import InputError
 
 #: name -> (calibration, lam, relevance); the first is the library default and is kept on ties
 CANDIDATES: dict[str, dict] = {
-    "default": dict(calibration="information", lam=0.5, relevance="mi"),
+    # "auto": cmim on dense numeric data; the others weigh (a given lam or relevance would
+    # make "auto" weigh too, so they name their calibration)
+    "default": dict(calibration="auto", lam=0.5, relevance="mi"),
     "range": dict(calibration="range", lam=0.5, relevance="mi"),
     "lam0.25": dict(calibration="information", lam=0.25, relevance="mi"),
     "lam0.75": dict(calibration="information", lam=0.75, relevance="mi"),
