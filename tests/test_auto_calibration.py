@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from coreselect import select
 from coreselect.core.discretize import discretize
 from coreselect.core.objective import (
-    AUTO, CONDITIONAL_MAX_CELLS, DEFAULT_CALIBRATION, DENSE_SHARE, data_calibration,
+    AUTO, CONDITIONAL_MAX_CELLS, CONDITIONAL_MAX_WORK, DEFAULT_CALIBRATION, DENSE_SHARE,
+    data_calibration,
 )
 from coreselect.errors import InputError
 from coreselect.selection.sources import InMemorySource, StoreSource
@@ -93,6 +94,12 @@ def test_the_rule_at_its_edges():
     # tables the conditional criterion would refuse: the weighing
     assert data_calibration(0.9, CONDITIONAL_MAX_CELLS, 1) == "cmim"
     assert data_calibration(0.9, CONDITIONAL_MAX_CELLS, 2) == "information"
+    # steps that would cost too much: rows x features x labels x k
+    n, d, L = 1000, 100, 10
+    k = CONDITIONAL_MAX_WORK // (n * d * L)
+    assert data_calibration(0.9, d, L, n, k) == "cmim"
+    assert data_calibration(0.9, d, L, n, k + 1) == "information"
+    assert data_calibration(0.9, d, L, n + 1, k) == "information"
 
 
 def test_a_weight_top_p_or_measure_given_means_the_weighing():
@@ -104,6 +111,10 @@ def test_a_weight_top_p_or_measure_given_means_the_weighing():
         Objective(k=3).params(2)
     # decided: the other calibrations are left as they are
     assert Objective(k=3, calibration="paper").decided(0.9, 5, 2).calibration == "paper"
+    # and the k asked for counts in the cost (k="auto": the cap)
+    tall = CONDITIONAL_MAX_WORK // (50 * 2 * 3)
+    assert Objective(k=3).decided(0.9, 50, 2, tall).calibration == "cmim"
+    assert Objective(k=4).decided(0.9, 50, 2, tall).calibration == "information"
 
 
 def _dense(seed=0, n=150, d=12):

@@ -67,6 +67,12 @@ DEFAULT_CALIBRATION = AUTO
 #: about ``1 - 1/n_bins`` (0.8 with five bins); text, counts and other sparse columns, whose
 #: zero is their code 0, a few per cent (docs/results/dense_research.md).
 DENSE_SHARE = 0.5
+#: ``rows x features x labels x k`` above which ``"auto"`` does not take the conditional
+#: criterion: each of its steps counts every (feature, label) pair over the rows where the
+#: new pick is not 0, tens of times the weighing's step on dense data with many labels (about
+#: tens of seconds of selection at this size on 2 cores); it was
+#: measured better on small and mid-sized dense data only.
+CONDITIONAL_MAX_WORK = 3 * 10**10
 #: Cells of the (features x labels) tables the conditional criterion keeps (each label's worst
 #: case so far, and one step's conditional information): refused above this rather than
 #: exhausting memory, and never chosen by ``"auto"``.
@@ -88,15 +94,18 @@ PAPER_P = 10
 CONDITIONAL = ("cmim",)
 
 
-def data_calibration(nonzero_share: float | None, n_features: int, n_labels: int) -> str:
+def data_calibration(nonzero_share: float | None, n_features: int, n_labels: int,
+                     n_samples: int = 0, k: int = 1) -> str:
     """What ``"auto"`` stands for on some data: ``"cmim"`` when at least
     :data:`DENSE_SHARE` of the cells of the non-constant columns hold a non-zero code
-    (``nonzero_share``; None: not known) and its tables fit
-    (:data:`CONDITIONAL_MAX_CELLS`), ``"information"`` otherwise. Decided from counts that
-    add over rows, so every mode decides alike."""
+    (``nonzero_share``; None: not known), its tables fit (:data:`CONDITIONAL_MAX_CELLS`) and
+    its steps cost at most :data:`CONDITIONAL_MAX_WORK`; ``"information"`` otherwise. Decided
+    from counts that add over rows and from the shape, so every mode decides alike."""
     if nonzero_share is None or nonzero_share < DENSE_SHARE:
         return "information"
     if n_features * max(n_labels, 1) > CONDITIONAL_MAX_CELLS:
+        return "information"
+    if n_samples * n_features * max(n_labels, 1) * max(k, 1) > CONDITIONAL_MAX_WORK:
         return "information"
     return "cmim"
 

@@ -210,7 +210,9 @@ def select(
         from coreselect.selection.autok import cap_for, choose_k
 
         cap = cap_for(_count_selectable(source, "auto"))
-        first = runner.run(replace(objective, k=cap), source, backend=backend,
+        # "auto" is decided once, for the order up to the cap: the chosen k's run is its prefix
+        objective = source.decide(replace(objective, k=cap))
+        first = runner.run(objective, source, backend=backend,
                            progress=progress)
         ids = np.asarray(first.selected, dtype=np.int64)
         positions = ids if source.column_ids is None else np.searchsorted(source.column_ids,

@@ -240,15 +240,15 @@ class Objective:
         return any(getattr(self, name) is not None and not _is_default(name, getattr(self, name))
                    for name in ("lam", "p", "relevance"))
 
-    def decided(self, nonzero_share: float | None, n_features: int,
-                n_labels: int) -> "Objective":
+    def decided(self, nonzero_share: float | None, n_features: int, n_labels: int,
+                n_samples: int = 0) -> "Objective":
         """This objective with ``calibration="auto"`` replaced by what it stands for on
-        data whose non-constant columns hold ``nonzero_share`` non-zero codes
+        data of that shape whose non-constant columns hold ``nonzero_share`` non-zero codes
         (:func:`coreselect.core.objective.data_calibration`); itself otherwise."""
         if self.calibration != _objective.AUTO:
             return self
         return replace(self, calibration=_objective.data_calibration(
-            nonzero_share, n_features, n_labels))
+            nonzero_share, n_features, n_labels, n_samples, int(self.k)))
 
     def params(self, n_labels: int) -> _objective.ObjectiveParams:
         """The core's parameters of ``h`` for ``n_labels`` labels."""

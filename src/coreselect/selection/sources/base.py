@@ -77,8 +77,9 @@ class Source(abc.ABC):
         source's data (:meth:`Objective.decided`), so every mode and engine decides alike."""
         if objective.calibration != "auto":
             return objective
-        n_labels = int(self.describe()["n_labels"])
-        return objective.decided(self.nonzero_share(), self.n_columns, n_labels)
+        shape = self.describe()
+        return objective.decided(self.nonzero_share(), self.n_columns, int(shape["n_labels"]),
+                                 int(shape["n_samples"]))
 
     def row_shards(self, n_shards: str | int, keep_as: str | None = None,
                    ) -> tuple["RowShards", np.ndarray | None]:
