@@ -364,3 +364,25 @@ def test_evaluate_runs_gds_cmim_beside_gds_with_their_options():
     want = select(X, Y, k=3, calibration="cmim").selected
     assert list(fitted.selected_) == list(want)
     assert list(CalibratedGDS(k=3, calibration="cmim").fit(X, Y).selected_) == list(want)
+
+
+def test_rows_mode_reads_each_shard_once_before_its_steps():
+    """The statistics the result reports and the criterion's tables come from one visit of
+    every shard (a store's tiles are read once, not twice), then one per greedy step."""
+    from coreselect.core.discretize import discretize, discretize_labels
+    from coreselect.engines.rowsharded import (
+        InMemoryRowShards, SequentialRows, select_conditional,
+    )
+
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(90, 7))
+    Y = (X[:, :2] + rng.normal(size=(90, 2)) > 0).astype(int)
+    F, L = discretize(X), discretize_labels(Y)
+    shards = InMemoryRowShards(F, L, [0, 20, 50, 90])
+    visits = []
+    features = shards.features
+    shards.features = lambda i: visits.append(i) or features(i)
+    run = select_conditional(SequentialRows(shards, threads=1), k=1, p=10)
+    assert sorted(visits) == [0, 1, 2]  # k = 1: no step, no distance
+    assert list(run.result.selected) == list(cmim(F, L, 1)[0])
+    np.testing.assert_allclose(run.stats.relevance, _tables(F, L).relevance(), atol=1e-12)

@@ -157,7 +157,8 @@ class SequentialRows:
             else:
                 total += part
             del part
-            if fn is counts_task and self.progress is not None:
+            if fn in (counts_task, statistics_and_conditional_task) and \
+                    self.progress is not None:
                 self.progress(i + 1, self.n_row_shards)
         return total
 
@@ -280,13 +281,19 @@ def row_sharded_statistics(source: RowMapReduce, *, k: int, lam: float = 0.5, p:
         if "binary" not in str(exc):
             raise
         raise InputError(str(exc)) from None
+    return _statistics_of(merged, k=k, lam=lam, p=p, relevance=relevance, backend=backend,
+                          calibration=calibration, start=start, n_shards=source.n_row_shards)
+
+
+def _statistics_of(merged, *, k: int, lam: float, p: int, relevance: Relevance,
+                   backend: Backend, calibration: str, start: float, n_shards: int,
+                   ) -> tuple[Statistics, ObjectiveParams]:
     if isinstance(merged, SparseShardCounts):
         stats = sparse_statistics(merged, relevance)
     else:
         stats = statistics(merged, relevance, backend)
     del merged
-    log.info("row-sharded counts of %d shards in %.3f s", source.n_row_shards,
-             time.perf_counter() - start)
+    log.info("row-sharded counts of %d shards in %.3f s", n_shards, time.perf_counter() - start)
     params = ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=stats.relevance.shape[1],
                              calibration=calibration)
     return stats, params
@@ -374,9 +381,19 @@ def select_grid(
 
 
 # -- calibration="cmim": the conditional tables' counts, summed over the shards ----------------
-def conditional_counts_task(features: DiscreteMatrix, labels: DiscreteMatrix
-                            ) -> ConditionalCounts:
-    return conditional_counts(features, labels)
+class _Both(tuple):
+    """A shard's two kinds of counts, merged kind by kind (``+``, as each merges)."""
+
+    def __add__(self, other: "_Both") -> "_Both":  # type: ignore[override]
+        return _Both(a + b for a, b in zip(self, other))
+
+
+def statistics_and_conditional_task(features: DiscreteMatrix, labels: DiscreteMatrix,
+                                    backend: Backend) -> _Both:
+    """One visit of a shard for the conditional criterion: the counts of the statistics
+    (entropies, relevance, what the result reports) and those of its tables."""
+    return _Both((counts_task(features, labels, backend, "auto"),
+                  conditional_counts(features, labels)))
 
 
 def conditional_step_task(features: DiscreteMatrix, labels: DiscreteMatrix, s: int
@@ -393,9 +410,12 @@ def select_conditional(source: RowMapReduce, *, k: int, p: int,
     the shards, so the order is the centralized one's. The statistics pass gives the relevance
     ``g`` and the distances the result reports, as for the other calibrations."""
     began = time.perf_counter()
-    stats, params = row_sharded_statistics(source, k=k, p=p, backend=backend,
-                                           calibration=calibration)
-    whole = source.map_reduce(conditional_counts_task)
+    # one pass over the shards for both kinds of counts (a store's tiles are read once)
+    merged, whole = source.map_reduce(statistics_and_conditional_task, backend)
+    stats, params = _statistics_of(merged, k=k, lam=0.5, p=p, relevance="mi", backend=backend,
+                                   calibration=calibration, start=began,
+                                   n_shards=source.n_row_shards)
+    del merged
     t_counts = time.perf_counter() - began
     tables = ConditionalTables(whole.features_n_codes, whole.labels_n_codes, whole)
     chosen, values = cmim_order(
