@@ -197,3 +197,27 @@ def test_the_command_line_says_which_one_the_default_took(tmp_path, capsys):
     code, out, err = _run(capsys, "select", path, "-k", "3", "--checkpoint", tmp_path / "ck")
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
     assert "--calibration" in err or "calibration='information'" in err
+
+
+def test_an_opened_store_counts_its_non_zeros_without_reading_a_header_again(tmp_path,
+                                                                            monkeypatch):
+    """Opening a store checks every tile's headers; the share the default is decided from
+    reuses that count (a remote store would pay a request per tile again); a store opened
+    without the check reads the indices headers, once."""
+    from coreselect.store import build_store, open_store
+    from coreselect.store.reader import ColumnStore
+
+    X, Y = _dense(n=120, d=9)
+    built = build_store(X, Y, tmp_path / "s", block_size=4, row_block_size=50, seed=0)
+    expected = int(InMemorySource(X, Y).nonzero_share() * 120 * 9 + 0.5)
+    reads = []
+    length = ColumnStore._npy_length
+    monkeypatch.setattr(ColumnStore, "_npy_length",
+                        lambda self, rel, block: reads.append(rel) or length(self, rel, block))
+    checked = open_store(built.path)
+    reads.clear()
+    assert checked.n_nonzero() == expected and reads == []
+    unchecked = open_store(built.path, check=False)
+    assert unchecked.n_nonzero() == expected and unchecked.n_nonzero() == expected
+    assert len(reads) == unchecked.n_row_blocks * unchecked.n_blocks  # one header per tile
+    assert all(rel.endswith("indices.npy") and not rel.startswith("labels") for rel in reads)

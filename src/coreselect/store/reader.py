@@ -179,9 +179,13 @@ class ColumnStore:
 
     def n_nonzero(self) -> int:
         """Non-zero codes stored over all feature tiles, from the arrays' headers (no codes
-        are read)."""
-        return sum(self._npy_length(f"{tile_dir(b, r)}/indices.npy", tile_name(b, r))
-                   for r in range(self.n_row_blocks) for b in range(self.n_blocks))
+        are read; an opening check has read them already: its count)."""
+        counted = getattr(self, "_feature_nnz", None)
+        if counted is None:
+            counted = sum(self._npy_length(f"{tile_dir(b, r)}/indices.npy", tile_name(b, r))
+                          for r in range(self.n_row_blocks) for b in range(self.n_blocks))
+            self._feature_nnz = counted
+        return int(counted)
 
     # -- data ----------------------------------------------------------------------------
     def labels(self) -> DiscreteMatrix:
@@ -320,18 +324,22 @@ class ColumnStore:
         bounds = self.row_bounds
         nnz_rows = np.zeros(self.n_row_blocks, dtype=np.int64)
 
-        def tile(folder: str, block: str, width: int, r: int) -> None:
+        def tile(folder: str, block: str, width: int, r: int) -> int:
             n_ptr, n_idx, n_dat = (self._npy_length(f"{folder}/{a}.npy", block) for a in ARRAYS)
             if n_ptr != width + 1:
                 raise bad(block, f"indptr has {n_ptr} entries for {width} columns")
             if n_idx != n_dat:
                 raise bad(block, f"{n_idx} row indices for {n_dat} codes")
             nnz_rows[r] += n_idx
+            return n_idx
 
+        feature_nnz = 0
         for r in range(self.n_row_blocks):
             tile(label_dir(r), f"labels, row block {r}", n_labels, r)
             for b in range(self.n_blocks):
-                tile(tile_dir(b, r), tile_name(b, r), min(self.block_size, d - b * self.block_size), r)
+                feature_nnz += tile(tile_dir(b, r), tile_name(b, r),
+                                    min(self.block_size, d - b * self.block_size), r)
+        self._feature_nnz = feature_nnz  # what n_nonzero() counts: not read again
         rows = np.diff(bounds)
         implausible = (rows > ROW_FLOOR) & (rows > ROW_RATIO * (nnz_rows + 1))
         if implausible.any():
