@@ -647,7 +647,12 @@ MUTANTS += [
        "                self.calibration != _objective.AUTO):",
        "if self.p is None and self.calibration in _calibrations():",
        "auto: p is set before the decision (the weighing counts only the top 10 per label)"),
-    # -- the share of non-zero codes: a file's and a store's ------------------------------------
+    # -- what it is decided from: a source's shape, the share of non-zero codes -----------------
+    R7("selection/sources/base.py",
+       "        return objective.decided(self.nonzero_share(), self.n_columns, int(shape[\"n_labels\"]),\n"
+       "                                 int(shape[\"n_samples\"]))",
+       "        return objective.decided(self.nonzero_share(), self.n_columns, int(shape[\"n_labels\"]))",
+       "auto: a source passes no row count (the cost of cmim is never counted: it is taken on tall dense data)"),
     R7("selection/sources/memory.py",
        "return float(features.codes.count_nonzero()) / (float(self.n_samples) * n_varying)",
        "return float(features.codes.count_nonzero()) / (float(self.n_samples) * features.n_columns)",
@@ -745,7 +750,8 @@ for _file, _tests in {
     EXTRA[_file] = list(dict.fromkeys(_tests + EXTRA.get(_file, [])))
 
 # Round 7: the default calibration's own tests first.
-for _file in ("core/objective.py", "selection/spec.py", "selection/sources/memory.py",
+for _file in ("core/objective.py", "selection/spec.py", "selection/sources/base.py",
+              "selection/sources/memory.py",
               "store/reader.py", "selection/strategies.py", "selection/__init__.py",
               "engines/rowsharded.py", "cli/select.py"):
     _first = ["tests/test_auto_calibration.py"] + (
