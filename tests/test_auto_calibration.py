@@ -221,3 +221,25 @@ def test_an_opened_store_counts_its_non_zeros_without_reading_a_header_again(tmp
     assert unchecked.n_nonzero() == expected and unchecked.n_nonzero() == expected
     assert len(reads) == unchecked.n_row_blocks * unchecked.n_blocks  # one header per tile
     assert all(rel.endswith("indices.npy") and not rel.startswith("labels") for rel in reads)
+
+
+def test_the_cost_counts_the_rows_and_k_auto_is_decided_at_its_cap(monkeypatch):
+    """The cost bound counts rows x features x labels x k (the source passes its rows), and
+    k="auto" decides once, for the order up to the cap: the chosen k's selection is that
+    order's prefix, under the calibration that ranked it."""
+    import coreselect.core.objective as objective
+    from coreselect.selection.autok import cap_for
+
+    X, Y = _dense()  # 150 x 12, 3 labels: dense, "auto" takes cmim unless it costs too much
+    n, d, L = 150, 12, 3
+    monkeypatch.setattr(objective, "CONDITIONAL_MAX_WORK", n * d * L * 5 - 1)
+    assert select(X, Y, k=5).spec["calibration"] == "information"
+    assert select(X, Y, k=4).spec["calibration"] == "cmim"
+    cap = cap_for(d)
+    monkeypatch.setattr(objective, "CONDITIONAL_MAX_WORK", n * d * L * cap - 1)
+    auto = select(X, Y, k="auto")
+    assert auto.spec["k"] < cap  # a smaller k alone would have been cmim's
+    assert auto.spec["calibration"] == "information"
+    ranked = select(X, Y, k=cap, calibration="information").selected
+    assert list(auto.ranking) == list(ranked)
+    assert list(auto.selected) == list(ranked[:auto.spec["k"]])
