@@ -254,13 +254,19 @@ MUTANTS: list[Mutant] = [
       "scale = np.ones_like(ranges)", "no min-max normalization"),
 ]
 
+def in_round(n: int):
+    """The constructor of round ``n``'s mutants: ``R(file, old, new, description)``."""
+    def make(file: str, old: str, new: str, description: str) -> Mutant:
+        return Mutant(file, old, new, description, round=n)
+    return make
+
+
 # Test files per group, fastest and most telling first (missing files are skipped).
 # -- round 2 (issue 16): chosen by the lead, who wrote none of the tests, in the newest code:
 # row shards on Dask, store verification, output rollback, baselines, calibration. Each is a
 # slip on a dimension the issue names: uneven work per worker (1, 3, > 8 tiles per worker),
 # a change that keeps size and mtime, a later output that is a special file, mixed signs.
-def R(file: str, old: str, new: str, description: str) -> Mutant:
-    return Mutant(file, old, new, description, round=2)
+R = in_round(2)
 
 
 MUTANTS += [
@@ -350,8 +356,7 @@ MUTANTS += [
 # -- round 3: chosen by a helper who wrote neither the code nor the tests, in the newest code:
 # coreselect.tuning (the paired one-standard-error rule), evaluate's gds-tuned, the option
 # matrix's is_gds_method, and store/fs.py's shared URL-build frame (_UrlBuild).
-def R3(file: str, old: str, new: str, description: str) -> Mutant:
-    return Mutant(file, old, new, description, round=3)
+R3 = in_round(3)
 
 
 MUTANTS += [
@@ -412,8 +417,7 @@ MUTANTS += [
 # the significance tests (Friedman, Iman-Davenport, Nemenyi), the automatic-k rule, the linear
 # evaluator's empty-set model, evaluate's given splits (--test, --mulan-split), the store
 # build's checkpoint, and the readers' recent changes (CSV header detection, the ARFF package).
-def R4(file: str, old: str, new: str, description: str) -> Mutant:
-    return Mutant(file, old, new, description, round=4)
+R4 = in_round(4)
 
 
 MUTANTS += [
@@ -513,8 +517,7 @@ MUTANTS += [
 # -- round 5: chosen by a helper who wrote neither the code nor the tests, in the newest code:
 # the conditional criterion calibration="cmim" (core/conditional.py, its dispatch in Problem.run)
 # and the places that refuse it or report it (strategies, spec, the CLI report, gds-cmim).
-def R5(file: str, old: str, new: str, description: str) -> Mutant:
-    return Mutant(file, old, new, description, round=5)
+R5 = in_round(5)
 
 
 MUTANTS += [
@@ -586,8 +589,7 @@ MUTANTS += [
 # -- round 6: chosen by a helper who wrote neither the code nor the tests, in the newest code:
 # calibration="cmim" in mode="rows" (the merge of its counts over the row shards in
 # core/conditional.py, select_conditional in engines/rowsharded.py, its dispatch in RowSharded).
-def R6(file: str, old: str, new: str, description: str) -> Mutant:
-    return Mutant(file, old, new, description, round=6)
+R6 = in_round(6)
 
 
 MUTANTS += [
@@ -627,8 +629,7 @@ MUTANTS += [
 # the default calibration "auto", decided from the data (data_calibration, the share of
 # non-zero codes of a file or a store, the Objective's rules, the decision in Strategy.run and
 # k="auto", the fused count pass of row-sharded cmim, the command's summary line).
-def R7(file: str, old: str, new: str, description: str) -> Mutant:
-    return Mutant(file, old, new, description, round=7)
+R7 = in_round(7)
 
 
 MUTANTS += [
