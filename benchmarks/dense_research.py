@@ -226,49 +226,16 @@ class _Supervised(_Ranker):
         return self
 
 
-class _JointMI(_Ranker):
-    """Joint mutual information on the default's codes (five equal-frequency bins), in place
-    of relevance against pairwise redundancy (Brown et al., JMLR 2012), summed over the
-    labels: the column of largest ``sum_s sum_l I(f; l | s)`` over the selected ``s``
-    (``I(f,s; l) = I(s; l) + I(f; l | s)``); the first is the one of largest
-    ``sum_l I(f; l)``. The tables are the library's (:mod:`coreselect.core.conditional`, whose
-    CMIM takes the smallest over ``s`` instead of the sum)."""
+class _ConditionalOrder(_Ranker):
+    """A conditional criterion on the default's codes (five equal-frequency bins) in place of
+    relevance against pairwise redundancy (Brown et al., JMLR 2012), with the library's tables
+    (:mod:`coreselect.core.conditional`) and first pick (the largest ``sum_l I(f; l)``); a
+    subclass says how each pick's ``sum_l I(f; l | s)`` enters the next score."""
 
+    def combine(self, score: np.ndarray, given: np.ndarray, first: bool) -> np.ndarray:
+        raise NotImplementedError
 
-    def fit(self, X, Y) -> "_JointMI":
-        import time
-
-        from coreselect.core.conditional import (
-            ConditionalTables, conditional_counts, step_counts,
-        )
-        from coreselect.core.discretize import discretize, discretize_labels
-        from coreselect.core.objective import argmax_first
-
-        t0 = time.perf_counter()
-        D, L = discretize(X), discretize_labels(Y)
-        tables = ConditionalTables(D.n_codes, L.n_codes, conditional_counts(D, L))
-        score = tables.relevance().sum(axis=1)
-        penalty = np.where(D.n_codes > 1, 0.0, -np.inf)
-        total = np.zeros(D.n_columns)
-        chosen: list[int] = []
-        for _ in range(min(self.k, int((D.n_codes > 1).sum()))):
-            pick = argmax_first(score + penalty)
-            chosen.append(pick)
-            penalty[pick] = -np.inf
-            total += tables.given(step_counts(D, L, pick)).sum(axis=1)
-            score = total
-        self.selected_ = np.asarray(chosen, dtype=np.int64)
-        self.seconds_ = time.perf_counter() - t0
-        return self
-
-
-class _JointCMIM(_Ranker):
-    """CMIM with the labels taken together: the column of largest
-    ``min_s sum_l I(f; l | s)`` (the selected column that explains the most about all labels
-    at once), where the library's takes each label's own worst case, ``sum_l min_s``, which
-    falls faster as the selection grows. The same tables and first pick."""
-
-    def fit(self, X, Y) -> "_JointCMIM":
+    def fit(self, X, Y) -> "_ConditionalOrder":
         import time
 
         from coreselect.core.conditional import (
@@ -288,10 +255,29 @@ class _JointCMIM(_Ranker):
             chosen.append(pick)
             penalty[pick] = -np.inf
             given = tables.given(step_counts(D, L, pick)).sum(axis=1)
-            score = given if len(chosen) == 1 else np.minimum(score, given)
+            score = self.combine(score, given, first=len(chosen) == 1)
         self.selected_ = np.asarray(chosen, dtype=np.int64)
         self.seconds_ = time.perf_counter() - t0
         return self
+
+
+class _JointMI(_ConditionalOrder):
+    """Joint mutual information summed over the labels: the column of largest
+    ``sum_s sum_l I(f; l | s)`` over the selected ``s`` (``I(f,s; l) = I(s; l) +
+    I(f; l | s)``), where the library's CMIM takes the smallest over ``s``."""
+
+    def combine(self, score, given, first):
+        return given if first else score + given
+
+
+class _JointCMIM(_ConditionalOrder):
+    """CMIM with the labels taken together: the column of largest
+    ``min_s sum_l I(f; l | s)`` (the selected column that explains the most about all labels
+    at once), where the library's takes each label's own worst case, ``sum_l min_s``, which
+    falls faster as the selection grows."""
+
+    def combine(self, score, given, first):
+        return given if first else np.minimum(score, given)
 
 
 #: candidates with a conditional criterion (``gds-cmim``: the library's; ``gds-jmi``:
