@@ -553,10 +553,10 @@ MUTANTS += [
     R5("core/conditional.py", "        penalty[u] = -np.inf\n", "",
        "cmim: a picked column may be picked again (only its zero score keeps it out)"),
     # -- core/problem.py --------------------------------------------------------------------------
-    R5("core/problem.py", "selected=self.column_ids[local], local=local, objective=float(values.sum()),",
-       "selected=local, local=local, objective=float(values.sum()),",
+    R5("core/problem.py", "return conditional_result(self.column_ids[local], local, values, self.relevance,",
+       "return conditional_result(local, local, values, self.relevance,",
        "cmim selection: positions among the kept columns, not column ids"),
-    R5("core/problem.py", "diversity=float(np.triu(pair, 1).sum()), pair_distances=pair,",
+    R5("core/conditional.py", "diversity=float(np.triu(pair, 1).sum()), pair_distances=pair,",
        "diversity=float(pair.sum()), pair_distances=pair,",
        "cmim selection: D counts every pair twice"),
     # -- selection/strategies.py, selection/spec.py: the refusals ---------------------------------
@@ -565,8 +565,8 @@ MUTANTS += [
     R5("selection/strategies.py", "        if decided.calibration in CONDITIONAL and checkpoint is not None:\n",
        "        if False:\n",
        "cmim with a checkpoint is not refused before the checkpoint is opened"),
-    R5("selection/spec.py", '            for name in ("lam", "p", "relevance"):\n',
-       '            for name in ("lam", "relevance"):\n',
+    R5("selection/spec.py", '                if not (name == "p" and value == _objective.default_p(self.calibration)):\n',
+       '                if name != "p":\n',
        "Objective: p is accepted (and ignored) with calibration cmim"),
     # -- cli/select.py ----------------------------------------------------------------------------
     R5("cli/select.py", "        report.update(lam=None, p=None, relevance_kind=None)",
@@ -581,8 +581,8 @@ MUTANTS += [
        "                out[name] = functools.partial(_make_calibrated, lam=lam, relevance=relevance,\n"
        "                                              p=None, calibration=cal)",
        "evaluate gds-cmim passes --lam and --relevance on (refused unless the defaults)"),
-    R5("evaluation/gds.py", "        if calibration not in (AUTO, *CALIBRATIONS, *CONDITIONAL):\n",
-       "        if calibration not in CALIBRATIONS:\n",
+    R5("evaluation/gds.py", "        if calibration not in accepted_calibrations():\n",
+       "        if calibration not in accepted_calibrations()[:-1]:\n",
        "CalibratedGDS refuses calibration cmim (gds-cmim cannot run)"),
 ]
 
@@ -641,8 +641,8 @@ MUTANTS += [
        "if n_samples * n_features * max(n_labels, 1) > CONDITIONAL_MAX_WORK:",
        "auto: the cost of cmim leaves k out (a large k on mid-sized dense data still takes cmim)"),
     # -- selection/spec.py: what the objective keeps under auto ---------------------------------
-    R7("selection/spec.py", 'for name in ("lam", "p", "relevance"))',
-       'for name in ("p", "relevance"))',
+    R7("selection/spec.py", 'return [name for name in ("lam", "p", "relevance")',
+       'return [name for name in ("p", "relevance")',
        "auto: a given lam does not make it the weighing (refused as not applying to cmim on dense data)"),
     R7("selection/spec.py", "if self.p is None and self.calibration in _calibrations() and (\n"
        "                self.calibration != _objective.AUTO):",
@@ -655,8 +655,8 @@ MUTANTS += [
        "        return objective.decided(self.nonzero_share(), self.n_columns, int(shape[\"n_labels\"]))",
        "auto: a source passes no row count (the cost of cmim is never counted: it is taken on tall dense data)"),
     R7("selection/sources/memory.py",
-       "return float(features.codes.count_nonzero()) / (float(self.n_samples) * n_varying)",
-       "return float(features.codes.count_nonzero()) / (float(self.n_samples) * features.n_columns)",
+       "                int((~features.is_constant).sum()))",
+       "                features.n_columns)",
        "auto: constant columns count in the share's denominator (in-memory data)"),
     R7("store/reader.py", "for r in range(self.n_row_blocks) for b in range(self.n_blocks))",
        "for r in range(1) for b in range(self.n_blocks))",

@@ -33,8 +33,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from coreselect.core.discretize import DiscreteMatrix
+from coreselect.core.greedy import GreedyResult
 from coreselect.core.objective import CONDITIONAL_MAX_CELLS as MAX_CELLS
-from coreselect.core.objective import argmax_first
+from coreselect.core.objective import argmax_first, relevance_of
 from coreselect.errors import InputError
 
 
@@ -267,3 +268,18 @@ def cmim_order(tables: ConditionalTables, given: Callable[[int], StepCounts], n_
         if callback is not None:
             callback(step + 1, n_select)
     return np.asarray(chosen, dtype=np.int64), np.asarray(values)
+
+
+def conditional_result(selected: np.ndarray, local: np.ndarray, values: np.ndarray, relevance,
+                       p: int, pair: np.ndarray, seconds: float,
+                       calibration: str) -> GreedyResult:
+    """A conditional order as a :class:`~coreselect.core.greedy.GreedyResult`, whether its
+    counts came from one matrix or from row shards: ``objective`` the sum of the picks'
+    criterion ``values`` (bits), ``relevance`` and ``diversity`` the selection's ``g`` (from
+    the ``relevance`` matrix, top ``p``) and pairwise distance sum (``pair``: the distances
+    among the picks, selection order), as for the weighing calibrations."""
+    return GreedyResult(
+        selected=selected, local=local, objective=float(values.sum()),
+        relevance=relevance_of(relevance, local, p),
+        diversity=float(np.triu(pair, 1).sum()), pair_distances=pair,
+        seconds=seconds, algorithm=calibration, extra={"criterion_values": values})

@@ -94,6 +94,12 @@ PAPER_P = 10
 CONDITIONAL = ("cmim",)
 
 
+def accepted_calibrations() -> tuple[str, ...]:
+    """Every name ``calibration`` accepts: :data:`AUTO`, the weighings and the conditional
+    criteria (read at every call: the tuples may grow)."""
+    return (AUTO, *CALIBRATIONS, *CONDITIONAL)
+
+
 def data_calibration(nonzero_share: float | None, n_features: int, n_labels: int,
                      n_samples: int = 0, k: int = 1) -> str:
     """What ``"auto"`` stands for on some data: ``"cmim"`` when at least

@@ -218,18 +218,15 @@ class Problem:
         """The CMIM greedy (:mod:`coreselect.core.conditional`) as a :class:`GreedyResult`:
         ``objective`` the sum of the picks' criterion values (bits), ``relevance`` and
         ``diversity`` the selection's ``g`` and pairwise distance sum, as for the others."""
-        from coreselect.core.conditional import cmim
+        from coreselect.core.conditional import cmim, conditional_result
 
         began = time.perf_counter()
         local, values = cmim(self.features, self.labels, n_select, selectable=self.selectable,
                              callback=callback)
         pair = pairwise_distances(self.features.take(local)) if local.size else np.zeros((0, 0))
-        return GreedyResult(
-            selected=self.column_ids[local], local=local, objective=float(values.sum()),
-            relevance=relevance_of(self.relevance, local, self.params.p),
-            diversity=float(np.triu(pair, 1).sum()), pair_distances=pair,
-            seconds=time.perf_counter() - began, algorithm=self.params.calibration,
-            extra={"criterion_values": values})
+        return conditional_result(self.column_ids[local], local, values, self.relevance,
+                                  self.params.p, pair, time.perf_counter() - began,
+                                  self.params.calibration)
 
     def with_ranges(self) -> "Problem":
         """This problem with the ``"fixed"`` calibration's ranges measured on its columns (call

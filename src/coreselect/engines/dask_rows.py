@@ -19,9 +19,7 @@ from typing import Any, Callable
 from coreselect.engines.dask import (
     as_completed_watched, cluster_errors, cluster_failure, result_watched,
 )
-from coreselect.engines.rowsharded import (
-    RowShards, ShardFunction, counts_task, statistics_and_conditional_task,
-)
+from coreselect.engines.rowsharded import COUNT_PASSES, RowShards, ShardFunction
 from coreselect.io.files import checkpoint_once
 
 log = logging.getLogger(__name__)
@@ -113,8 +111,7 @@ class DaskRows:
                 parts.append(client.submit(_apply, fn, group, args, pure=False))
                 self.bytes_sent += payload + sum(len(t.key) for t in group)
             # The count pass takes seconds: its groups are reported as they finish.
-            counting = fn in (counts_task, statistics_and_conditional_task)
-            watched = list(parts) if counting and self.progress is not None else []
+            watched = list(parts) if fn in COUNT_PASSES and self.progress is not None else []
             while len(parts) > 1:
                 groups = [parts[i:i + self.fan_in] for i in range(0, len(parts), self.fan_in)]
                 parts = [g[0] if len(g) == 1 else client.submit(_sum, *g, pure=False)

@@ -29,13 +29,13 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 from coreselect.core.conditional import (
-    ConditionalCounts, ConditionalTables, StepCounts, cmim_order, conditional_counts,
+    ConditionalTables, StepCounts, cmim_order, conditional_counts, conditional_result,
 )
 from coreselect.core.conditional import step_counts as conditional_step_counts
 from coreselect.core.discretize import DiscreteMatrix
 from coreselect.core.entropy import Backend, Relevance
 from coreselect.core.greedy import GreedyResult, GreedyState, StateCallback, StepCallback, greedy
-from coreselect.core.objective import ObjectiveParams, relevance_of
+from coreselect.core.objective import ObjectiveParams
 from coreselect.core.shards import (
     RowShardedOracle, ShardCounts, SparseShardCounts, Statistics, shard_counts,
     sparse_shard_counts, sparse_statistics, statistics, step_counts,
@@ -157,8 +157,7 @@ class SequentialRows:
             else:
                 total += part
             del part
-            if fn in (counts_task, statistics_and_conditional_task) and \
-                    self.progress is not None:
+            if fn in COUNT_PASSES and self.progress is not None:
                 self.progress(i + 1, self.n_row_shards)
         return total
 
@@ -396,6 +395,11 @@ def statistics_and_conditional_task(features: DiscreteMatrix, labels: DiscreteMa
                   conditional_counts(features, labels)))
 
 
+#: The passes over every shard that count its tables whole (seconds each: their progress is
+#: reported shard by shard), as against the greedy steps' small ones.
+COUNT_PASSES = (counts_task, statistics_and_conditional_task)
+
+
 def conditional_step_task(features: DiscreteMatrix, labels: DiscreteMatrix, s: int
                           ) -> StepCounts:
     return conditional_step_counts(features, labels, s)
@@ -427,12 +431,8 @@ def select_conditional(source: RowMapReduce, *, k: int, p: int,
     for i, u in enumerate(chosen[:-1]):
         pair[i, i + 1:] = oracle.distances_from(int(u))[chosen[i + 1:]]
     pair = np.maximum(pair, pair.T)
-    result = GreedyResult(
-        selected=chosen, local=chosen.copy(), objective=float(values.sum()),
-        relevance=relevance_of(stats.relevance, chosen, params.p),
-        diversity=float(np.triu(pair, 1).sum()), pair_distances=pair,
-        seconds=time.perf_counter() - began - t_counts, algorithm=calibration,
-        extra={"criterion_values": values})
+    result = conditional_result(chosen, chosen.copy(), values, stats.relevance, params.p, pair,
+                                time.perf_counter() - began - t_counts, calibration)
     return RowShardedRun(result, stats, params,
                          {"counts": t_counts, "greedy": result.seconds,
                           "total": time.perf_counter() - began})

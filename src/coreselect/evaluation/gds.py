@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from coreselect.core.objective import AUTO, CALIBRATIONS, CONDITIONAL, DEFAULT_CALIBRATION
+from coreselect.core.objective import DEFAULT_CALIBRATION, accepted_calibrations
 from coreselect.errors import InputError
 
 __all__ = ["CalibratedGDS"]
@@ -31,9 +31,9 @@ class CalibratedGDS:
                  relevance: str | None = "mi",
                  calibration: str = DEFAULT_CALIBRATION, n_bins: int = 5, strategy: str = "auto",
                  min_bin_count: int = 10, random_state=None):
-        if calibration not in (AUTO, *CALIBRATIONS, *CONDITIONAL):
+        if calibration not in accepted_calibrations():
             raise InputError(f"unknown calibration {calibration!r}; choose from "
-                             f"{(AUTO, *CALIBRATIONS, *CONDITIONAL)}")
+                             f"{accepted_calibrations()}")
         self.k, self.lam, self.p, self.relevance = k, lam, p, relevance
         self.calibration = calibration
         self.n_bins, self.strategy, self.min_bin_count = n_bins, strategy, min_bin_count

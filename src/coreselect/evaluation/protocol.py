@@ -238,7 +238,7 @@ def method_factories(
     passed to the baselines that take them (e.g. ``{"n_samples": 1000}``: ReliefF on a
     random sample of 1000 instances).
     """
-    from coreselect.core.objective import AUTO, CALIBRATIONS, CONDITIONAL, DEFAULT_CALIBRATION
+    from coreselect.core.objective import CONDITIONAL, DEFAULT_CALIBRATION, accepted_calibrations
 
     out: dict[str, MethodFactory] = {}
     for name in names:
@@ -248,7 +248,7 @@ def method_factories(
         cal = DEFAULT_CALIBRATION if name == "gds" else (
             name[4:] if name.startswith("gds-") else None)
         if cal is not None:
-            known = (AUTO, *CALIBRATIONS, *CONDITIONAL)
+            known = accepted_calibrations()
             if cal not in known:
                 raise InputError(f"unknown calibration in {name!r}; choose from {', '.join(known)}")
             if cal in CONDITIONAL:  # no weight, top-p or relevance measure to pass on

@@ -238,7 +238,9 @@ def select(
         result.ranking = np.asarray(result.selected, dtype=np.int64)
     result.label_classes = getattr(source, "label_classes", None)
     if mode == "centralized" and isinstance(source, InMemorySource):
-        result.scores = feature_scores(source, source.decide(replace(objective, k=int(k))))
+        # the run decided "auto" already: its spec says what (no second count of the codes)
+        result.scores = feature_scores(source, replace(objective, k=int(k),
+                                                       calibration=result.spec["calibration"]))
     if temp_dir is not None:
         result.engine_info["temp_dir"] = str(temp_dir)
     return result

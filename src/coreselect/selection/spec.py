@@ -136,8 +136,7 @@ MAX_P = _objective.P_ALL
 
 
 def _calibrations() -> tuple[str, ...]:
-    # read at every check: the tuple grows
-    return (_objective.AUTO, *_objective.CALIBRATIONS, *_objective.CONDITIONAL)
+    return _objective.accepted_calibrations()
 
 
 #: The one table of parameters: name -> constraint (with its default).
@@ -216,15 +215,15 @@ class Objective:
     def __post_init__(self) -> None:
         if self.calibration is None:
             object.__setattr__(self, "calibration", default_calibration())
-        if self.calibration == _objective.AUTO and self._weighing_given():
+        given = self._weighing_given()
+        if self.calibration == _objective.AUTO and given:
             # a weight, top-p cut or relevance measure belongs to the weighing: "auto" would
             # otherwise ignore it on the data it gives the conditional criterion
             object.__setattr__(self, "calibration", "information")
         if self.calibration in _objective.CONDITIONAL:
-            for name in ("lam", "p", "relevance"):
+            for name in given:
                 value = getattr(self, name)
-                if value is not None and not _is_default(name, value) and not (
-                        name == "p" and value == _objective.default_p(self.calibration)):
+                if not (name == "p" and value == _objective.default_p(self.calibration)):
                     raise InputError(f"{name}={value!r} does not apply to calibration="
                                      f"{self.calibration!r}: its conditional criterion has no "
                                      "weight, top-p cut or relevance measure")
@@ -236,9 +235,11 @@ class Objective:
         if not isinstance(self.k, (int, np.integer)):  # None / "auto" are resolved by select
             raise InputError(f"the objective needs a number of features, got k={self.k!r}")
 
-    def _weighing_given(self) -> bool:
-        return any(getattr(self, name) is not None and not _is_default(name, getattr(self, name))
-                   for name in ("lam", "p", "relevance"))
+    def _weighing_given(self) -> list[str]:
+        """The weighing's options (``lam``, ``p``, ``relevance``) given other than their
+        defaults."""
+        return [name for name in ("lam", "p", "relevance")
+                if getattr(self, name) is not None and not _is_default(name, getattr(self, name))]
 
     def decided(self, nonzero_share: float | None, n_features: int, n_labels: int,
                 n_samples: int = 0) -> "Objective":

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from coreselect.core.discretize import DiscreteMatrix
+from coreselect.core.objective import AUTO
 from coreselect.core.problem import Problem
 from coreselect.selection.spec import Binning, Objective
 
@@ -67,15 +68,25 @@ class Source(abc.ABC):
         """The seeded random partition of the candidate columns into ``m`` parts
         (``recorded``: as for :meth:`problem`, where the relevances are computed up front)."""
 
+    def nonzero_cells(self) -> tuple[int, int, int] | None:
+        """``(non-zero codes, rows, non-constant columns)`` of the binned data (a constant
+        column has the single code 0, so every non-zero code is in a non-constant one); None
+        when the source cannot tell."""
+        return None
+
     def nonzero_share(self) -> float | None:
         """The share of the cells of the non-constant columns that hold a non-zero code (what
         ``calibration="auto"`` is decided from); None when the source cannot tell."""
-        return None
+        cells = self.nonzero_cells()
+        if cells is None:
+            return None
+        nonzero, rows, varying = cells
+        return 0.0 if rows == 0 or varying == 0 else nonzero / (float(rows) * varying)
 
     def decide(self, objective: Objective) -> Objective:
         """``objective`` with ``calibration="auto"`` replaced by what it stands for on this
         source's data (:meth:`Objective.decided`), so every mode and engine decides alike."""
-        if objective.calibration != "auto":
+        if objective.calibration != AUTO:  # the share is not counted for nothing
             return objective
         shape = self.describe()
         return objective.decided(self.nonzero_share(), self.n_columns, int(shape["n_labels"]),

@@ -388,13 +388,10 @@ class InMemorySource(Source):
         return self.n_columns if self.binning.keep_constant else int(
             (~features.is_constant).sum())
 
-    def nonzero_share(self) -> float:
+    def nonzero_cells(self) -> tuple[int, int, int]:
         features = self._discrete[0]
-        n_varying = int((~features.is_constant).sum())
-        if n_varying == 0 or self.n_samples == 0:
-            return 0.0
-        # a constant column has a single code, 0: only the varying columns hold non-zeros
-        return float(features.codes.count_nonzero()) / (float(self.n_samples) * n_varying)
+        return (int(features.codes.count_nonzero()), self.n_samples,
+                int((~features.is_constant).sum()))
 
     def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
                 recorded: Recorded | None = None) -> Problem:

@@ -77,11 +77,9 @@ class StoreSource(Source):
     def n_selectable(self) -> int:
         return self.store.n_selectable(self.binning.keep_constant)
 
-    def nonzero_share(self) -> float:
-        n_varying = self.store.n_features - int(self.store.meta["n_constant"])
-        if n_varying == 0 or self.store.n_samples == 0:
-            return 0.0
-        return self.store.n_nonzero() / (float(self.store.n_samples) * n_varying)
+    def nonzero_cells(self) -> tuple[int, int, int]:
+        return (self.store.n_nonzero(), self.store.n_samples,
+                self.store.n_features - int(self.store.meta["n_constant"]))
 
     def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
                 recorded: Recorded | None = None) -> Problem:
