@@ -64,6 +64,7 @@ WHOLE_FILES = {
                                    "mtime' --out docs/mutation-reanchored.md",
     "docs/results/auto_k_rules.md": "python benchmarks/auto_k_rules.py report",
     "docs/results/dense_research.md": "python benchmarks/dense_research.py report",
+    "docs/results/sparse_research.md": "python benchmarks/sparse_research.py report",
     "docs/results/holdout.md": "python benchmarks/holdout.py report",
     "docs/results/empty_labelsets.md": "python benchmarks/empty_labelsets.py "
                                        "--out docs/results/empty_labelsets.md",

@@ -58,7 +58,6 @@ def main(argv=None) -> str:
         a.datasets, a.ks, a.seeds = ["scene"], [10], 2
     logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING)
 
-    from coreselect.core.objective import P_ALL
     from coreselect.selection.sources import InMemorySource
     from coreselect.selection.spec import Objective
     from coreselect.selection.strategies import AltGreedy, DistributedGreedy
@@ -67,10 +66,9 @@ def main(argv=None) -> str:
     # the weighing (what the default takes on sparse data, and on any data with a relevance
     # measure given): eq. (2)'s h is the value compared
     default = Objective(k=1, calibration="information")
-    p = "all" if default.p >= P_ALL else default.p
     body = [f"Coreset size c·k, m = ceil(sqrt(d/k)) parts, {a.seeds} seeds (0..{a.seeds - 1}), "
             f"relevance {a.relevance}, λ 0.5, the calibration {default.calibration} ("
-            f"p {p}). ratio = h(distributed) / h(centralized) (h: eq. (2)'s value of the "
+            "p = max(3, ceil(4 k / labels)), its default). ratio = h(distributed) / h(centralized) (h: eq. (2)'s value of the "
             "selection, which a calibrated greedy does not maximize), mean (min) over the "
             "seeds; overlap = |S_dist ∩ S_cent| / k, mean (min); s = seconds of one run "
             "(mean).", ""]

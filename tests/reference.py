@@ -115,8 +115,17 @@ def diversity(codes, subset) -> float:
     return sum(distance(codes[:, a], codes[:, b]) for a, b in itertools.combinations(subset, 2))
 
 
-#: the default calibration's p: every selected feature counts (coreselect's P_ALL)
+#: a p that counts every selected feature (coreselect's P_ALL)
 P_ALL = 2**31 - 1
+
+
+def information_p(k: int, n_labels: int) -> int:
+    """The "information" calibration's p when none is given: the smallest p of at least 3
+    whose per-label top-p lists hold 4 k features in all."""
+    p = 3
+    while p * n_labels < 4 * k:
+        p += 1
+    return p
 
 
 def h(codes, labels, subset, k, lam, p, kind="nmi", calibration="paper") -> float:

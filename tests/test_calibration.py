@@ -190,22 +190,58 @@ def test_information_weighs_shared_bits_not_distances():
                                            abs=1e-12)
 
 
-def test_information_default_p_counts_every_selected_feature():
-    """``p`` None resolves to the calibration's: every selected feature under "information",
-    the paper's 10 under the others; an explicit ``p`` is kept."""
+def test_information_default_p_follows_the_labels():
+    """``p`` None resolves to the calibration's: under "information" ``max(3, ceil(4 k /
+    |L|))`` once the data's labels are known (every selected feature before), the paper's 10
+    under the others; an explicit ``p`` is kept."""
     from coreselect.core.objective import P_ALL, PAPER_P, default_p
     from coreselect.selection.spec import Objective
 
     assert Objective(k=5).calibration == DEFAULT_CALIBRATION == "auto"
     assert Objective(k=5).p is None  # set by the calibration "auto" stands for on the data
-    assert Objective(k=5, calibration="information").p == default_p("information") == P_ALL
-    assert Objective(k=5).decided(0.1, 10, 3).p == P_ALL
+    assert Objective(k=5, calibration="information").p is None  # set once the labels are known
+    assert default_p("information") == P_ALL
+    assert Objective(k=5).decided(0.1, 10, 3).p == 7 == default_p("information", 5, 3)
+    assert Objective(k=5, calibration="information").decided(None, 10, 40).p == 3
+    assert Objective(k=5, calibration="information").params(2).p == 10
     assert Objective(k=5).decided(0.8, 10, 3).p == PAPER_P  # cmim's (it has no top-p cut)
     for calibration in CALIBRATIONS:
         if calibration != "information":
             assert Objective(k=5, calibration=calibration).p == PAPER_P
+            assert default_p(calibration, 5, 1) == PAPER_P
     assert Objective(k=5, p=3).p == 3
     assert Objective(k=5, p=3, calibration="paper").p == 3
+    assert Objective(k=5, p=2, calibration="information").decided(None, 10, 1).p == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(k=st.integers(1, 10**6), n_labels=st.integers(1, 10**7))
+def test_information_default_p_leaves_room_for_four_times_the_selection(k, n_labels):
+    """The smallest ``p`` of at least 3 whose per-label lists hold ``4 k`` features in all."""
+    from coreselect.core.objective import default_p
+
+    p = default_p("information", k, n_labels)
+    assert p >= 3 and p * n_labels >= 4 * k
+    assert p == 3 or (p - 1) * n_labels < 4 * k
+
+
+def test_information_default_p_spreads_the_picks_over_the_labels():
+    """Under "information" a label already holding ``p`` good features stops drawing picks:
+    with many labels the default ``p`` picks features for labels no one serves yet, where
+    counting every selected feature piles more onto the label with the most information."""
+    import coreselect
+
+    rng = np.random.default_rng(3)
+    n, n_rare = 2000, 30
+    Z = (rng.random((n, 5)) < 0.5).astype(float)  # independent: no redundancy among them
+    R = rng.random((n, n_rare)) < 0.005
+    Y = np.hstack([(Z.sum(axis=1) >= 3)[:, None], R]).astype(np.int8)  # a vote, rare labels
+    X = np.hstack([Z, R.astype(float)])  # each rare label told exactly by its own column
+    every = coreselect.select(X, Y, k=7, calibration="information", p=10**6).selected
+    spread = coreselect.select(X, Y, k=7, calibration="information")
+    assert spread.spec["p"] == 3
+    assert set(range(5)) <= set(every)  # the vote's five voters first, then two rare labels
+    assert len(set(spread.selected) & set(range(5))) == 3  # three voters, four rare labels
 
 
 def test_huge_p_selects_as_p_equal_to_the_selection_size():

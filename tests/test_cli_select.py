@@ -29,10 +29,14 @@ def test_json_output(capsys, tmp_path):
     assert sorted(i // 50 for i in report["selected"]) == list(range(16))
     assert report["names"][0].startswith("l") and report["names"][0].endswith("_c0")
     assert json.loads(out_file.read_text())["selected"] == report["selected"]
-    # p = all (the default calibration's) is written "all", not the integer standing for it
-    assert report["p"] == report["spec"]["p"] == json.loads(out_file.read_text())["p"] == "all"
+    # the default calibration's p on 8 labels: max(3, ceil(4 * 16 / 8))
+    assert report["p"] == report["spec"]["p"] == json.loads(out_file.read_text())["p"] == 8
     code, out, err = run(capsys, "select", "synthesized", "-k", "4", "--p", "2", "--json")
     assert json.loads(out)["p"] == json.loads(out)["spec"]["p"] == 2
+    # p = all is written "all", not the integer standing for it
+    code, out, err = run(capsys, "select", "synthesized", "-k", "4", "--p", str(2**31 - 1),
+                         "--json")
+    assert json.loads(out)["p"] == json.loads(out)["spec"]["p"] == "all"
 
 
 def test_table_output(capsys):

@@ -22,13 +22,20 @@ def test_paper_calibration_is_gdsselector():
     assert not ours.is_ranker
 
 
-def test_default_gds_method_is_a_prefix_ranker():
-    ds = make_synthesized(copies=3)
+def test_default_gds_method_is_fit_for_each_k():
+    """The default's p under "information" grows with k on data with few labels, so the
+    protocol fits it for each k (what a user asking for that k gets); with a given p the
+    selection of k is the prefix of a longer one, and the protocol ranks once."""
+    ds = make_synthesized(copies=3)  # 8 labels: p = max(3, ceil(4 k / 8)) differs for 5 and 12
     gds = method_factories(["gds"])["gds"](12, 0)
-    assert gds.calibration == DEFAULT_CALIBRATION and gds.is_ranker
-    gds.fit(ds.X, ds.Y)
-    small = CalibratedGDS(k=5, calibration=DEFAULT_CALIBRATION).fit(ds.X, ds.Y)
-    assert list(gds.ranking_[:5]) == list(small.selected_)
+    assert gds.calibration == DEFAULT_CALIBRATION and not gds.is_ranker
+    for p in (3, 2**31 - 1):
+        longer = CalibratedGDS(k=12, calibration="information", p=p)
+        assert longer.is_ranker
+        longer.fit(ds.X, ds.Y)
+        small = CalibratedGDS(k=5, calibration="information", p=p).fit(ds.X, ds.Y)
+        assert list(longer.ranking_[:5]) == list(small.selected_)
+    assert CalibratedGDS(k=5, calibration="cmim", lam=None, p=None, relevance=None).is_ranker
 
 
 def test_unknown_calibration():

@@ -169,17 +169,16 @@ def test_a_union_smaller_than_k_is_an_input_error():
 @pytest.mark.parametrize("relevance", ["mi", "nmi"])
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_default_calibration_paths_equal_reference(kind, relevance, case, tmp_path):
-    """The weighing the default takes on sparse data (calibration "information", p counting
-    every selected feature) on every path against the from-scratch reference of that greedy;
-    odd cases give their own p (the top-p cut). What "auto" decides on every path:
+    """The weighing the default takes on sparse data (calibration "information", its own p
+    from k and the number of labels) on every path against the from-scratch reference of that
+    greedy; odd cases give their own p. What "auto" decides on every path:
     tests/test_conditional.py."""
-    from coreselect.core.objective import P_ALL
     k, lam, p, m, cs = CASES[case]
     seed = zlib.crc32(f"r{kind}{relevance}{case}".encode()) % 1000
     X, Y = _data(kind, seed)
     codes = ref.codes_of(X, min_bin_count=MIN_BIN)
-    given = p if case % 2 else None  # None: the calibration's p, every selected feature
-    p = p if case % 2 else P_ALL
+    given = p if case % 2 else None  # None: the calibration's p
+    p = p if case % 2 else ref.information_p(k, Y.shape[1])
     params = dict(_params(k, lam, given, relevance, False), calibration="information")
     expected = ref.centralized(codes, Y, k, lam, p, relevance, calibration="information")
     assert_same_selection(paths.run_centralized(X, Y, **params), expected)

@@ -28,11 +28,10 @@ def test_fitted_attributes():
     sel = GDSSelector(k=16).fit(ds.X, ds.Y)
     assert sel.selected_.shape == (16,)
     assert sel.support_.sum() == 16 and sel.get_support().sum() == 16
-    p = sel.result_.spec["p"]  # the default calibration's: every selected feature counts
+    p = sel.result_.spec["p"]  # the default calibration's for 16 features and 8 labels
     assert sel.result_.spec["calibration"] == "information"  # binary columns: the weighing
-    assert p == default_p("information")
-    # p "all" counts at most k features per label: the reported h's coefficient uses k
-    assert sel.objective_ == pytest.approx((1 - 0.5) * 16 * 15 / (2 * 16 * 8) * sel.relevance_
+    assert p == default_p("information", 16, 8) == 8
+    assert sel.objective_ == pytest.approx((1 - 0.5) * 16 * 15 / (2 * p * 8) * sel.relevance_
                                            + 0.5 * sel.diversity_)
     paper = GDSSelector(k=16, calibration="paper").fit(ds.X, ds.Y)
     assert paper.objective_ == pytest.approx((1 - 0.5) * 16 * 15 / (2 * 10 * 8) * paper.relevance_

@@ -118,7 +118,7 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         Weight of diversity against relevance.
     p : int or None, default=None
         Number of features per label that count in ``g``; None: the calibration's
-        (:func:`coreselect.core.objective.default_p`: every selected feature under
+        (:func:`coreselect.core.objective.default_p`: ``max(3, ceil(4 k / n_labels))`` under
         ``"information"``, the paper's 10 under the others).
     relevance : {"mi", "nmi"}, default="mi"
         ``"mi"``: raw ``I(x,l)`` in bits, which is what reproduces the objective values of the

@@ -645,14 +645,14 @@ MUTANTS += [
        'return [name for name in ("p", "relevance")',
        "auto: a given lam does not make it the weighing (refused as not applying to cmim on dense data)"),
     R7("selection/spec.py", "if self.p is None and self.calibration in _calibrations() and (\n"
-       "                self.calibration != _objective.AUTO):",
+       "                self.calibration not in (_objective.AUTO, *_objective.SHARED_INFORMATION)):",
        "if self.p is None and self.calibration in _calibrations():",
        "auto: p is set before the decision (the weighing counts only the top 10 per label)"),
     # -- what it is decided from: a source's shape, the share of non-zero codes -----------------
     R7("selection/sources/base.py",
-       "        return objective.decided(self.nonzero_share(), self.n_columns, int(shape[\"n_labels\"]),\n"
+       "        return objective.decided(share, self.n_columns, int(shape[\"n_labels\"]),\n"
        "                                 int(shape[\"n_samples\"]))",
-       "        return objective.decided(self.nonzero_share(), self.n_columns, int(shape[\"n_labels\"]))",
+       "        return objective.decided(share, self.n_columns, int(shape[\"n_labels\"]))",
        "auto: a source passes no row count (the cost of cmim is never counted: it is taken on tall dense data)"),
     R7("selection/sources/memory.py",
        "                int((~features.is_constant).sum()))",

@@ -305,8 +305,8 @@ next(p for p in select_cmd.params if p.name == "calibration").help_all = _calibr
 
 
 def _json_report(report: dict) -> dict:
-    """The report as JSON shows it: p = all (every selected feature counts in g, the default
-    calibration's) is written "all", not the machine integer that stands for it."""
+    """The report as JSON shows it: p = all (every selected feature counts in g) is written
+    "all", not the machine integer that stands for it."""
     out = dict(report)
     if isinstance(out.get("p"), int):
         out["p"] = _p_json(out["p"])
@@ -513,7 +513,7 @@ def _warm_up() -> None:
 
 
 def _p_text(p: int) -> str:
-    """``all`` for the default calibration's p (every selected feature counts)."""
+    """``all`` for a p that counts every selected feature."""
     return "all" if p >= MAX_P else str(p)
 
 

@@ -11,9 +11,9 @@ every candidate's marginal gain in O(d) per greedy step.
 ``ObjectiveParams.calibration`` chooses how the greedy weighs the two marginal gains at each
 step (:data:`CALIBRATIONS`, :func:`coreselect.core.greedy.step_scores`): ``"paper"`` is eq. (2);
 ``"range"`` min-max scales each gain over the remaining candidates (unit-free);
-``"information"`` does the same with the relevance of every selected feature counted (no top-p
-cut, :func:`default_p`) against the information a candidate shares with the selection, in
-bits, instead of its distances to it. Both were better across the shared datasets
+``"information"`` does the same against the information a candidate shares with the selection,
+in bits, instead of its distances to it, each label counting its ``p`` best selected features
+with ``p`` from ``k`` and the number of labels (:func:`default_p`). Both were better across the shared datasets
 (docs/results/calibration.md), at the price of the paper's fixed objective and its bounds.
 The library default :data:`DEFAULT_CALIBRATION` (``"auto"``) is decided from the data
 (:func:`data_calibration`): the conditional criterion ``"cmim"`` (:data:`CONDITIONAL`) on dense
@@ -49,9 +49,9 @@ TIE_RTOL = 1e-9
 #:   ``v`` replaced by ``-sum_{x in S} I(x; v)``, minus the information it shares with the
 #:   selection in bits (the redundancy of mRMR and of the published selectors, where the
 #:   distance ``d = 1 - I/H`` counts a rare near-copy as far away), and ``p`` by default
-#:   larger than any selection (:func:`default_p`): every selected feature's relevance counts,
-#:   since the redundancy term already discounts what a candidate repeats. The top-p cut
-#:   would otherwise leave the redundancy alone to pick once every label holds ``p`` features.
+#:   ``max(3, ceil(4 k / |L|))`` (:func:`default_p`): a label served by its three best
+#:   features stops drawing picks, while the labels' lists keep room for four times the
+#:   selection, so the relevance never runs dry on data with few labels.
 #:
 #: All but ``"paper"`` pick the same features whatever the unit of MI (bits or nats); the
 #: per-step ones (spread, range, balanced, ratio, information) skip copies (distance 0) of
@@ -116,10 +116,30 @@ def data_calibration(nonzero_share: float | None, n_features: int, n_labels: int
     return "cmim"
 
 
-def default_p(calibration: str) -> int:
-    """The ``p`` a calibration uses unless one is given: :data:`P_ALL` (every selected
-    feature's relevance counts) for ``"information"``, the paper's 10 otherwise."""
-    return P_ALL if calibration in SHARED_INFORMATION else PAPER_P
+#: ``"information"``'s top-p cut unless one is given: each label counts at least this many
+#: of its most relevant selected features, and more where the labels' lists would otherwise
+#: hold fewer than :data:`INFORMATION_ROOM` times the selection (:func:`default_p`).
+INFORMATION_MIN_P = 3
+INFORMATION_ROOM = 4
+
+
+def default_p(calibration: str, k: int | None = None, n_labels: int | None = None) -> int:
+    """The ``p`` a calibration uses unless one is given: the paper's 10, or for
+    ``"information"`` ``max(3, ceil(4 k / |L|))`` when ``k`` and the number of labels are
+    known (:data:`P_ALL`, every selected feature, before they are).
+
+    Under ``"information"`` a label's gain from a candidate is what it adds above the label's
+    ``p``-th best selected relevance, so once a label holds ``p`` good features the next picks
+    go to labels not yet served (rare labels included) instead of piling onto the frequent
+    ones. The ``p`` lists of the labels have room for at least four times the selection, so on
+    data with few labels the relevance never runs dry before ``k`` (where ``p = 3`` would
+    leave the redundancy alone to pick). Chosen leave-one-dataset-out over the shared data
+    sets (docs/results/sparse_research.md)."""
+    if calibration not in SHARED_INFORMATION:
+        return PAPER_P
+    if k is None or not n_labels:
+        return P_ALL
+    return int(min(P_ALL, max(INFORMATION_MIN_P, -(-INFORMATION_ROOM * int(k) // int(n_labels)))))
 #: One line per calibration, for help texts (the command line's ``--calibration``).
 CALIBRATION_HELP = {
     "paper": "the paper's eq. (2), (1-lam) c dg + lam dD (reproduces its Table 2)",
@@ -130,7 +150,7 @@ CALIBRATION_HELP = {
     "fixed": "(1-lam) g/R_g + lam D/R_D, ranges of the first steps fixed once per run "
              "(a fixed objective: the paper's bounds hold)",
     "information": "as range, against the information shared with the selection (bits) "
-                   "instead of the distances, every selected feature's relevance counted",
+                   "instead of the distances, p = max(3, ceil(4 k / labels)) by default",
     "auto": "the default: cmim where most cells of the binned columns are non-zero (dense "
             "numeric data), information elsewhere",
     "cmim": "not a weighing: the candidate that tells most about each label given any "

@@ -29,7 +29,7 @@ from coreselect.core.greedy import (
     greedy,
 )
 from coreselect.core import objective as _objective
-from coreselect.core.objective import ObjectiveParams, relevance_of
+from coreselect.core.objective import ObjectiveParams, default_p, relevance_of
 from coreselect.core.sparse_relevance import SparseRelevance, choose_backend
 from coreselect.errors import InputError
 
@@ -65,7 +65,7 @@ class Problem:
         *,
         k: int,
         lam: float = 0.5,
-        p: int = 10,
+        p: int | None = 10,
         relevance: Relevance = "mi",
         n_bins: int = 5,
         strategy: Strategy = "auto",
@@ -99,7 +99,7 @@ class Problem:
         *,
         k: int,
         lam: float = 0.5,
-        p: int = 10,
+        p: int | None = 10,
         relevance: Relevance = "mi",
         keep_constant: bool = False,
         calibration: str = "paper",
@@ -118,7 +118,8 @@ class Problem:
         called as the sparse relevance's blocks of labels are done. ``known_relevance``: the
         relevances of these features and labels computed before (a dense matrix or a
         :class:`SparseRelevance`, as this method makes them; a resumed run's), used as
-        they are."""
+        they are. ``p`` None: the calibration's for ``k`` and these labels
+        (:func:`~coreselect.core.objective.default_p`)."""
         if features.n_samples != labels.n_samples:
             raise InputError(
                 f"X has {features.n_samples} samples but Y has {labels.n_samples}"
@@ -149,8 +150,10 @@ class Problem:
             features=features,
             labels=labels,
             relevance=matrix,
-            params=ObjectiveParams(k=int(k), lam=float(lam), p=int(p), n_labels=labels.n_columns,
-                                   calibration=calibration),
+            params=ObjectiveParams(k=int(k), lam=float(lam),
+                                   p=int(default_p(calibration, int(k), labels.n_columns)
+                                         if p is None else p),
+                                   n_labels=labels.n_columns, calibration=calibration),
             column_ids=ids,
             selectable=selectable,
             timings={"relevance": seconds},

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from coreselect.core.objective import DEFAULT_CALIBRATION, accepted_calibrations
+from coreselect.core.objective import (AUTO, DEFAULT_CALIBRATION, SHARED_INFORMATION,
+                                       accepted_calibrations)
 from coreselect.errors import InputError
 
 __all__ = ["CalibratedGDS"]
@@ -22,9 +23,12 @@ class CalibratedGDS:
     :data:`coreselect.core.objective.CALIBRATIONS` and ``CONDITIONAL``).
 
     The calibrated step scores do not involve ``k`` (only the paper's coefficient
-    ``k(k-1)/(2p|L|)`` does), so for a calibration other than ``"paper"`` the selection of
-    ``k`` features is exactly the first ``k`` of the selection of any larger number: the
-    protocol may then treat it as a ranker (``ranking_``) and fit once per fold.
+    ``k(k-1)/(2p|L|)`` does), so for a calibration other than ``"paper"`` with a given ``p``
+    the selection of ``k`` features is exactly the first ``k`` of the selection of any larger
+    number: the protocol may then treat it as a ranker (``ranking_``) and fit once per fold.
+    ``"information"``'s own ``p`` grows with ``k`` on data with few labels
+    (:func:`coreselect.core.objective.default_p`), so without a given ``p`` it (and ``"auto"``,
+    which may take it) is fit for each ``k``, as a user asking for that ``k`` gets it.
     """
 
     def __init__(self, k: int = 10, *, lam: float | None = 0.5, p: int | None = None,
@@ -41,6 +45,8 @@ class CalibratedGDS:
 
     @property
     def is_ranker(self) -> bool:
+        if self.calibration in (AUTO, *SHARED_INFORMATION) and self.p is None:
+            return False
         return self.calibration != "paper"
 
     @property

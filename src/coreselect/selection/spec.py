@@ -228,7 +228,9 @@ class Objective:
                                      f"{self.calibration!r}: its conditional criterion has no "
                                      "weight, top-p cut or relevance measure")
         if self.p is None and self.calibration in _calibrations() and (
-                self.calibration != _objective.AUTO):  # "auto": the one it stands for sets p
+                self.calibration not in (_objective.AUTO, *_objective.SHARED_INFORMATION)):
+            # "auto": the one it stands for sets p; "information": its p follows the number
+            # of labels, set once the data is known (decided)
             object.__setattr__(self, "p", _objective.default_p(self.calibration))
         for f in fields(self):
             check(f.name, getattr(self, f.name))
@@ -243,19 +245,25 @@ class Objective:
 
     def decided(self, nonzero_share: float | None, n_features: int, n_labels: int,
                 n_samples: int = 0) -> "Objective":
-        """This objective with ``calibration="auto"`` replaced by what it stands for on
-        data of that shape whose non-constant columns hold ``nonzero_share`` non-zero codes
-        (:func:`coreselect.core.objective.data_calibration`); itself otherwise."""
-        if self.calibration != _objective.AUTO:
-            return self
-        return replace(self, calibration=_objective.data_calibration(
-            nonzero_share, n_features, n_labels, n_samples, int(self.k)))
+        """This objective on data of that shape: ``calibration="auto"`` replaced by what it
+        stands for where the non-constant columns hold ``nonzero_share`` non-zero codes
+        (:func:`coreselect.core.objective.data_calibration`), and ``p`` not given set to the
+        calibration's for ``k`` and ``n_labels`` (:func:`coreselect.core.objective.default_p`)."""
+        out = self
+        if self.calibration == _objective.AUTO:
+            out = replace(self, calibration=_objective.data_calibration(
+                nonzero_share, n_features, n_labels, n_samples, int(self.k)))
+        if out.p is None and out.calibration in _objective.SHARED_INFORMATION:
+            out = replace(out, p=_objective.default_p(out.calibration, int(out.k), n_labels))
+        return out
 
     def params(self, n_labels: int) -> _objective.ObjectiveParams:
         """The core's parameters of ``h`` for ``n_labels`` labels."""
         if self.calibration == _objective.AUTO:
             raise ValueError("calibration='auto' is decided from the data first (Objective.decided)")
-        return _objective.ObjectiveParams(k=int(self.k), lam=float(self.lam), p=int(self.p),
+        p = self.p if self.p is not None else _objective.default_p(self.calibration, int(self.k),
+                                                                    n_labels)
+        return _objective.ObjectiveParams(k=int(self.k), lam=float(self.lam), p=int(p),
                                           n_labels=int(n_labels), calibration=self.calibration)
 
 

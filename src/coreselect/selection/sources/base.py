@@ -85,11 +85,11 @@ class Source(abc.ABC):
 
     def decide(self, objective: Objective) -> Objective:
         """``objective`` with ``calibration="auto"`` replaced by what it stands for on this
-        source's data (:meth:`Objective.decided`), so every mode and engine decides alike."""
-        if objective.calibration != AUTO:  # the share is not counted for nothing
-            return objective
+        source's data and ``p`` set for its labels (:meth:`Objective.decided`), so every mode
+        and engine decides alike."""
         shape = self.describe()
-        return objective.decided(self.nonzero_share(), self.n_columns, int(shape["n_labels"]),
+        share = self.nonzero_share() if objective.calibration == AUTO else None  # counted for "auto" only
+        return objective.decided(share, self.n_columns, int(shape["n_labels"]),
                                  int(shape["n_samples"]))
 
     def row_shards(self, n_shards: str | int, keep_as: str | None = None,
