@@ -680,6 +680,56 @@ MUTANTS += [
 ]
 
 
+# -- round 8: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# "information"'s default top-p cut, p = max(3, ceil(4 k / |L|)) unless given (default_p, the
+# Objective's decision and fallbacks, Source.decide, Problem.from_discrete, k="auto"'s cap,
+# the protocol's ranker shortcut).
+R8 = in_round(8)
+
+
+MUTANTS += [
+    # -- core/objective.py: the rule ----------------------------------------------------------
+    R8("core/objective.py", "max(INFORMATION_MIN_P, -(-INFORMATION_ROOM * int(k) // int(n_labels)))",
+       "max(INFORMATION_MIN_P, INFORMATION_ROOM * int(k) // int(n_labels))",
+       "information: p rounds 4 k / labels down (the labels' lists hold less than four times the selection)"),
+    R8("core/objective.py", "max(INFORMATION_MIN_P, -(-INFORMATION_ROOM * int(k) // int(n_labels)))",
+       "max(INFORMATION_MIN_P, -(-INFORMATION_ROOM * int(n_labels) // int(k)))",
+       "information: p is 4 labels / k, k and the number of labels swapped"),
+    R8("core/objective.py", "max(INFORMATION_MIN_P, -(-INFORMATION_ROOM * int(k) // int(n_labels)))",
+       "max(1, -(-INFORMATION_ROOM * int(k) // int(n_labels)))",
+       "information: no floor of 3 (on data with many labels each counts only its best feature or two)"),
+    R8("core/objective.py", "max(INFORMATION_MIN_P, -(-INFORMATION_ROOM * int(k) // int(n_labels)))",
+       "max(INFORMATION_MIN_P, -(-int(k) // int(n_labels)))",
+       "information: p loses the room factor 4 (ceil(k / labels): few labels run dry before k)"),
+    R8("core/objective.py", "    if calibration not in SHARED_INFORMATION:\n        return PAPER_P",
+       '    if calibration == "paper":\n        return PAPER_P',
+       "information's p is the default of every weighing but the paper's (range's p is no longer 10)"),
+    # -- selection/spec.py: where the Objective sets it -----------------------------------------
+    R8("selection/spec.py", "out = replace(out, p=_objective.default_p(out.calibration, int(out.k), n_labels))",
+       "out = replace(out, p=_objective.default_p(out.calibration, int(out.k), n_samples))",
+       "information: p is decided from the number of samples, not of labels"),
+    R8("selection/spec.py", "if out.p is None and out.calibration in _objective.SHARED_INFORMATION:",
+       "if out.calibration in _objective.SHARED_INFORMATION:",
+       "information: a given p is overwritten by the default once the data is known"),
+    # -- selection/sources/base.py, selection/__init__.py: when it is decided -------------------
+    R8("selection/sources/base.py", "        shape = self.describe()\n        share = ",
+       "        if objective.calibration != AUTO:\n            return objective\n"
+       "        shape = self.describe()\n        share = ",
+       "information given by name: a source leaves p undecided (only 'auto' is decided from the data)"),
+    R8("selection/__init__.py", "objective = source.decide(replace(objective, k=cap))",
+       "objective = replace(source.decide(objective), k=cap)",
+       "k='auto': p is decided for the default k of 10, not for the cap the order runs to"),
+    # -- core/problem.py: the core's own fallback ------------------------------------------------
+    R8("core/problem.py", "p=int(default_p(calibration, int(k), labels.n_columns)",
+       "p=int(default_p(calibration, int(k), features.n_columns)",
+       "Problem: p None under information is decided from the number of features, not of labels"),
+    # -- evaluation/gds.py: the protocol's ranker shortcut ---------------------------------------
+    R8("evaluation/gds.py", "if self.calibration in (AUTO, *SHARED_INFORMATION) and self.p is None:",
+       "if self.calibration in SHARED_INFORMATION and self.p is None:",
+       "evaluate: the default gds ('auto') is ranked once at the largest k (p of that k for every k)"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -758,6 +808,19 @@ for _file in ("core/objective.py", "selection/spec.py", "selection/sources/base.
     _first = ["tests/test_auto_calibration.py"] + (
         ["tests/test_conditional.py"] if _file == "engines/rowsharded.py" else [])
     EXTRA[_file] = list(dict.fromkeys(_first + EXTRA.get(_file, [])))
+
+
+# Round 8: the default top-p cut's own tests first.
+for _file, _tests in {
+    "core/objective.py": ["tests/test_calibration.py"],
+    "core/problem.py": ["tests/test_calibration.py"],
+    "selection/spec.py": ["tests/test_calibration.py"],
+    "selection/sources/base.py": ["tests/test_calibration.py"],
+    "selection/__init__.py": ["tests/test_calibration.py", "tests/test_autok.py",
+                              "tests/test_selector.py"],
+    "evaluation/gds.py": ["tests/test_quality_gds.py"],
+}.items():
+    EXTRA[_file] = list(dict.fromkeys(_tests + EXTRA.get(_file, [])))
 
 
 def tests_for(file: str) -> list[str]:
@@ -888,7 +951,8 @@ def main() -> None:
                    help="only the mutants of this round (1: issue 13's list, 2: issue 16's, "
                         "3: tuning, gds-tuned and the URL-build frame; 4: significance, automatic k, "
                         "the empty-set model, given splits, the build checkpoint, the readers; "
-                        "5: calibration cmim; 6: cmim in mode rows; 7: the default calibration auto)")
+                        "5: calibration cmim; 6: cmim in mode rows; 7: the default calibration auto; "
+                        "8: information's default top-p cut)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
