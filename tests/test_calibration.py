@@ -254,3 +254,30 @@ def test_huge_p_selects_as_p_equal_to_the_selection_size():
         exact = _with(problem, calibration=calibration, p=7).run(alternate=True)
         assert list(big.selected) == list(exact.selected)
         assert big.relevance == exact.relevance
+
+
+def test_the_core_problem_takes_information_p_from_its_labels():
+    """``Problem.build(p=None)`` under "information" gets the calibration's p for its ``k`` and
+    its labels (not its features or rows); a given p is kept."""
+    rng = np.random.default_rng(0)
+    X = (rng.random((120, 40)) < 0.3).astype(float)
+    Y = (rng.random((120, 2)) < 0.4).astype(np.int8)
+    assert Problem.build(X, Y, k=5, p=None, calibration="information").params.p == \
+        ref.information_p(5, 2) == 10
+    assert Problem.build(X, Y, k=5, p=4, calibration="information").params.p == 4
+    assert Problem.build(X, Y, k=5, p=None, calibration="range").params.p == 10
+
+
+def test_k_auto_decides_information_p_at_its_cap():
+    """``k="auto"`` builds one order up to its cap: p is the cap's, so the chosen k's
+    selection is that order's prefix."""
+    import coreselect
+    from coreselect.selection.autok import cap_for
+
+    rng = np.random.default_rng(1)
+    X = (rng.random((300, 60)) < 0.3).astype(float)
+    Y = (rng.random((300, 2)) < 0.4).astype(np.int8)
+    result = coreselect.select(X, Y, k="auto", calibration="information")
+    cap = cap_for(60)
+    assert result.spec["p"] == ref.information_p(cap, 2) != ref.information_p(10, 2)
+    assert list(result.selected) == list(result.ranking[:len(result.selected)])

@@ -82,8 +82,8 @@ def _calibration_help(every: bool = False) -> str:
 @click.option("--lam", type=float, default=default("lam"), show_default=True, help="Weight of diversity (0..1).")
 @click.option("--p", "p", type=int, default=default("p"),
               help="Features per label counted in the relevance g (p at least the number of "
-                   "candidates counts them all).  [default: all under the calibration "
-                   "'information', 10 under the others]")
+                   "candidates counts them all).  [default: max(3, ceil(4k / labels)) under the "
+                   "calibration 'information', 10 under the others]")
 @expert_option("--relevance", type=_choice("relevance"), default=default("relevance"), show_default=True,
                help="mi: raw I in bits (reproduces the paper's Table 2, classifies better); nmi: I/sqrt(H(x)H(l)) as in the paper's text.")
 @click.option("--calibration", default=None, help=_calibration_help(),
