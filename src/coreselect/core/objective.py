@@ -139,7 +139,10 @@ def default_p(calibration: str, k: int | None = None, n_labels: int | None = Non
         return PAPER_P
     if k is None or not n_labels:
         return P_ALL
+    # ceil(4 k / |L|) in exact integers
     return int(min(P_ALL, max(INFORMATION_MIN_P, -(-INFORMATION_ROOM * int(k) // int(n_labels)))))
+
+
 #: One line per calibration, for help texts (the command line's ``--calibration``).
 CALIBRATION_HELP = {
     "paper": "the paper's eq. (2), (1-lam) c dg + lam dD (reproduces its Table 2)",

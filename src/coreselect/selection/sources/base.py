@@ -87,8 +87,9 @@ class Source(abc.ABC):
         """``objective`` with ``calibration="auto"`` replaced by what it stands for on this
         source's data and ``p`` set for its labels (:meth:`Objective.decided`), so every mode
         and engine decides alike."""
+        # the share is counted for "auto" only (a store reads its tiles' headers for it)
         shape = self.describe()
-        share = self.nonzero_share() if objective.calibration == AUTO else None  # counted for "auto" only
+        share = self.nonzero_share() if objective.calibration == AUTO else None
         return objective.decided(share, self.n_columns, int(shape["n_labels"]),
                                  int(shape["n_samples"]))
 
