@@ -189,3 +189,27 @@ def test_default_calibration_paths_equal_reference(kind, relevance, case, tmp_pa
     for run in (paths.run_local, paths.run_streaming):
         assert_same_selection(run(X, Y, **params), expected)
     assert_same_selection(paths.run_store(X, Y, tmp_path / "store", **params), expected)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_default_top_p_cut_paths_equal_reference(kind, tmp_path):
+    """With more labels, the weighing's own p is below k (here 3 of 6 picks): the top-p cut
+    bites, and every path still equals the reference greedy with that p."""
+    k, lam, m, cs = 6, 0.5, 2, None
+    seed = zlib.crc32(f"cut{kind}".encode()) % 1000
+    X, Y = _data(kind, seed)
+    rng = np.random.default_rng(seed)
+    Y = np.hstack([Y, (rng.random((N, 5)) < 0.3).astype(int)])  # 8 labels
+    p = ref.information_p(k, Y.shape[1])
+    assert p == 3 < k
+    codes = ref.codes_of(X, min_bin_count=MIN_BIN)
+    params = dict(_params(k, lam, None, "mi", False), calibration="information")
+    expected = ref.centralized(codes, Y, k, lam, p, "mi", calibration="information")
+    assert_same_selection(paths.run_centralized(X, Y, **params), expected)
+    assert_same_selection(paths.run_rows(X, Y, row_shards=3, **params), expected)
+    expected = ref.distributed(codes, Y, paths.partition_of(D, m, seed), k, lam, p, "mi",
+                               coreset_size=cs, calibration="information")
+    params.update(partitions=m, coreset_size=cs, seed=seed)
+    for run in (paths.run_local, paths.run_streaming):
+        assert_same_selection(run(X, Y, **params), expected)
+    assert_same_selection(paths.run_store(X, Y, tmp_path / "store", **params), expected)
