@@ -400,25 +400,33 @@ def mixed(datasets: list[str], folds: int, max_rows: int) -> None:
     write_csv(pd.concat(rows, ignore_index=True), MIXED)
 
 
+def paired(part: pd.DataFrame, a: str, b: str, by: tuple[str, ...] = ()) -> tuple[pd.Series, pd.Series]:
+    """Method ``a`` against ``b`` cell by cell over ``part``'s rows (cells: ``by`` columns,
+    evaluator, measure, k): the difference of their fold means, and the larger of their fold
+    standard deviations (a win or a loss where the difference exceeds it)."""
+    g = part.groupby([*by, "evaluator", "measure", "k", "method"])["value"]
+    g = g.agg(["mean", "std"]).unstack("method")
+    return (g[("mean", a)] - g[("mean", b)],
+            np.maximum(g[("std", a)], g[("std", b)]))
+
+
+def win_tie_loss(diff: pd.Series, tol: pd.Series) -> tuple[int, int, int]:
+    return int((diff > tol).sum()), int((diff.abs() <= tol).sum()), int((-diff > tol).sum())
+
+
 def _mixed_table() -> str:
     if not MIXED.is_file():
         return "(`python benchmarks/dense_research.py mixed` has not been run.)"
     df = pd.read_csv(MIXED)
     rows = []
     for (kind, share), part in df.groupby(["kind", "share"], sort=False):
-        g = part.groupby(["dataset", "evaluator", "measure", "k", "method"])["value"]
-        g = g.agg(["mean", "std"]).unstack("method")
-        diff = g[("mean", "cmim")] - g[("mean", "information")]
-        tol = np.maximum(g[("std", "cmim")], g[("std", "information")])
-        per = []
-        for d in [d for d in DENSE if d in set(part.dataset)]:
-            m = diff.xs(d, level="dataset")
-            t = tol.xs(d, level="dataset")
-            per.append(f"{int((m > t).sum())}/{int((m.abs() <= t).sum())}/{int((-m > t).sum())}")
+        diff, tol = paired(part, "cmim", "information", by=("dataset",))
+        per = ["/".join(map(str, win_tie_loss(diff.xs(d, level="dataset"),
+                                              tol.xs(d, level="dataset"))))
+               for d in DENSE if d in set(part.dataset)]
         shares = part.drop_duplicates("dataset")["nonzero_share"]
         rows.append([kind, f"{share:.2f}", f"{shares.min():.2f}–{shares.max():.2f}",
-                     f"{int((diff > tol).sum())}/{int((diff.abs() <= tol).sum())}/"
-                     f"{int((-diff > tol).sum())}", f"{diff.mean():+.4f}", *per])
+                     "/".join(map(str, win_tie_loss(diff, tol))), f"{diff.mean():+.4f}", *per])
     sets = [d for d in DENSE if d in set(df.dataset)]
     return md_table(["columns", "cut to", "non-zero share measured", "cmim against the "
                      "weighing: win/tie/loss", "mean difference", *sets], rows,
@@ -437,10 +445,14 @@ def _shares_table() -> str:
 
 
 def load_all() -> pd.DataFrame:
+    return beside_rivals([p for p in sorted(OUT.glob("*.csv")) if p not in (SHARES, MIXED)])
+
+
+def beside_rivals(paths: list[Path]) -> pd.DataFrame:
+    """Candidates' rows (one CSV per dataset) with rivals.md's rows of ``gds``, every rival
+    and random on the same cells, example and macro F1."""
     parts = []
-    for p in sorted(OUT.glob("*.csv")):
-        if p in (SHARES, MIXED):
-            continue
+    for p in paths:
         mine = pd.read_csv(p)
         theirs = pd.read_csv(RIVALS_OUT / p.name)
         theirs = theirs[theirs.method.isin(["gds", "random", *RIVALS])]
@@ -451,9 +463,15 @@ def load_all() -> pd.DataFrame:
     return df[df.measure.isin(MEASURES)]
 
 
-def _candidate_rows(df: pd.DataFrame, names: list[str], datasets: list[str]) -> list[list]:
-    """One row per candidate: its rank in gds's place among the rivals and random (on the
-    cells all of them ran), its cells against the best rival, per dataset."""
+def _what(c: str) -> str:
+    return {"gds": "the default (auto)", "gds-information": "5, information"}.get(c) or str(
+        BINS.get(c, RELEVANCE.get(c, CONDITIONAL.get(c, "mdl" if c == "gds-mdl" else 5))))
+
+
+def candidate_rows(df: pd.DataFrame, names: list[str], datasets: list[str],
+                   what=_what) -> list[list]:
+    """One row per candidate: ``what`` it is, its rank in gds's place among the rivals and
+    random (on the cells all of them ran), its cells against the best rival, per dataset."""
     from coreselect.evaluation.significance import average_ranks
     from rivals import rank_cells
 
@@ -463,9 +481,7 @@ def _candidate_rows(df: pd.DataFrame, names: list[str], datasets: list[str]) -> 
         ranked = rank_cells(df, [c, *RIVALS, "random"])
         rank = f"{average_ranks(ranked.to_numpy())[0]:.2f} ({len(ranked)})" if len(ranked) else "–"
         per = {d: _counts(v[v.dataset == d]) if (v.dataset == d).any() else "–" for d in datasets}
-        what = {"gds": "the default (auto)", "gds-information": "5, information"}.get(c) or \
-            BINS.get(c, RELEVANCE.get(c, CONDITIONAL.get(c, "mdl" if c == "gds-mdl" else 5)))
-        rows.append([f"`{c}`", str(what), rank, _share(v), _counts(v),
+        rows.append([f"`{c}`", what(c), rank, _share(v), _counts(v),
                      int(v.below_random.sum()), *[per[d] for d in datasets]])
     return rows
 
@@ -474,7 +490,7 @@ def _table(df: pd.DataFrame, names: list[str], datasets: list[str]) -> str:
     return md_table(["candidate", "bins, relevance or criterion",
                      f"mean rank among it, the {len(RIVALS)} rivals and random (cells)",
                      "win or tie", "win/tie/loss", "below random", *datasets],
-                    _candidate_rows(df, names, datasets), align="lllllr" + "l" * len(datasets))
+                    candidate_rows(df, names, datasets), align="lllllr" + "l" * len(datasets))
 
 
 def _seconds(df: pd.DataFrame, datasets: list[str]) -> str:

@@ -41,8 +41,9 @@ import pandas as pd  # noqa: E402
 
 from _common import REPO_ROOT, emit, md_table, save_method_rows  # noqa: E402
 from published import ORDER, load_rows  # noqa: E402
+from dense_research import _Ranker, beside_rivals, candidate_rows, paired, win_tie_loss  # noqa: E402
 from rivals import (DENSE, MEASURES, OUT as RIVALS_OUT, RIVALS, _counts, _share,  # noqa: E402
-                    leave_one_dataset_out, rank_cells, verdicts)
+                    leave_one_dataset_out, verdicts)
 
 OUT = REPO_ROOT / "docs" / "results" / "sparse_research"
 REPORT = REPO_ROOT / "docs" / "results" / "sparse_research.md"
@@ -75,25 +76,19 @@ def p_for(name: str, k: int, n_labels: int) -> int | None:
     return max(3, math.ceil((c * k if rule == "k" else c) / n_labels))
 
 
-class _TopP:
+class _TopP(_Ranker):
     """Centralized GDS, ``calibration="information"``, with the ``p`` of one :data:`RULES`
-    candidate; a ranker (fit once per fold) when its ``p`` does not depend on ``k``."""
-
-    def __init__(self, k: int, seed: int, name: str):
-        self.k, self.seed, self.name = k, seed, name
+    candidate (``kind``); a ranker (fit once per fold) when its ``p`` does not depend on
+    ``k``."""
 
     @property
     def is_ranker(self) -> bool:
-        return RULES[self.name][0] != "k"
-
-    @property
-    def ranking_(self) -> np.ndarray:
-        return self.selected_
+        return RULES[self.kind][0] != "k"
 
     def fit(self, X, Y) -> "_TopP":
         from coreselect.evaluation.gds import CalibratedGDS
 
-        p = p_for(self.name, self.k, Y.shape[1])
+        p = p_for(self.kind, self.k, Y.shape[1])
         inner = CalibratedGDS(k=self.k, calibration="information", p=p or 2**31 - 1,
                               random_state=self.seed).fit(X, Y)
         self.selected_, self.seconds_ = inner.selected_, inner.seconds_
@@ -134,16 +129,7 @@ def few(datasets: list[str], labels: tuple[int, ...], methods: list[str], folds:
 
 
 def load_all() -> pd.DataFrame:
-    parts = []
-    for p in sorted(OUT.glob("*.csv")):
-        if p.name.startswith("few_"):
-            continue
-        mine = pd.read_csv(p)
-        theirs = pd.read_csv(RIVALS_OUT / p.name)
-        theirs = theirs[theirs.method.isin(["gds", "random", *RIVALS])]
-        parts += [theirs, mine]
-    df = pd.concat(parts, ignore_index=True)
-    return df[df.measure.isin(MEASURES)]
+    return beside_rivals([p for p in sorted(OUT.glob("*.csv")) if not p.name.startswith("few_")])
 
 
 def few_against_all(names: list[str]) -> pd.DataFrame:
@@ -151,33 +137,22 @@ def few_against_all(names: list[str]) -> pd.DataFrame:
     rows = []
     for p in sorted(OUT.glob("few_*.csv")):
         df = pd.read_csv(p)
-        g = df.groupby(["evaluator", "measure", "k", "method"])["value"].agg(["mean", "std"])
-        g = g.unstack("method")
         for c in names:
-            if c == "p-all" or ("mean", c) not in g.columns:
+            if c == "p-all" or c not in set(df.method):
                 continue
-            d = g[("mean", c)] - g[("mean", "p-all")]
-            sd = np.maximum(g[("std", c)], g[("std", "p-all")])
-            rows.append(dict(dataset=df.dataset.iloc[0], method=c, win=int((d > sd).sum()),
-                             loss=int((-d > sd).sum()), cells=len(d)))
+            diff, tol = paired(df, c, "p-all")
+            win, _, loss = win_tie_loss(diff, tol)
+            rows.append(dict(dataset=df.dataset.iloc[0], method=c, win=win, loss=loss,
+                             cells=len(diff)))
     return pd.DataFrame(rows)
 
 
 def report() -> None:
-    from coreselect.evaluation.significance import average_ranks
-
     df = load_all()
     names = [c for c in RULES if c in set(df.method)]
     sets = [d for d in SPARSE if d in set(df.dataset)]
-    rows = []
-    for c in names:
-        v = verdicts(df, c)
-        ranked = rank_cells(df, [c, *RIVALS, "random"])
-        rank = f"{average_ranks(ranked.to_numpy())[0]:.2f} ({len(ranked)})" if len(ranked) else "–"
-        per = [_counts(v[v.dataset == d]) if (v.dataset == d).any() else "–" for d in sets]
-        what = "the library default" if c == LIBRARY else ""
-        rows.append([f"`{c}`", what, rank, _share(v), _counts(v), int(v.below_random.sum()),
-                     *per])
+    rows = candidate_rows(df, names, sets,
+                          what=lambda c: "the library default" if c == LIBRARY else "")
     v = verdicts(df, "gds")
     rows.append(["`gds`", "the default as rivals.md ran it", "", _share(v), _counts(v),
                  int(v.below_random.sum()),
