@@ -101,11 +101,14 @@ _LOW_BITS = np.uint64(0x0101010101010101)
 
 @njit(cache=True, nogil=True)
 def _count_bits(u_rows, u_codes, a, bits, n_slots, acc, t0, s_slot, s_i,
-                table):  # pragma: no cover
+                table, seen):  # pragma: no cover
     """:func:`gather_counts` for a ``B`` given as row bit sets: each row's word is added in
     eight shifted copies to byte-lane counters (lane ``j`` of ``acc[i, w, k]`` counts bit
     ``8 j + k``), a dozen register operations per row of ``u`` instead of one scattered update
-    per co-occurrence; the lanes are emptied into ``table`` before they can overflow."""
+    per co-occurrence; the lanes are emptied into ``table`` before they can overflow. A
+    non-empty ``seen`` gets ``seen[slot] = 1`` for every slot counted, as in
+    :func:`gather_counts`."""
+    mark = seen.size > 0
     n_words = bits.shape[1]
     for i in range(a):
         for w in range(n_words):
@@ -130,9 +133,11 @@ def _count_bits(u_rows, u_codes, a, bits, n_slots, acc, t0, s_slot, s_i,
                     acc[i, w, k] = 0
                     for j in range(8):
                         s = 64 * w + 8 * j + k
-                        if s < n_slots:
-                            table[t0 + s * s_slot + i * s_i] += np.int64(
-                                (lanes >> np.uint64(8 * j)) & np.uint64(255))
+                        c = (lanes >> np.uint64(8 * j)) & np.uint64(255)
+                        if s < n_slots and c != 0:
+                            table[t0 + s * s_slot + i * s_i] += np.int64(c)
+                            if mark:
+                                seen[s] = 1
         done = stop
 
 
@@ -232,7 +237,7 @@ def count_block(x_lo, x_hi, a_indptr, a_rows, a_codes, a_ncodes, a_offsets, bits
         t0 = a_offsets[x] * n_slots
         if use_bits:
             _count_bits(a_rows[lo:hi], a_codes[lo:hi], a, bits, n_slots, acc, t0, 1, n_slots,
-                        table)
+                        table, no_marks)
         else:
             gather_counts(a_rows[lo:hi], a_codes[lo:hi], starts, stops, cols, codes, offsets,
                           t0, 1, n_slots, table, no_marks)
@@ -244,12 +249,14 @@ def joint_block(x_lo, x_hi, a_indptr, a_rows, a_codes, a_ncodes, a_offsets, a_co
                 out):  # pragma: no cover
     """``out[x, v] = H(a_x, b_v)`` for columns ``x_lo <= x < x_hi`` of ``A`` (CSC) and every
     column ``v`` of ``B``: :func:`count_block` and :func:`_fill` fused per column of ``A``
-    into one small scratch table (codes x slots of ``B``), which stays in cache."""
+    into one small scratch table (codes x slots of ``B``), which stays in cache. The counted
+    slots are marked, so the columns of ``B`` that share no row with ``a_x`` (most labels of
+    a sparse text column) get the closed form without reading the table."""
     n_b = offsets.size - 1
     n_slots = offsets[n_b]
     a_max = _max_codes(a_ncodes, x_lo, x_hi)
     table = np.zeros(max(n_slots, 1) * a_max, dtype=np.int64)
-    no_marks = np.zeros(0, dtype=np.uint8)
+    seen = np.zeros(max(n_slots, 1), dtype=np.uint8)
     use_bits = bits.shape[1] > 0
     acc = np.zeros((a_max if use_bits else 1, max(bits.shape[1], 1), 8), np.uint64)
     for x in range(x_lo, x_hi):
@@ -258,12 +265,13 @@ def joint_block(x_lo, x_hi, a_indptr, a_rows, a_codes, a_ncodes, a_offsets, a_co
         if a > 0 and hi > lo:
             if use_bits:
                 _count_bits(a_rows[lo:hi], a_codes[lo:hi], a, bits, n_slots, acc, 0, 1,
-                            n_slots, table)
+                            n_slots, table, seen)
             else:
                 gather_counts(a_rows[lo:hi], a_codes[lo:hi], starts, stops, cols, codes,
-                              offsets, 0, 1, n_slots, table, no_marks)
+                              offsets, 0, 1, n_slots, table, seen)
         _fill(table, 0, 1, n_slots, True, a, a_counts[a_offsets[x]:a_offsets[x + 1]], 0, n_b,
-              offsets, code_counts, nonzero_counts, base, xl, no_marks, out[x])
+              offsets, code_counts, nonzero_counts, base, xl, seen, out[x])
+        seen[:] = 0
 
 
 @njit(cache=True, nogil=True)

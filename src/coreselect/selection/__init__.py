@@ -320,6 +320,8 @@ def feature_scores(source: InMemorySource, objective: Objective) -> np.ndarray:
     d = int(rel.shape[0])
     if hasattr(rel, "feature_sums"):  # sparse: closed forms per label group plus the pairs
         sums = rel.feature_sums(np.arange(d))
+    elif type(rel) is np.ndarray:  # in memory: a row sum reads it in place, with no copy
+        sums = rel.sum(axis=1)
     else:
         sums = np.zeros(d)
         step = max(1, (1 << 22) // max(1, int(rel.shape[1])))  # rows of about 32 MiB at a time
