@@ -136,6 +136,30 @@ def test_label_fast_path_equals_generic_discretization(as_sparse):
     np.testing.assert_array_equal(fast.dense_codes(), generic.dense_codes())
 
 
+@settings(max_examples=80, deadline=None)
+@given(n=st.sampled_from([0, 1, 2, 3, 8, 61]), d=st.integers(1, 6),
+       seed=st.integers(0, 2**32 - 1), as_sparse=st.booleans())
+def test_label_codes_against_their_definition(n, d, seed, as_sparse):
+    """A label's code is 1 where it is on, except in a label on in more than half of the
+    samples, where code 1 means off (so code 0, stored implicitly, is the frequent value);
+    the store's chunk encoding with those labels turned gives the same codes."""
+    from coreselect.store._binning import encode_labels
+
+    rng = np.random.default_rng(seed)
+    Y = (rng.random((n, d)) < rng.choice([0.0, 0.3, 0.5, 0.7, 1.0], size=d)).astype(int)
+    turned = Y.sum(axis=0) * 2 > n
+    want = np.where(turned, 1 - Y, Y)
+    dm = discretize_labels(sp.csr_matrix(Y) if as_sparse else Y)
+    assert dm.codes.has_sorted_indices and dm.codes.dtype == np.int8
+    assert not (dm.codes.data == 0).any()
+    np.testing.assert_array_equal(dm.codes.toarray(), want)
+    np.testing.assert_array_equal(
+        dm.n_codes, [1 if len(set(Y[:, j].tolist())) <= 1 else 2 for j in range(d)])
+    chunk = encode_labels(sp.csr_matrix(Y) if as_sparse else Y, turned)
+    np.testing.assert_array_equal(chunk.toarray(), want)
+    assert chunk.has_sorted_indices and not (chunk.data == 0).any()
+
+
 def _codes(dm):
     return dm.codes.toarray(), np.asarray(dm.n_codes)
 

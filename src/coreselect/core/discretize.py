@@ -447,12 +447,23 @@ def discretize_labels(Y: np.ndarray | sp.spmatrix) -> DiscreteMatrix:
     ones = np.diff(Y.indptr)
     flip = np.flatnonzero(ones * 2 > n)
     if flip.size:
-        Y = Y.tolil()
-        Y[:, flip] = 1 - Y[:, flip].toarray()
-        Y = sp.csc_matrix(Y, dtype=np.int8)
-        Y.eliminate_zeros()
+        Y = flip_label_columns(Y, flip)
     n_codes = np.where((ones == 0) | (ones == n), 1, 2)
     return DiscreteMatrix(Y, n_codes)
+
+
+def flip_label_columns(Y: sp.csc_matrix, cols: np.ndarray) -> sp.csc_matrix:
+    """``Y`` (0/1 codes, CSC) with the columns ``cols`` turned (1 where they were 0), stored
+    zeros dropped and indices sorted. The turned columns replace the others by column
+    indexing: no per-row Python objects (a LIL matrix holds two lists per row, enough to set
+    off the garbage collector's full passes on every few selections)."""
+    turned = sp.csc_matrix(1 - Y[:, cols].toarray(), dtype=np.int8)
+    order = np.arange(Y.shape[1])
+    order[cols] = Y.shape[1] + np.arange(cols.size)
+    out = sp.csc_matrix(sp.hstack([Y, turned], format="csc", dtype=np.int8)[:, order])
+    out.eliminate_zeros()
+    out.sort_indices()
+    return out
 
 
 # ------------------------------------------------------------------------------------------

@@ -27,7 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from coreselect.core.discretize import _relabel_to_mode, _split_bins, effective_min_bin_count
+from coreselect.core.discretize import (
+    _relabel_to_mode, _split_bins, effective_min_bin_count, flip_label_columns,
+)
 from coreselect.errors import InputError
 
 #: Largest direct lookup array (columns x value range) of a table of integer values.
@@ -475,9 +477,6 @@ def encode_labels(Y, flip: np.ndarray) -> sp.csc_matrix:
             [Y.indptr, np.full(L - Y.shape[1], Y.indptr[-1])])), shape=(Y.shape[0], L))
     cols = np.flatnonzero(flip)
     if cols.size:
-        Y = Y.tolil()
-        Y[:, cols] = 1 - Y[:, cols].toarray()
-        Y = sp.csc_matrix(Y, dtype=np.int8)
-        Y.eliminate_zeros()
+        Y = flip_label_columns(Y, cols)
     Y.sort_indices()
     return Y
