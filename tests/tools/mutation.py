@@ -730,6 +730,39 @@ MUTANTS += [
 ]
 
 
+# -- round 9: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# the relevance kernel marks the label slots a column shares rows with (bit sets and CSR
+# gather), so the fill gives the other labels the closed form without reading the table; and
+# feature_scores sums an in-memory relevance in place.
+R9 = in_round(9)
+
+
+MUTANTS += [
+    # -- core/_numba.py: the marks of the bit-set count ------------------------------------------
+    R9("core/_numba.py", "                                seen[s] = 1",
+       "                                seen[k] = 1",
+       "relevance (bit sets): the mark goes to the lane's bit, not the slot (labels past slot 8 read as sharing no row)"),
+    R9("core/_numba.py", "                            if mark:\n                                seen[s] = 1",
+       "                            if mark and i == 0:\n                                seen[s] = 1",
+       "relevance (bit sets): only the first code of a feature marks its slots (a label met only by code 2 reads as independent)"),
+    R9("core/_numba.py", "                            if mark:\n                                seen[s] = 1",
+       "                            if mark and w == 0:\n                                seen[s] = 1",
+       "relevance (bit sets): only the first 64 label slots are marked (labels past them read as sharing no row)"),
+    # -- core/_numba.py: the marks of the CSR gather ---------------------------------------------
+    R9("core/_numba.py", "seen[slot - 1] = 1",
+       "seen[cols[e]] = 1",
+       "relevance (CSR gather): the label column is marked, not its slot (multi-valued labels mark the wrong label)"),
+    # -- core/_numba.py: joint_block hands the marks on -------------------------------------------
+    R9("core/_numba.py", "acc, 0, 1,\n                            n_slots, table, seen)",
+       "acc, 0, 1,\n                            n_slots, table, seen[:0])",
+       "relevance: the bit-set count gets no marks while the fill reads them (few labels: every pair taken as independent)"),
+    # -- selection/__init__.py: feature_scores in place ------------------------------------------
+    R9("selection/__init__.py", "sums = rel.sum(axis=1)",
+       "sums = rel.sum(axis=0)",
+       "feature scores: an in-memory relevance is summed over the features, not over the labels"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -821,6 +854,12 @@ for _file, _tests in {
     "evaluation/gds.py": ["tests/test_quality_gds.py"],
 }.items():
     EXTRA[_file] = list(dict.fromkeys(_tests + EXTRA.get(_file, [])))
+
+
+# Round 9: the compiled kernels against the reference histograms first; the feature scores
+# of a sparse relevance beside the dense one (after the files already there).
+EXTRA["core/_numba.py"] = ["tests/test_kernels_fast_paths.py", "tests/test_core_entropy.py"]
+EXTRA["selection/__init__.py"] = EXTRA["selection/__init__.py"] + ["tests/test_explain_sparse.py"]
 
 
 def tests_for(file: str) -> list[str]:
@@ -952,7 +991,8 @@ def main() -> None:
                         "3: tuning, gds-tuned and the URL-build frame; 4: significance, automatic k, "
                         "the empty-set model, given splits, the build checkpoint, the readers; "
                         "5: calibration cmim; 6: cmim in mode rows; 7: the default calibration auto; "
-                        "8: information's default top-p cut)")
+                        "8: information's default top-p cut; 9: the relevance kernel's slot marks and "
+                        "feature_scores in place)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
