@@ -63,3 +63,19 @@ def test_nan_in_the_api_is_one_typed_line(bad):
     with pytest.raises(InputError) as exc:
         select(X, Y, k=3)
     assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("n_labels", [1, 3])
+@pytest.mark.parametrize("as_sparse", [False, True])
+def test_feature_scores_are_each_columns_information_summed_over_the_labels(n_labels, as_sparse):
+    """``select(...).scores``: sum over the labels of MI(x, l) in bits, for every column (one
+    label too, where a sum over the wrong axis would still broadcast)."""
+    import reference as ref
+
+    rng = np.random.default_rng(7)
+    X = (rng.random((80, 9)) < [0.1, 0.3, 0.5, 0.7, 0.2, 0.4, 0.6, 0.8, 0.5]).astype(float)
+    Y = np.c_[X[:, 2] + X[:, 5] > 0, X[:, 7] > 0, rng.random(80) < 0.3][:, :n_labels].astype(int)
+    result = select(sp.csr_matrix(X) if as_sparse else X, Y, k=3, calibration="information")
+    want = [sum(ref.mutual_information(X[:, j], Y[:, l]) for l in range(n_labels))
+            for j in range(X.shape[1])]
+    np.testing.assert_allclose(result.scores, want, atol=1e-12)
