@@ -1,7 +1,8 @@
 """What is estimated on dense numeric columns, and how: the default's five equal-frequency
 bins against more bins, fewer bins, bins that grow with the sample size, supervised cut points,
-a nearest-neighbour estimate, label-entropy weighting and conditional criteria (JMI, CMIM),
-chosen leave-one-dataset-out against every rival.
+a nearest-neighbour estimate, label-entropy weighting, conditional criteria (JMI, CMIM) and
+CMIM aware of its estimate's noise (bias-corrected, or stopped by a test and then filled by
+diversity), chosen leave-one-dataset-out against every rival.
 
     python benchmarks/dense_research.py run [--datasets emotions,scene,yeast,CAL500]
                                             [--methods gds-b3,gds-b8,...] [--folds 3]
@@ -281,6 +282,118 @@ class _JointCMIM(_ConditionalOrder):
         return given if first else np.minimum(score, given)
 
 
+class _CMIMNoise(_Ranker):
+    """The library's CMIM with the plug-in estimate's noise taken into account, three ways
+    (``how``). Under independence, ``2 N ln 2 I(f; l | s)`` follows a chi-squared law whose
+    degrees of freedom ``(codes of f - 1)(codes of l - 1)(codes of s)`` give the estimate's
+    bias (``df / (2 N ln 2)`` bits, Miller and Madow):
+
+    - ``"mm"``: each ``I(f; l | s)`` less its bias (Miller-Madow) before the smallest over
+      ``s``; a label's term never below 0;
+    - ``"stop"``: the plain criterion until no candidate has a label whose term passes the
+      chi-squared test (5 %, Bonferroni over candidates and labels); then nothing left is
+      told apart from noise, and the rest is picked by the largest sum of distances to the
+      selection (the paper's diversity);
+    - ``"bias"``: the same fill once the best criterion falls to its expected bias;
+    - ``"tie"``: among the candidates whose criterion is within one standard deviation of the
+      statistic under independence (``sqrt(2 df) / (2 N ln 2)``, ``df`` summed over the
+      labels) of the best, the one farthest from the selection (the sum of distances): the
+      criterion picks where it tells candidates apart, diversity where it does not.
+    """
+
+    def __init__(self, k: int, seed: int, how: str):
+        super().__init__(k, seed)
+        self.how = how
+
+    def fit(self, X, Y) -> "_CMIMNoise":
+        import time
+
+        from scipy.stats import chi2
+
+        from coreselect.core.conditional import (
+            ConditionalTables, conditional_counts, step_counts,
+        )
+        from coreselect.core.discretize import discretize, discretize_labels
+        from coreselect.core.entropy import DistanceOracle
+        from coreselect.core.objective import argmax_first
+
+        t0 = time.perf_counter()
+        D, L = discretize(X), discretize_labels(Y)
+        tables = ConditionalTables(D.n_codes, L.n_codes, conditional_counts(D, L))
+        oracle = DistanceOracle(D)
+        scale = 2 * D.n_samples * np.log(2)  # 2 N ln 2: bits to the chi-squared statistic
+        df1 = np.outer(np.asarray(D.n_codes, float) - 1, np.asarray(L.n_codes, float) - 1)
+        critical = 0.05 / max(df1.size, 1)
+        term = tables.relevance()          # per (candidate, label): the smallest over s
+        df = df1.copy()                    # its degrees of freedom
+        live = np.asarray(D.n_codes) > 1
+        penalty = np.where(live, 0.0, -np.inf)
+        spread = np.zeros(D.n_columns)
+        chosen: list[int] = []
+        filling = False
+        self.stop_ = None
+        for _ in range(min(self.k, int(live.sum()))):
+            noise = df / scale
+            score = (np.maximum(term - noise, 0.0) if self.how == "mm" else term).sum(axis=1)
+            if chosen and not filling and self.how in ("stop", "bias"):
+                open_ = penalty == 0
+                if self.how == "stop":
+                    passed = term > chi2.ppf(1 - critical, np.maximum(df, 1)) / scale
+                    filling = not (passed.any(axis=1) & open_).any()
+                else:
+                    filling = not ((score > noise.sum(axis=1)) & open_).any()
+                if filling:
+                    self.stop_ = len(chosen)
+            if self.how == "tie":
+                best = argmax_first(score + penalty)
+                sd = np.sqrt(2 * df[best].sum()) / scale
+                near = np.where(score >= score[best] - sd, 0.0, -np.inf)
+                pick = argmax_first(spread + near + penalty)
+            else:
+                pick = argmax_first((spread if filling else score) + penalty)
+            chosen.append(pick)
+            penalty[pick] = -np.inf
+            spread += oracle.distances_from(pick)
+            parts = step_counts(D, L, pick)
+            given, given_df = tables.given(parts), df1 * (len(parts) + 1)
+            if len(chosen) == 1:  # the smallest over the selected columns only
+                term, df = given, given_df
+            else:
+                lower = (given - given_df / scale < term - df / scale if self.how == "mm"
+                         else given < term)
+                term, df = np.where(lower, given, term), np.where(lower, given_df, df)
+        self.selected_ = np.asarray(chosen, dtype=np.int64)
+        self.seconds_ = time.perf_counter() - t0
+        return self
+
+
+#: CMIM with the estimate's noise taken into account (:class:`_CMIMNoise`)
+NOISE = {"gds-cmim-mm": "mm", "gds-cmim-stop": "stop", "gds-cmim-bias": "bias",
+         "gds-cmim-tie": "tie"}
+NOISE_WHAT = {"mm": "cmim, bias-corrected", "stop": "cmim, then diversity after a test",
+              "bias": "cmim, then diversity at the bias",
+              "tie": "cmim, diversity among near-ties"}
+
+
+#: the library's CMIM on the bins of a :data:`BINS` rule (:class:`_CMIMBinned`)
+CMIM_BINS: dict[str, int | str] = {"gds-cmim-b3": 3, "gds-cmim-b4": 4, "gds-cmim-b8": 8,
+                                   "gds-cmim-bcbrt": "cbrt"}
+
+
+class _CMIMBinned(_Binned):
+    """The library's ``calibration="cmim"`` with the bins of one rule: fewer cells per
+    conditional table (``bins x bins x label codes``) estimate each term with less bias."""
+
+    def fit(self, X, Y) -> "_CMIMBinned":
+        from coreselect.evaluation.gds import CalibratedGDS
+
+        inner = CalibratedGDS(k=self.k, lam=None, p=None, relevance=None, calibration="cmim",
+                              n_bins=bins_for(self.rule, X.shape[0]),
+                              random_state=self.seed).fit(X, Y)
+        self.selected_, self.seconds_ = inner.selected_, inner.seconds_
+        return self
+
+
 #: candidates with a conditional criterion (``gds-cmim``: the library's; ``gds-jmi``:
 #: :class:`_JointMI`)
 CONDITIONAL = {"gds-jmi": "jmi", "gds-cmim": "cmim", "gds-cmimj": "cmim, labels together"}
@@ -307,6 +420,10 @@ def factory(name: str):
         return lambda k, seed: _JointCMIM(k, seed)
     if name in RELEVANCE:
         return lambda k, seed: _Relevance(k, seed, RELEVANCE[name])
+    if name in NOISE:
+        return lambda k, seed: _CMIMNoise(k, seed, NOISE[name])
+    if name in CMIM_BINS:  # the library's cmim on other bins
+        return lambda k, seed: _CMIMBinned(k, seed, CMIM_BINS[name])
     return lambda k, seed: _Binned(k, seed, BINS[name])
 
 
@@ -465,7 +582,9 @@ def beside_rivals(paths: list[Path]) -> pd.DataFrame:
 
 def _what(c: str) -> str:
     return {"gds": "the default (auto)", "gds-information": "5, information"}.get(c) or str(
-        BINS.get(c, RELEVANCE.get(c, CONDITIONAL.get(c, "mdl" if c == "gds-mdl" else 5))))
+        BINS.get(c, RELEVANCE.get(c, CONDITIONAL.get(c, NOISE_WHAT.get(
+            NOISE.get(c), f"cmim, {CMIM_BINS[c]} bins" if c in CMIM_BINS
+            else "mdl" if c == "gds-mdl" else 5)))))
 
 
 def candidate_rows(df: pd.DataFrame, names: list[str], datasets: list[str],
@@ -524,8 +643,8 @@ def _not_run(sets: list[str]) -> str:
 
 def report() -> None:
     df = load_all()
-    names = ["gds", *[m for m in ["gds-information", *BINS, *RELEVANCE, "gds-mdl", *CONDITIONAL]
-                      if m in set(df.method)]]
+    names = ["gds", *[m for m in ["gds-information", *BINS, *RELEVANCE, "gds-mdl", *CONDITIONAL,
+                                  *NOISE, *CMIM_BINS] if m in set(df.method)]]
     dense = df[df.dataset.isin(DENSE)]
     datasets = [d for d in ORDER if d in set(dense.dataset)]
     sparse_sets = [d for d in ORDER if d in set(df.dataset) and d not in DENSE]
@@ -555,7 +674,13 @@ def report() -> None:
               "information), or the largest sum over labels of the smallest I(f; l | s) "
               "(conditional mutual information maximization; the library's "
               "`calibration=\"cmim\"`); `cmimj`: the largest smallest-over-s of the sum over "
-              "labels, the labels taken together. Same protocol as [rivals.md](rivals.md) (3 folds, "
+              "labels, the labels taken together. `cmim, bias-corrected`: each I(f; l | s) less the "
+              "plug-in estimate's bias under independence (Miller and Madow: its degrees of "
+              "freedom over 2 N ln 2) before the smallest is taken; `cmim, then diversity`: "
+              "the library's CMIM until nothing left passes a chi-squared test of "
+              "independence (5 %, Bonferroni over candidates and labels), or until the best "
+              "criterion falls to its expected bias, then the largest sum of distances to the "
+              "selection (the paper's diversity). Same protocol as [rivals.md](rivals.md) (3 folds, "
               "seed 0, BRkNN-b and the linear evaluator where rivals.md ran it, example and "
               "macro F1); `gds` and the rivals' rows are rivals.md's. A cell is a win or a loss "
               f"against the best of the {len(RIVALS)} rivals when the means differ by more than "
