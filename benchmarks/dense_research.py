@@ -75,17 +75,21 @@ class _Ranker:
 
 
 class _Binned(_Ranker):
-    """Centralized GDS (the weighing, :data:`WEIGHING`, otherwise) with the bins of one :data:`BINS` rule."""
+    """Centralized GDS with the bins of one :data:`BINS` rule: the weighing
+    (:data:`WEIGHING`) otherwise, or the library's ``calibration="cmim"`` (which takes no
+    weight, top-p cut or relevance measure)."""
 
-    def __init__(self, k: int, seed: int, rule: int | str):
+    def __init__(self, k: int, seed: int, rule: int | str, calibration: str = WEIGHING):
         super().__init__(k, seed)
-        self.rule = rule
+        self.rule, self.calibration = rule, calibration
 
     def fit(self, X, Y) -> "_Binned":
         from coreselect.evaluation.gds import CalibratedGDS
 
-        inner = CalibratedGDS(k=self.k, n_bins=bins_for(self.rule, X.shape[0]), calibration=WEIGHING,
-                              random_state=self.seed).fit(X, Y)
+        unweighted = dict(lam=None, p=None, relevance=None) if self.calibration == "cmim" else {}
+        inner = CalibratedGDS(k=self.k, n_bins=bins_for(self.rule, X.shape[0]),
+                              calibration=self.calibration, random_state=self.seed,
+                              **unweighted).fit(X, Y)
         self.selected_, self.seconds_ = inner.selected_, inner.seconds_
         return self
 
@@ -375,23 +379,10 @@ NOISE_WHAT = {"mm": "cmim, bias-corrected", "stop": "cmim, then diversity after 
               "tie": "cmim, diversity among near-ties"}
 
 
-#: the library's CMIM on the bins of a :data:`BINS` rule (:class:`_CMIMBinned`)
+#: the library's CMIM on the bins of a :data:`BINS` rule (:class:`_Binned`): fewer cells per
+#: conditional table (``bins x bins x label codes``) estimate each term with less bias
 CMIM_BINS: dict[str, int | str] = {"gds-cmim-b3": 3, "gds-cmim-b4": 4, "gds-cmim-b8": 8,
                                    "gds-cmim-bcbrt": "cbrt"}
-
-
-class _CMIMBinned(_Binned):
-    """The library's ``calibration="cmim"`` with the bins of one rule: fewer cells per
-    conditional table (``bins x bins x label codes``) estimate each term with less bias."""
-
-    def fit(self, X, Y) -> "_CMIMBinned":
-        from coreselect.evaluation.gds import CalibratedGDS
-
-        inner = CalibratedGDS(k=self.k, lam=None, p=None, relevance=None, calibration="cmim",
-                              n_bins=bins_for(self.rule, X.shape[0]),
-                              random_state=self.seed).fit(X, Y)
-        self.selected_, self.seconds_ = inner.selected_, inner.seconds_
-        return self
 
 
 #: candidates with a conditional criterion (``gds-cmim``: the library's; ``gds-jmi``:
@@ -423,7 +414,7 @@ def factory(name: str):
     if name in NOISE:
         return lambda k, seed: _CMIMNoise(k, seed, NOISE[name])
     if name in CMIM_BINS:  # the library's cmim on other bins
-        return lambda k, seed: _CMIMBinned(k, seed, CMIM_BINS[name])
+        return lambda k, seed: _Binned(k, seed, CMIM_BINS[name], "cmim")
     return lambda k, seed: _Binned(k, seed, BINS[name])
 
 
