@@ -79,3 +79,42 @@ def test_feature_scores_are_each_columns_information_summed_over_the_labels(n_la
     want = [sum(ref.mutual_information(X[:, j], Y[:, l]) for l in range(n_labels))
             for j in range(X.shape[1])]
     np.testing.assert_allclose(result.scores, want, atol=1e-12)
+
+
+@pytest.mark.parametrize("as_sparse", [False, True])
+def test_scores_of_constant_and_left_out_columns(as_sparse):
+    """A selection computes relevances for the columns it may pick only: a constant
+    candidate scores 0 (it tells nothing about any label), a column that is no candidate
+    scores NaN, and every other column its information summed over the labels; the picks
+    equal those of the problem over every column, where constant ones are not selectable."""
+    import reference as ref
+    from coreselect.selection.sources.memory import InMemorySource
+    from coreselect.selection.spec import Objective
+
+    rng = np.random.default_rng(3)
+    X = (rng.random((90, 12)) < 0.3).astype(float)
+    X[:, [0, 4, 5, 6, 9, 10, 11]] = 0.0  # most columns constant, as on a sample of text data
+    X[:, 10] = 2.5  # constant but stored in every row
+    Y = np.c_[X[:, 2] + X[:, 3] > 0, X[:, 7] > 0, rng.random(90) < 0.4].astype(int)
+    data = sp.csr_matrix(X) if as_sparse else X
+    result = select(data, Y, k=3, calibration="information")
+    varying = [1, 2, 3, 7, 8]
+    want = [sum(ref.mutual_information(X[:, j], Y[:, l]) for l in range(3))
+            if j in varying else 0.0 for j in range(12)]
+    np.testing.assert_allclose(result.scores, want, atol=1e-12)
+    assert np.all(result.scores[[0, 4, 5, 6, 9, 10, 11]] == 0.0)
+
+    source = InMemorySource(data, Y, columns=[0, 1, 2, 3, 4, 7, 8, 10])
+    objective = Objective(k=3, calibration="information")
+    problem = source.problem(objective)
+    assert problem.column_ids.tolist() == [1, 2, 3, 7, 8]  # the candidates that vary
+    whole = InMemorySource(data, Y)._problem(objective, None, None, selectable_only=False)
+    assert whole.n_columns == 12  # as the seeded partitions of a distributed run see them
+    assert whole.run(3, alternate=False).selected.tolist() == result.selected.tolist()
+
+    from coreselect.selection import feature_scores
+
+    scores = feature_scores(source, objective)
+    assert np.isnan(scores[[5, 6, 9, 11]]).all()  # no candidates
+    assert np.all(scores[[0, 4, 10]] == 0.0)  # constant candidates
+    np.testing.assert_allclose(scores[varying], np.asarray(want)[varying], atol=1e-12)

@@ -254,6 +254,34 @@ def test_compiled_equals_numpy_across_blocks(monkeypatch, strategy):
         _same_bits(discretize(X, backend="numba", **params), discretize(X, backend="numpy", **params))
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_bins=st.integers(2, 7), min_count=st.integers(1, 12),
+       strategy=st.sampled_from(["auto", "quantile", "uniform"]),
+       distinct=st.sampled_from([3, 20, 1000]))
+def test_compiled_equals_numpy_around_the_insertion_sort_cut(seed, n_bins, min_count, strategy,
+                                                            distinct):
+    """Sparse columns of 0, 1, 2, 31 to 34 and 90 stored values (short ones sorted by
+    insertion, long ones by a general sort), with ties and mixed signs: the numpy path's
+    codes, bit for bit, and the reference's partition."""
+    from coreselect.core import _numba_discretize as kernel
+
+    rng = np.random.default_rng(seed)
+    cut = kernel.INSERTION_MAX
+    sizes = [0, 1, 2, cut - 1, cut, cut + 1, cut + 2, 90]
+    n = 120
+    X = np.zeros((n, len(sizes)))
+    for j, m in enumerate(sizes):
+        rows = rng.choice(n, m, replace=False)
+        X[rows, j] = rng.integers(1, distinct + 1, m) * rng.choice([-1.0, 1.0, 0.5], m)
+    params = dict(n_bins=n_bins, strategy=strategy, min_bin_count=min_count)
+    got = discretize(sp.csc_matrix(X), backend="numba", **params)
+    _same_bits(got, discretize(sp.csc_matrix(X), backend="numpy", **params))
+    codes = got.dense_codes()
+    for j in range(len(sizes)):
+        expected = ref.discretize_column(X[:, j], n_bins, strategy, min_count, True)
+        assert ref.same_partition(codes[:, j], expected), (j, sizes[j])
+
+
 def test_compiled_refuses_like_numpy():
     for backend in ("numba", "numpy"):
         with pytest.raises(InputError, match="NaN or infinite"):

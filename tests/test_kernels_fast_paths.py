@@ -372,3 +372,65 @@ def test_distance_step_with_and_without_slot_marks_is_the_same_bits(monkeypatch,
     np.testing.assert_allclose(got[0.0],
                                entropy.DistanceOracle(a, backend="numpy").distances_from(u),
                                rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 2, 9, 64, 200]),
+       d=st.integers(0, 30), constant=st.sampled_from([0.0, 0.5, 0.8, 1.0]),
+       backend=st.sampled_from(["numba", "numpy"]))
+def test_relevance_of_mostly_constant_columns_against_the_reference(seed, n, d, constant,
+                                                                   backend):
+    """When most columns are constant (a sample of text data) only the others' joint tables
+    are counted: every value still equals the per-pair histogram's, a constant column's row
+    is exactly 0, and the matrix is column-major as the greedy reads it."""
+    rng = np.random.default_rng(seed)
+    C = rng.integers(1, 4, (n, d)) * (rng.random((n, d)) < 0.3)
+    still = rng.random(d) < constant
+    C[:, still] = np.where(rng.random(d) < 0.5, 0, 2)[still]  # all 0, or one code everywhere
+    Y = (rng.random((n, 3)) < 0.4).astype(int)
+    A, labels = DiscreteMatrix.from_dense_codes(C), discretize_labels(Y)
+    for kind in ("mi", "nmi"):
+        R = relevance_matrix(A, labels, kind, backend)
+        assert R.shape == (d, 3)
+        for i in range(d):
+            for j in range(3):
+                want = ref.relevance(C[:, i], Y[:, j], kind)
+                assert R[i, j] == pytest.approx(want, abs=1e-11)
+        assert np.all(R[A.is_constant] == 0.0)
+        if backend == "numba":
+            assert R.flags.f_contiguous
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([3, 40, 300]),
+       d=st.integers(2, 25), density=st.sampled_from([0.01, 0.1, 0.5]))
+def test_distance_steps_in_any_order_equal_fresh_ones(monkeypatch, seed, n, d, density):
+    """A one-thread marked step keeps its table and marks between steps and clears what it
+    wrote: steps in any order, a column again included, give the bits of a fresh oracle."""
+    monkeypatch.setattr(E, "MARK_CELLS_PER_SLOT", np.inf)  # always mark
+    monkeypatch.setattr(E, "THREADED_MIN_CELLS", 1 << 62)  # one thread
+    rng = np.random.default_rng(seed)
+    C = rng.integers(1, 5, (n, d)) * (rng.random((n, d)) < density)
+    A = DiscreteMatrix.from_dense_codes(C)
+    oracle = DistanceOracle(A, "numba")
+    for u in rng.integers(0, d, 2 * d):
+        got = oracle.distances_from(int(u))
+        assert _bits(got) == _bits(DistanceOracle(A, "numba").distances_from(int(u)))
+        for v in rng.integers(0, d, 3):
+            assert got[v] == pytest.approx(ref.distance(C[:, u], C[:, v]), abs=1e-11)
+
+
+@pytest.mark.parametrize("order", ["F", "C"])
+def test_a_sub_problem_keeps_the_relevance_column_major(order):
+    """Rows taken for a sub-problem are the same values in the matrix's own order (a
+    row-major copy of the column-major relevance would be copied back by the greedy)."""
+    from coreselect.core.problem import take_rows
+
+    rng = np.random.default_rng(1)
+    M = np.asarray(rng.random((50, 7)), order=order)
+    for rows in (np.array([], dtype=np.int64), np.array([3]), np.array([0, 4, 9, 49]),
+                 np.arange(50)):
+        got = take_rows(M, rows)
+        np.testing.assert_array_equal(got, M[rows])
+        assert got.flags.f_contiguous if order == "F" else got.flags.c_contiguous

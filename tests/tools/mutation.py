@@ -215,8 +215,8 @@ MUTANTS: list[Mutant] = [
     # -- cli -----------------------------------------------------------------------------------
     # The CLI no longer maps indices itself: the source carries the candidates' original ids
     # (in memory: ``column_ids`` of the problem; store: ``data_columns``).
-    M("selection/sources/memory.py", "column_ids=self.column_ids, progress=progress,",
-      "column_ids=None, progress=progress,",
+    M("selection/sources/memory.py", "            ids = self.column_ids\n",
+      "            ids = None\n",
       "select reports indices not mapped back through dropped ID columns (in memory)",
       named=True),
     M("selection/sources/store.py", "return ids if file_ids is None else file_ids[ids]", "return ids",

@@ -23,6 +23,8 @@ import numpy as np
 from numba import njit
 
 STRATEGY_CODES = {"auto": 0, "quantile": 1, "uniform": 2, "none": 3}
+#: Columns of at most this many stored values are sorted by insertion.
+INSERTION_MAX = 32
 
 
 @njit(cache=True, nogil=True)
@@ -32,6 +34,23 @@ def discretize_columns(phase, lo, hi, indptr, rows, vals, n, is_sparse, n_bins, 
     """Phase 0 or 1 (module docstring) on columns ``lo <= j < hi`` of a CSC matrix
     (``indptr``, ``rows``, ``vals``; ``rows`` empty: a dense column-major block, row
     ``t - indptr[j]``). ``cell_code`` is indexed like ``vals``; the other outputs by column."""
+    # Scratch for the largest column of the range, reused by every column: a wide sparse
+    # matrix has tens of thousands of small columns, where a dozen allocations per column
+    # cost more than the binning itself.
+    width = 0
+    if phase == 0:
+        for j in range(lo, hi):
+            width = max(width, indptr[j + 1] - indptr[j])
+    u_val_buf = np.empty(width + 1)
+    u_w_buf = np.zeros(width + 1, dtype=np.int64)
+    g_buf = np.empty(width, dtype=np.int64)
+    order_buf = np.empty(width, dtype=np.int64)
+    bins_buf = np.empty(width + 1, dtype=np.int64)
+    code_buf = np.empty(width + 1, dtype=np.int64)
+    count_buf = np.zeros(width + 1, dtype=np.int64)
+    split_buf = np.empty((2, width + 1), dtype=np.int64)  # _split's per-group raw bin, part
+    nb = min(n_bins, width + 1)  # a split column has more than n_bins groups
+    bin_buf = np.empty((4, nb), dtype=np.int64)  # _split's per-bin tables
     for j in range(lo, hi):
         s = indptr[j]
         e = indptr[j + 1]
@@ -40,32 +59,43 @@ def discretize_columns(phase, lo, hi, indptr, rows, vals, n, is_sparse, n_bins, 
                    out_codes)
             continue
         m = e - s
+        if m == 0 and is_sparse:
+            # No stored cell (most columns of wide text data): one code, 0, for every row,
+            # and nothing to write; as the general path gives, without its allocations.
+            n_codes[j] = 1 if n > 0 else 0
+            zero_code[j] = 0
+            out_count[j] = 0
+            continue
         z = n - m if is_sparse else 0  # implicit zeros (never stored: see discretize)
         x = vals[s:e]
         # Distinct values (sorted) with their weights; the implicit zeros are one more value.
-        u_val = np.empty(m + 1)
-        u_w = np.zeros(m + 1, dtype=np.int64)
-        g_of = np.empty(m, dtype=np.int64)  # group of each cell, by position in the column
+        u_val = u_val_buf[:m + 1]
+        u_w = u_w_buf[:m + 1]
+        u_w[:] = 0
+        g_of = g_buf[:m]  # group of each cell, by position in the column
         lo_v, span = _integer_span(x)
         if span >= 0 and span <= 2 * m + 16:
             G, zero_g = _groups_counted(x, z, lo_v, span, u_val, u_w, g_of)
         else:
-            G, zero_g = _groups_sorted(x, z, u_val, u_w, g_of)
-        bins = np.arange(G)  # rule 1: one bin per distinct value
+            G, zero_g = _groups_sorted(x, z, u_val, u_w, g_of, order_buf[:m])
+        bins = bins_buf[:G]
+        for g in range(G):
+            bins[g] = g  # rule 1: one bin per distinct value
         if strategy != 3 and G > n_bins:
-            _split(u_val, u_w, G, n, n_bins, strategy, min_count, bins)
+            _split(u_val, u_w, G, n, n_bins, strategy, min_count, bins, split_buf, bin_buf)
         # Relabel: code 0 is the most frequent bin (the lowest on a tie).
         nc = 0
         for g in range(G):
             nc = max(nc, bins[g] + 1)
-        count = np.zeros(nc, dtype=np.int64)
+        count = count_buf[:nc]
+        count[:] = 0
         for g in range(G):
             count[bins[g]] += u_w[g]
         mode = 0
         for b in range(nc):
             if count[b] > count[mode]:
                 mode = b
-        code = np.empty(G, dtype=np.int64)
+        code = code_buf[:G]
         for g in range(G):
             b = bins[g]
             code[g] = 0 if b == mode else (mode if b == 0 else b)
@@ -132,12 +162,12 @@ def _groups_counted(x, z, lo, span, u_val, u_w, g_of):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def _groups_sorted(x, z, u_val, u_w, g_of):  # pragma: no cover
+def _groups_sorted(x, z, u_val, u_w, g_of, order):  # pragma: no cover
     """The distinct values of a column in increasing order (``u_val``) with their numbers of
     samples (``u_w``), the group of every stored cell (``g_of``), and, with ``z`` implicit
     zeros (sparse input: none stored), the zero as one more group; returns (groups, the zero's
-    group or -1)."""
-    order = np.argsort(x)
+    group or -1). ``order`` is scratch of ``x``'s size."""
+    _argsort_into(x, order)
     G = 0
     zero_g = -1
     for r in range(x.size):
@@ -158,6 +188,24 @@ def _groups_sorted(x, z, u_val, u_w, g_of):  # pragma: no cover
         u_w[G] = z
         G += 1
     return G, zero_g
+
+
+@njit(cache=True, nogil=True)
+def _argsort_into(x, order):  # pragma: no cover
+    """``order`` = an argsort of ``x`` (ties in any order: only the groups of equal values
+    matter). Short columns, most of a wide sparse matrix's, by insertion, which needs no
+    allocation and beats a general sort's set-up there."""
+    m = x.size
+    if m > INSERTION_MAX:
+        order[:] = np.argsort(x)
+        return
+    for i in range(m):
+        v = x[i]
+        k = i
+        while k > 0 and x[order[k - 1]] > v:
+            order[k] = order[k - 1]
+            k -= 1
+        order[k] = i
 
 
 @njit(cache=True, nogil=True)
@@ -186,8 +234,11 @@ def _write(j, s, e, indptr, rows, n, cell_code, zc, at, out_rows, out_codes):  #
 
 
 @njit(cache=True, nogil=True)
-def _split(u_val, u_w, G, n, n_bins, strategy, min_count, bins):  # pragma: no cover
-    """Bins of a column with more than ``n_bins`` distinct values (rules 2 to 4)."""
+def _split(u_val, u_w, G, n, n_bins, strategy, min_count, bins, split_buf,
+           bin_buf):  # pragma: no cover
+    """Bins of a column with more than ``n_bins`` distinct values (rules 2 to 4), in the
+    caller's scratch (``split_buf``: 2 rows of at least ``G``; ``bin_buf``: 4 rows of at least
+    ``n_bins``)."""
     col_min = u_val[0]
     col_max = u_val[G - 1]
     zero_w = 0
@@ -196,13 +247,15 @@ def _split(u_val, u_w, G, n, n_bins, strategy, min_count, bins):  # pragma: no c
             zero_w = u_w[g]
     zero_bin = strategy == 0 and col_min >= 0 and zero_w * 2 > n  # the values, not the format
     q = n_bins - 1 if zero_bin else n_bins
-    raw = np.zeros(G, dtype=np.int64)
-    part = np.ones(G, dtype=np.bool_)
+    raw = split_buf[0, :G]
+    part = split_buf[1, :G]
+    raw[:] = 0
     total = 0
     for g in range(G):
         if zero_bin and u_val[g] == 0:
-            part[g] = False
+            part[g] = 0
         else:
+            part[g] = 1
             total += u_w[g]
     if strategy == 2:
         width = col_max - col_min if col_max > col_min else 1.0
@@ -216,19 +269,24 @@ def _split(u_val, u_w, G, n, n_bins, strategy, min_count, bins):  # pragma: no c
                 raw[g] = (q * before) // tot
                 before += u_w[g]
     # Compress empty bins, then merge small ones (as _merge_small_bins, on one row).
-    counts = np.zeros(n_bins, dtype=np.int64)
+    counts = bin_buf[0, :n_bins]
+    compact = bin_buf[1, :n_bins]
+    table = bin_buf[2, :n_bins]
+    mapping = bin_buf[3, :n_bins]
+    counts[:] = 0
+    compact[:] = 0
+    table[:] = 0
     for g in range(G):
         if part[g]:
             counts[raw[g]] += u_w[g]
-    compact = np.zeros(n_bins, dtype=np.int64)
-    table = np.zeros(n_bins, dtype=np.int64)
     nb = 0
     for b in range(n_bins):
         compact[b] = nb - 1 if counts[b] == 0 else nb
         if counts[b] > 0:
             table[nb] = counts[b]
             nb += 1
-    mapping = np.arange(n_bins)
+    for b in range(n_bins):
+        mapping[b] = b
     while nb > 1:
         j = -1
         for b in range(nb):

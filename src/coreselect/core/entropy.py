@@ -149,8 +149,21 @@ def relevance_matrix(
     """
     if kind not in RELEVANCES:
         raise ValueError(f"unknown relevance {kind!r}; choose one of {RELEVANCES}")
-    return relevance_from_entropies(entropy(features), entropy(labels),
-                                    joint_entropy(features, labels, backend), kind)
+    varying = ~features.is_constant
+    if 2 * int(varying.sum()) > varying.size:
+        return relevance_from_entropies(entropy(features), entropy(labels),
+                                        joint_entropy(features, labels, backend), kind)
+    # A constant column carries no information about anything: its row is 0 by definition.
+    # Most columns of wide text data are constant on a sample of rows, and their joint
+    # tables would be most of the work.
+    live = np.flatnonzero(varying)
+    sub = features.take(live)
+    values = relevance_from_entropies(entropy(sub), entropy(labels),
+                                      joint_entropy(sub, labels, backend), kind)
+    out = np.zeros((labels.n_columns, features.n_columns)).T  # column-major, as the kernel's
+    for label in range(labels.n_columns):  # one column at a time: contiguous, no temporaries
+        out[live, label] = values[:, label]
+    return out
 
 
 def relevance_from_entropies(h_x: np.ndarray, h_l: np.ndarray, h_xl: np.ndarray,
@@ -357,6 +370,7 @@ class DistanceOracle:
         self.entropies = entropy(a)
         self.use_numba = _numba_enabled(backend)
         self.backend = "numba" if self.use_numba else "numpy"
+        self._table = self._seen = None  # a marked step's scratch (_distances_marked)
         if self.use_numba:
             self._side = _Marginals(a)
             self._rows = SlotRows(a)
@@ -390,6 +404,8 @@ class DistanceOracle:
         # data, where most columns share no row with u); past that nearly every column is
         # touched and the marks cost a seventh of a step for nothing (the 26 M fit).
         mark = (hi - lo) * rows.cells_per_row < MARK_CELLS_PER_SLOT * n_slots
+        if threads == 1 and mark:
+            return self._distances_marked(u, u_rows, u_codes, n_codes)
         seen = [np.zeros(n_slots if mark else 0, np.uint8) for _ in range(threads)]
         cut = np.linspace(0, hi - lo, threads + 1).astype(np.int64)
 
@@ -417,4 +433,29 @@ class DistanceOracle:
                             side.xl, seen[0], out[v_lo:v_hi])
 
         run_blocks(fill, threads, threads)
+        return out
+
+    def _distances_marked(self, u: int, u_rows: np.ndarray, u_codes: np.ndarray,
+                          n_codes: int) -> np.ndarray:
+        """A small step on one thread (sparse data: ``u`` meets few slots): the table and
+        the marks persist between steps, and the fill zeroes what the gather wrote, so a step
+        costs what ``u``'s rows touch rather than a clean table of every slot."""
+        from coreselect.core._numba import distances_block, gather_counts
+
+        a, side, rows = self.matrix, self._side, self._rows
+        n_slots = int(side.offsets[-1])
+        size = max(n_codes * n_slots, 1)
+        if self._table is None or self._table.size < size:
+            self._table = np.zeros(size, np.int32 if a.n_samples < 2**31 else np.int64)
+            self._seen = np.zeros(n_slots, np.uint8)
+        table, seen = self._table, self._seen
+        if n_codes:
+            gather_counts(u_rows, u_codes, rows.starts, rows.stops, rows.slots, None,
+                          side.offsets, 0, 1, n_slots, table, seen)
+        out = np.empty(a.n_columns)
+        distances_block(0, a.n_columns, table, True, n_codes,
+                        side.code_counts[side.offsets[u]:side.offsets[u + 1]],
+                        float(self.entropies[u]), side.offsets, side.code_counts,
+                        side.nonzero_counts, side.base, self.entropies, side.xl, seen, out)
+        seen[:] = 0
         return out

@@ -300,6 +300,13 @@ class RelevanceGains:
     def _raise(self, label: int, low: float, high: float) -> None:
         column = self.relevance[:, label]
         act = self.active[label]
+        if act is None and self._lower is not None:
+            # First rise: every candidate is active (the same update, in one compiled pass).
+            act = np.arange(column.size)
+            kept = self._lower(column, act, act.size, low, high, self.gains)
+            self.active[label] = act[:kept].copy()
+            self.n_active[label] = kept
+            return
         if act is None:
             # First rise: one branch-free pass over every candidate, then keep the survivors.
             self.gains -= np.clip(column, low, high) - low

@@ -173,7 +173,7 @@ class Problem:
             labels=self.labels,
             relevance=(self.relevance.take(positions)
                        if isinstance(self.relevance, SparseRelevance)
-                       else self.relevance[positions]),
+                       else take_rows(self.relevance, positions)),
             params=self.params,
             column_ids=self.column_ids[positions],
             selectable=self.selectable[positions],
@@ -247,6 +247,18 @@ class Problem:
         dist = pairwise_distances(self.features.take(pos))
         diversity = float(np.triu(dist, 1).sum())
         return self.with_ranges().params.value(g_value, diversity), g_value, diversity
+
+
+def take_rows(matrix: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``matrix[rows]`` in the matrix's memory order: a fancy index of a column-major matrix
+    (the relevance, which the greedy reads one label at a time) returns it row-major, and
+    the greedy would copy it back."""
+    if matrix.ndim != 2 or not matrix.flags.f_contiguous or matrix.flags.c_contiguous:
+        return matrix[rows]
+    out = np.empty((matrix.shape[1], rows.size), dtype=matrix.dtype).T
+    for column in range(matrix.shape[1]):
+        np.take(matrix[:, column], rows, out=out[:, column])
+    return out
 
 
 def centralized(problem: Problem, *, backend: Backend = "auto",

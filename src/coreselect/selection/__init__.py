@@ -330,6 +330,9 @@ def feature_scores(source: InMemorySource, objective: Objective) -> np.ndarray:
             sums[a:a + pos.size] = np.asarray(rel[pos], dtype=np.float64).reshape(
                 pos.size, -1).sum(axis=1)
     out = np.full(source.n_features, np.nan)
+    # Candidates the problem leaves out are constant: they tell nothing about any label.
+    out[source.data_columns(np.arange(source.n_columns) if source.column_ids is None
+                            else source.column_ids)] = 0.0
     cols = source.data_columns(np.asarray(problem.column_ids, dtype=np.int64))
     out[cols] = sums
     return out

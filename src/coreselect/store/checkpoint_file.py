@@ -21,7 +21,7 @@ import numpy as np
 from coreselect.errors import CheckpointError, OutputError
 
 #: Version of the file layout; a record of another format is refused.
-FORMAT = 1
+FORMAT = 2  # 2: a centralized run records the relevances of the selectable columns only
 MAGIC = b"coreselect-checkpoint\n"
 
 

@@ -21,6 +21,20 @@ if TYPE_CHECKING:
 Recorded = Callable[[DiscreteMatrix, DiscreteMatrix], Any]
 
 
+def selectable_columns(features: DiscreteMatrix, column_ids: np.ndarray | None,
+                       keep_constant: bool) -> tuple[DiscreteMatrix, np.ndarray | None]:
+    """The columns a centralized run may pick and their ids (``column_ids`` None: the
+    columns' positions): all of them with ``keep_constant``, else those that vary. On a
+    sample of a wide sparse matrix most columns are constant; their relevances (0) would be
+    most of the dense relevance matrix, written for a run that cannot pick them."""
+    if keep_constant:
+        return features, column_ids
+    live = np.flatnonzero(~features.is_constant)
+    if live.size == features.n_columns:
+        return features, column_ids
+    return features.take(live), live if column_ids is None else np.asarray(column_ids)[live]
+
+
 @dataclass
 class ColumnParts:
     """A partition of a source's columns, ready for :func:`coreselect.selection.distributed.run_part`:
@@ -57,7 +71,8 @@ class Source(abc.ABC):
     @abc.abstractmethod
     def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
                 recorded: Recorded | None = None) -> Problem:
-        """Every candidate column in memory, relevances computed (``problem.timings`` says
+        """The candidate columns that may be selected (:func:`selectable_columns`) in memory,
+        relevances computed (``problem.timings`` says
         how long that took; ``progress(done, total)`` as the sparse relevance's labels are
         done), or taken from ``recorded(features, labels)`` when it gives them (a resumed
         run's checkpoint)."""

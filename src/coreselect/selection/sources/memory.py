@@ -17,7 +17,7 @@ from coreselect.core.discretize import DiscreteMatrix, discretize, discretize_la
 from coreselect.core.problem import Problem
 from coreselect.selection.distributed import ProblemParts, partition
 from coreselect.errors import InputError
-from coreselect.selection.sources.base import ColumnParts, Recorded, Source
+from coreselect.selection.sources.base import ColumnParts, Recorded, Source, selectable_columns
 from coreselect.selection.spec import Binning, Objective
 
 if TYPE_CHECKING:
@@ -366,7 +366,7 @@ class InMemorySource(Source):
         self.column_ids = ids  # original id of each candidate (None: all columns, in order)
         self.feature_names = feature_names
         self.name = name
-        self._problems: dict[str, Problem] = {}  # relevance kind -> problem
+        self._problems: dict[tuple[str, bool], Problem] = {}  # (relevance, selectable only)
 
     @property
     def n_columns(self) -> int:
@@ -395,19 +395,29 @@ class InMemorySource(Source):
 
     def problem(self, objective: Objective, progress: Callable[[int, int], None] | None = None,
                 recorded: Recorded | None = None) -> Problem:
-        """Relevances are computed once per relevance kind and reused by later runs on this
-        source (other ``k``, ``lam``, ``p``): they cost more than a greedy run."""
+        """The candidate columns that may be selected (constant ones, which carry no
+        information, are left out unless ``keep_constant``). Relevances are computed once per
+        relevance kind and reused by later runs on this source (other ``k``, ``lam``, ``p``):
+        they cost more than a greedy run."""
+        return self._problem(objective, progress, recorded, selectable_only=True)
+
+    def _problem(self, objective: Objective, progress: Callable[[int, int], None] | None,
+                 recorded: Recorded | None, selectable_only: bool) -> Problem:
         features, labels, seconds = self._discrete
         o = objective
-        cached = self._problems.get(o.relevance)
+        key = (o.relevance, selectable_only)
+        cached = self._problems.get(key)
         if cached is None:
+            ids = self.column_ids
+            if selectable_only:
+                features, ids = selectable_columns(features, ids, self.binning.keep_constant)
             cached = Problem.from_discrete(
                 features, labels, k=o.k, lam=o.lam, p=o.p, relevance=o.relevance,
                 calibration=o.calibration, keep_constant=self.binning.keep_constant,
-                column_ids=self.column_ids, progress=progress,
+                column_ids=ids, progress=progress,
                 known_relevance=None if recorded is None else recorded(features, labels))
             cached.timings = {"discretize": seconds, **cached.timings}
-            self._problems[o.relevance] = cached
+            self._problems[key] = cached
             return cached
         return replace(cached, params=o.params(labels.n_columns), timings={})
 
@@ -421,8 +431,9 @@ class InMemorySource(Source):
 
     def column_parts(self, objective: Objective, m: int, random_state: Any,
                      recorded: Recorded | None = None) -> ColumnParts:
-        # Relevances are computed once here for all columns; the parts slice them.
-        problem = self.problem(objective, recorded=recorded)
+        # Relevances are computed once here for all columns (constant ones too: the seeded
+        # partition is of every candidate); the parts slice them.
+        problem = self._problem(objective, None, recorded, selectable_only=False)
         return ColumnParts(ProblemParts(problem), partition(self.n_columns, m, random_state),
                            problem.labels, dict(problem.timings), problem.relevance)
 

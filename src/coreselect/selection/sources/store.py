@@ -17,7 +17,7 @@ from coreselect.core.discretize import DiscreteMatrix, slot_offsets
 from coreselect.core.problem import Problem
 from coreselect.selection.distributed import StoreParts, partition_bounds
 from coreselect.errors import InputError
-from coreselect.selection.sources.base import ColumnParts, Recorded, Source
+from coreselect.selection.sources.base import ColumnParts, Recorded, Source, selectable_columns
 from coreselect.selection.spec import Binning, Objective
 from coreselect.store import ColumnStore, open_store
 from coreselect.store._format import load_npy
@@ -89,10 +89,11 @@ class StoreSource(Source):
         seconds = time.perf_counter() - start
         log.info("load: %d columns from the store in %.2fs", self.n_columns, seconds)
         o = objective
+        features, ids = selectable_columns(features, None, self.binning.keep_constant)
         problem = Problem.from_discrete(
             features, labels, k=o.k, lam=o.lam, p=o.p, relevance=o.relevance,
             calibration=o.calibration, keep_constant=self.binning.keep_constant,
-            progress=progress,
+            column_ids=ids, progress=progress,
             known_relevance=None if recorded is None else recorded(features, labels))
         problem.timings = {"load": seconds, **problem.timings}
         return problem
