@@ -763,6 +763,70 @@ MUTANTS += [
 ]
 
 
+# -- round 10: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# a centralized run's problem holds only the columns it may pick (selectable_columns and its
+# callers), feature_scores' 0 for constant candidates, the relevance of mostly constant data,
+# the marked distance step's kept scratch, the compiled binning's reused scratch, empty-column
+# exit and insertion sort, the first rise in one compiled pass, take_rows; and the turned
+# labels of flip_label_columns, where no round had planted.
+R10 = in_round(10)
+
+
+MUTANTS += [
+    # -- selection/sources: the selectable columns of a centralized run -------------------------
+    R10("selection/sources/base.py",
+        "return features.take(live), live if column_ids is None else np.asarray(column_ids)[live]",
+        "return features.take(live), live",
+        "selectable columns: the kept columns' ids are their positions, not mapped through the "
+        "source's column ids (ID columns left out and a constant column: picks name the wrong columns)"),
+    R10("selection/sources/memory.py",
+        "features, ids = selectable_columns(features, ids, self.binning.keep_constant)",
+        "features, ids = selectable_columns(features, ids, False)",
+        "in memory: keep_constant=True ignored, constant columns still left out of a centralized run"),
+    # -- selection/__init__.py: feature_scores ------------------------------------------------------
+    R10("selection/__init__.py",
+        "    # Candidates the problem leaves out are constant: they tell nothing about any label.\n"
+        "    out[source.data_columns(np.arange(source.n_columns) if source.column_ids is None\n"
+        "                            else source.column_ids)] = 0.0\n",
+        "",
+        "feature scores: a constant candidate scores NaN (as an ID column), not 0"),
+    # -- core/entropy.py: relevance of mostly constant columns; the marked distance step ----------
+    R10("core/entropy.py", "        out[live, label] = values[:, label]",
+        "        out[:live.size, label] = values[:, label]",
+        "relevance of mostly constant columns: the varying columns' values land in the first "
+        "rows, not in their own"),
+    R10("core/entropy.py", "distances_block(0, a.n_columns, table, True, n_codes,",
+        "distances_block(0, a.n_columns, table, False, n_codes,",
+        "distances (one thread, marked step): the kept co-occurrence table is not cleared as it "
+        "is read, so a step adds the earlier steps' counts"),
+    # -- core/_numba_discretize.py: reused scratch, the empty-column exit, insertion sort ---------
+    R10("core/_numba_discretize.py", "        u_w[:] = 0\n", "",
+        "compiled binning: the distinct values' weights are not reset between columns (a "
+        "non-integer column counts the previous columns' samples)"),
+    R10("core/_numba_discretize.py", "n_codes[j] = 1 if n > 0 else 0", "n_codes[j] = 0",
+        "compiled binning: a sparse column with no stored cell reports 0 codes, not 1"),
+    R10("core/_numba_discretize.py", "while k > 0 and x[order[k - 1]] > v:",
+        "while k > 1 and x[order[k - 1]] > v:",
+        "compiled binning, short columns: insertion sort never moves a value before the first "
+        "(a column whose first stored value is not its smallest is grouped unsorted)"),
+    # -- core/objective.py: the first rise in one compiled pass ------------------------------------
+    R10("core/objective.py", "kept = self._lower(column, act, act.size, low, high, self.gains)",
+        "kept = self._lower(column, act.copy(), act.size, low, high, self.gains)",
+        "relevance gains (compiled first rise): the kernel keeps the survivors in a copy, so a "
+        "label keeps its first candidates by index, not those still above its threshold"),
+    # -- core/problem.py: take_rows ------------------------------------------------------------------
+    R10("core/problem.py", "for column in range(matrix.shape[1]):",
+        "for column in range(matrix.shape[1] - 1):",
+        "sub-problem of a column-major relevance: the last label's column is never copied "
+        "(left as uninitialized memory)"),
+    # -- core/discretize.py: flip_label_columns ------------------------------------------------------
+    R10("core/discretize.py", "order[cols] = Y.shape[1] + np.arange(cols.size)",
+        "order[cols] = np.arange(cols.size)",
+        "labels on in most samples: the turned label is replaced by the first labels' "
+        "unturned columns"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -860,6 +924,22 @@ for _file, _tests in {
 # of a sparse relevance beside the dense one (after the files already there).
 EXTRA["core/_numba.py"] = ["tests/test_kernels_fast_paths.py", "tests/test_core_entropy.py"]
 EXTRA["selection/__init__.py"] = EXTRA["selection/__init__.py"] + ["tests/test_explain_sparse.py"]
+
+# Round 10: the compiled binning and the kernels against their references first; the small
+# API's constant and left-out columns, checkpoints and sub-problems after the files already there.
+for _file, _tests in {
+    "core/_numba_discretize.py": ["tests/test_core_discretize.py", "tests/test_kernels_fast_paths.py"],
+    "core/discretize.py": ["tests/test_core_discretize.py"],
+    "core/entropy.py": ["tests/test_kernels_fast_paths.py", "tests/test_core_entropy.py"],
+}.items():
+    EXTRA[_file] = list(dict.fromkeys(_tests + EXTRA.get(_file, [])))
+for _file, _tests in {
+    "core/objective.py": ["tests/test_kernels_fast_paths.py"],
+    "core/problem.py": ["tests/test_kernels_fast_paths.py", "tests/test_distributed.py"],
+    "selection/sources/": ["tests/test_api_small.py", "tests/test_checkpoint.py"],
+    "selection/__init__.py": ["tests/test_api_small.py"],
+}.items():
+    EXTRA[_file] = list(dict.fromkeys(EXTRA.get(_file, []) + _tests))
 
 
 def tests_for(file: str) -> list[str]:
@@ -992,7 +1072,8 @@ def main() -> None:
                         "the empty-set model, given splits, the build checkpoint, the readers; "
                         "5: calibration cmim; 6: cmim in mode rows; 7: the default calibration auto; "
                         "8: information's default top-p cut; 9: the relevance kernel's slot marks and "
-                        "feature_scores in place)")
+                        "feature_scores in place; 10: the selectable columns of a centralized run, "
+                        "the compiled binning's scratch and insertion sort, the turned labels)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
