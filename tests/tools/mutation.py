@@ -1143,7 +1143,7 @@ def main() -> None:
     headers = ["module", "mutants", "killed", "survived", "stale", "kill rate"]
     body = [md_table(headers, group_rows), "", md_table(headers, rows), ""]
     detail = [[r["status"], r["mutant"].file,
-               r["mutant"].description + (" (issue 13)" if r["mutant"].named else ""),
+               r["mutant"].description + (" (one of the three named mutants)" if r["mutant"].named else ""),
                f"`{r['killer']}`".replace("|", "\\|") if r.get("killer") else "–", r.get("counts") or "–",
                f"{r['seconds']:.0f}"] for r in results]
     body.append(md_table(["status", "module", "mutation", "killed by (first failing test)",
