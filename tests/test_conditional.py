@@ -115,6 +115,27 @@ def test_cmim_picks_what_the_definition_picks(problem, data):
     assert values.shape == (k,) and np.all(values >= 0)
 
 
+@settings(max_examples=60, deadline=None)
+@given(problems(max_rows=300), st.sampled_from([0.0, 0.1, 0.5, 1.0]), st.integers(0, 2**31 - 1))
+def test_row_tables_equal_the_sparse_tables_bit_for_bit(problem, rate, seed):
+    """The compiled tables of data in memory (counted from the rows) give the sparse
+    products' values bit for bit, before any pick and given every column, over binary labels
+    that are never, sometimes or always on; labels of more codes take the sparse path."""
+    pytest.importorskip("numba")
+    from coreselect.core.conditional import RowTables
+    from coreselect.core.discretize import discretize_labels
+
+    F, _ = problem
+    rng = np.random.default_rng(seed)
+    Y = discretize_labels((rng.random((F.n_samples, 3)) < rate).astype(int))
+    rows, sparse = RowTables(F, Y), _tables(F, Y)
+    assert rows.relevance().tobytes() == sparse.relevance().tobytes()
+    for s in range(F.n_columns):
+        assert rows.given(s).tobytes() == sparse.given(step_counts(F, Y, s)).tobytes()
+    assert RowTables.applies(Y)
+    assert not RowTables.applies(_discrete(np.arange(6)[:, None] % 3))  # a three-valued label
+
+
 def _rows(m: DiscreteMatrix, start: int, stop: int) -> DiscreteMatrix:
     return DiscreteMatrix(sp.csc_matrix(m.codes.tocsr()[start:stop]), m.n_codes)
 

@@ -217,6 +217,67 @@ class ConditionalTables:
         return np.maximum(total / max(self.n, 1), 0.0)
 
 
+class RowTables:
+    """:class:`ConditionalTables` of data in memory, counted from its rows by a compiled
+    kernel (:mod:`coreselect.core._numba_conditional`): the same tables, bit for bit, for
+    labels of at most two codes (:meth:`applies`), without a sparse product per code of the
+    picked column. ``given`` takes the picked column itself."""
+
+    def __init__(self, features: DiscreteMatrix, labels: DiscreteMatrix):
+        from coreselect.core.entropy import SlotRows
+
+        _check_size(features.n_columns, labels.n_columns)
+        self.features = features
+        self.n = float(features.n_samples)
+        rows = SlotRows(features)
+        self._f = (rows.indptr, rows.slots, _starts(features.n_codes))
+        row_major = labels.row_major
+        label_slot = np.where(np.asarray(labels.n_codes) == 2, _starts(labels.n_codes)[:-1], -1)
+        self._l = (row_major.indptr, row_major.indices, label_slot.astype(np.int64))
+        self._xl = _xlogx(np.arange(features.n_samples + 1, dtype=np.float64))
+        n_slots = int(self._f[2][-1])
+        self._M = np.zeros((labels.n_columns, n_slots), dtype=np.int64)
+        self._e = np.zeros(n_slots, dtype=np.int64)
+        self._z = np.zeros(labels.n_columns, dtype=np.int64)
+
+    @staticmethod
+    def applies(labels: DiscreteMatrix) -> bool:
+        from coreselect.core._backend import numba_enabled
+
+        return numba_enabled("auto") and bool(np.all(np.asarray(labels.n_codes) <= 2))
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.features.n_columns, self._z.size
+
+    def relevance(self) -> np.ndarray:
+        """``I(f; l)`` in bits, shape (features, labels)."""
+        return self._conditional([np.arange(self.features.n_samples)])
+
+    def given(self, s: int) -> np.ndarray:
+        """``I(f; l | s)`` in bits: the parts are the rows of each non-zero code of ``s`` in
+        increasing order, then the rest (as :func:`step_counts` and
+        :meth:`ConditionalTables.given` order them)."""
+        codes = self.features.codes
+        lo, hi = codes.indptr[s], codes.indptr[s + 1]
+        rows, vals = codes.indices[lo:hi], codes.data[lo:hi]
+        rest = np.ones(self.features.n_samples, dtype=bool)
+        rest[rows] = False
+        return self._conditional([rows[vals == a] for a in np.unique(vals[vals > 0])]
+                                 + [np.flatnonzero(rest)])
+
+    def _conditional(self, parts: list[np.ndarray]) -> np.ndarray:
+        from coreselect.core._numba_conditional import add_part
+
+        total = np.zeros(self.shape)
+        for rows in parts:
+            if rows.size == 0:
+                continue
+            add_part(rows.astype(np.int64), *self._f, *self._l, self._xl,
+                     float(_xlogx(float(rows.size))), self._M, self._e, self._z, total)
+        return np.maximum(total / max(self.n, 1), 0.0)
+
+
 def cmim(features: DiscreteMatrix, labels: DiscreteMatrix, n_select: int, *,
          selectable: np.ndarray | None = None,
          callback: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -224,6 +285,9 @@ def cmim(features: DiscreteMatrix, labels: DiscreteMatrix, n_select: int, *,
     ``n_select`` positions in selection order and each pick's criterion value."""
     if features.n_samples != labels.n_samples:
         raise InputError(f"X has {features.n_samples} samples but Y has {labels.n_samples}")
+    if RowTables.applies(labels):
+        return cmim_order(RowTables(features, labels), lambda s: s, n_select,
+                          selectable=selectable, callback=callback)
     E, Z = _indicators(features), _indicators(labels)
     tables = ConditionalTables(features.n_codes, labels.n_codes, _counts(E, Z))
     return cmim_order(tables, lambda s: step_counts(features, labels, s, E=E, Z=Z), n_select,
