@@ -62,6 +62,8 @@ WHOLE_FILES = {
                                "--no-baseline --timeout 900 --out docs/mutation-round9.md",
     "docs/mutation-round10.md": "python tests/tools/mutation.py --round 10 --jobs 1 --workers 1 "
                                 "--no-baseline --timeout 900 --out docs/mutation-round10.md",
+    "docs/mutation-round11.md": "python tests/tools/mutation.py --round 11 --jobs 1 --workers 1 "
+                                "--no-baseline --timeout 900 --out docs/mutation-round11.md",
     "docs/mutation-reanchored.md": "python tests/tools/mutation.py --no-baseline --jobs 1 "
                                    "--timeout 600 --match 'coefficient c without the 2,h: "
                                    "lambda weighs,old threshold (numba kernel),feature relevance "

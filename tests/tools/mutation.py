@@ -827,6 +827,50 @@ MUTANTS += [
 ]
 
 
+# -- round 11: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# in-memory CMIM's tables counted from the rows by a compiled kernel (add_part's counts of a
+# part and its closed form of N I(f; l); RowTables' parts of a step, label indicators,
+# x log x and applies; cmim() choosing it).
+R11 = in_round(11)
+
+
+MUTANTS += [
+    # -- core/_numba_conditional.py: the counts of a part and the closed form -------------------
+    R11("core/_numba_conditional.py", "    e[:] = 0\n", "",
+        "cmim in memory (compiled): the feature codes' counts are not reset between the parts "
+        "of a step (each part adds the earlier parts' rows)"),
+    R11("core/_numba_conditional.py", "f_only += xl[e[k] - m] - xl[e[k]]",
+        "f_only += xl[zl - m] - xl[zl]",
+        "cmim in memory (compiled): the cells where the feature is on and the label off take "
+        "the label's count, not the feature code's"),
+    R11("core/_numba_conditional.py", "s = (joint + f_only) + l_only",
+        "s = joint + f_only",
+        "cmim in memory (compiled): the cells where the label is on and the feature off are "
+        "left out of N I(f; l)"),
+    # -- core/conditional.py: RowTables -----------------------------------------------------------
+    R11("core/conditional.py", "        rest[rows] = False\n", "",
+        "cmim in memory: the last part of a step (the picked column's code 0) also counts the "
+        "rows where the picked column is not 0"),
+    R11("core/conditional.py", "float(_xlogx(float(rows.size)))", "float(_xlogx(self.n))",
+        "cmim in memory: each part's N log N term uses all rows' N, not the part's"),
+    R11("core/conditional.py",
+        "label_slot = np.where(np.asarray(labels.n_codes) == 2, _starts(labels.n_codes)[:-1], -1)",
+        "label_slot = np.where(np.asarray(labels.n_codes) >= 1, _starts(labels.n_codes)[:-1], -1)",
+        "cmim in memory: a constant label is treated as on somewhere (it shares the next "
+        "label's indicator and reads its counts)"),
+    R11("core/conditional.py", "bool(np.all(np.asarray(labels.n_codes) <= 2))",
+        "bool(np.all(np.asarray(labels.n_codes) <= 3))",
+        "cmim in memory: labels of three codes take the compiled path (which counts only "
+        "binary labels)"),
+    R11("core/conditional.py",
+        "        return cmim_order(RowTables(features, labels), lambda s: s, n_select,\n"
+        "                          selectable=selectable, callback=callback)",
+        "        return cmim_order(RowTables(features, labels), lambda s: s, n_select,\n"
+        "                          callback=callback)",
+        "cmim in memory: the compiled path ignores which columns may be picked"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -940,6 +984,11 @@ for _file, _tests in {
     "selection/__init__.py": ["tests/test_api_small.py"],
 }.items():
     EXTRA[_file] = list(dict.fromkeys(EXTRA.get(_file, []) + _tests))
+
+# Round 11: the compiled conditional tables against the sparse ones first, then the default
+# calibration (cmim on dense data) and the reference paths.
+EXTRA["core/_numba_conditional.py"] = ["tests/test_conditional.py", "tests/test_auto_calibration.py",
+                                       "tests/test_reference_paths.py"]
 
 
 def tests_for(file: str) -> list[str]:
@@ -1073,7 +1122,8 @@ def main() -> None:
                         "5: calibration cmim; 6: cmim in mode rows; 7: the default calibration auto; "
                         "8: information's default top-p cut; 9: the relevance kernel's slot marks and "
                         "feature_scores in place; 10: the selectable columns of a centralized run, "
-                        "the compiled binning's scratch and insertion sort, the turned labels)")
+                        "the compiled binning's scratch and insertion sort, the turned labels; 11: "
+                        "in-memory cmim's compiled conditional tables)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
