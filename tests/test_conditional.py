@@ -132,8 +132,30 @@ def test_row_tables_equal_the_sparse_tables_bit_for_bit(problem, rate, seed):
     assert rows.relevance().tobytes() == sparse.relevance().tobytes()
     for s in range(F.n_columns):
         assert rows.given(s).tobytes() == sparse.given(step_counts(F, Y, s)).tobytes()
-    assert RowTables.applies(Y)
-    assert not RowTables.applies(_discrete(np.arange(6)[:, None] % 3))  # a three-valued label
+    assert RowTables.applies(F, Y)
+    three = _discrete(np.arange(6)[:, None] % 3)  # a three-valued label
+    assert not RowTables.applies(_discrete(np.zeros((6, 1), dtype=int)), three)
+
+
+def test_row_tables_give_way_to_the_sparse_path_past_their_size(monkeypatch):
+    """Past the dense count table's bound CMIM keeps the sparse products (the same picks)."""
+    pytest.importorskip("numba")
+    import coreselect.core.conditional as conditional
+
+    rng = np.random.default_rng(5)
+    F = _discrete(rng.integers(0, 3, size=(80, 6)))
+    Y = _discrete((rng.random((80, 2)) < 0.4).astype(int))
+    assert conditional.RowTables.applies(F, Y)
+    fast = cmim(F, Y, 4)
+    monkeypatch.setattr(conditional, "ROW_TABLES_MAX_CELLS", 2 * 12 - 1)  # labels x codes
+    assert not conditional.RowTables.applies(F, Y)
+    built = []
+    monkeypatch.setattr(conditional, "RowTables",
+                        type("Spy", (conditional.RowTables,), {"__init__": lambda *a: built.append(a)}))
+    slow = cmim(F, Y, 4)
+    assert not built
+    np.testing.assert_array_equal(fast[0], slow[0])
+    assert fast[1].tobytes() == slow[1].tobytes()
 
 
 def _rows(m: DiscreteMatrix, start: int, stop: int) -> DiscreteMatrix:
@@ -407,3 +429,27 @@ def test_rows_mode_reads_each_shard_once_before_its_steps():
     assert sorted(visits) == [0, 1, 2]  # k = 1: no step, no distance
     assert list(run.result.selected) == list(cmim(F, L, 1)[0])
     np.testing.assert_allclose(run.stats.relevance, _tables(F, L).relevance(), atol=1e-12)
+
+
+def test_stored_zero_codes_are_the_zeros_left_implicit():
+    """Codes given with some zeros stored (a matrix built by hand) are the same matrix as
+    with them left implicit: the same tables, distances and picks."""
+    from coreselect.core.conditional import RowTables
+    from coreselect.core.entropy import DistanceOracle
+
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 3, size=(40, 4))
+    Y = _discrete((rng.random((40, 2)) < 0.5).astype(int))
+    implicit = _discrete(codes)
+    stored = sp.csc_matrix(implicit.codes.toarray() + 1)  # every cell stored...
+    stored.data -= 1  # ...the zeros too
+    assert (stored.data == 0).any()
+    given = DiscreteMatrix(stored, implicit.n_codes)
+    assert given.codes.nnz == implicit.codes.nnz
+    for backend in ("numba", "numpy"):
+        for u in range(4):
+            assert (DistanceOracle(given, backend).distances_from(u).tobytes()
+                    == DistanceOracle(implicit, backend).distances_from(u).tobytes())
+    if RowTables.applies(implicit, Y):
+        assert RowTables(given, Y).given(1).tobytes() == RowTables(implicit, Y).given(1).tobytes()
+    np.testing.assert_array_equal(cmim(given, Y, 3)[0], cmim(implicit, Y, 3)[0])

@@ -217,6 +217,11 @@ class ConditionalTables:
         return np.maximum(total / max(self.n, 1), 0.0)
 
 
+#: The compiled conditional tables count every (label, feature code) pair in a dense table
+#: (4 bytes a cell); past this many cells CMIM keeps the sparse path's co-occurrences.
+ROW_TABLES_MAX_CELLS = 1 << 26
+
+
 class RowTables:
     """:class:`ConditionalTables` of data in memory, counted from its rows by a compiled
     kernel (:mod:`coreselect.core._numba_conditional`): the same tables, bit for bit, for
@@ -236,15 +241,20 @@ class RowTables:
         self._l = (row_major.indptr, row_major.indices, label_slot.astype(np.int64))
         self._xl = _xlogx(np.arange(features.n_samples + 1, dtype=np.float64))
         n_slots = int(self._f[2][-1])
-        self._M = np.zeros((labels.n_columns, n_slots), dtype=np.int64)
+        count = np.int32 if features.n_samples < 2**31 else np.int64
+        self._M = np.zeros((labels.n_columns, n_slots), dtype=count)
         self._e = np.zeros(n_slots, dtype=np.int64)
         self._z = np.zeros(labels.n_columns, dtype=np.int64)
 
     @staticmethod
-    def applies(labels: DiscreteMatrix) -> bool:
+    def applies(features: DiscreteMatrix, labels: DiscreteMatrix) -> bool:
+        """Binary (or constant) labels, numba, and a count table (labels x feature codes)
+        within :data:`ROW_TABLES_MAX_CELLS`; the sparse path keeps only the co-occurrences
+        present."""
         from coreselect.core._backend import numba_enabled
 
-        return numba_enabled("auto") and bool(np.all(np.asarray(labels.n_codes) <= 2))
+        return (numba_enabled("auto") and bool(np.all(np.asarray(labels.n_codes) <= 2))
+                and labels.n_columns * int(features.offsets[-1]) <= ROW_TABLES_MAX_CELLS)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -285,7 +295,7 @@ def cmim(features: DiscreteMatrix, labels: DiscreteMatrix, n_select: int, *,
     ``n_select`` positions in selection order and each pick's criterion value."""
     if features.n_samples != labels.n_samples:
         raise InputError(f"X has {features.n_samples} samples but Y has {labels.n_samples}")
-    if RowTables.applies(labels):
+    if RowTables.applies(features, labels):
         return cmim_order(RowTables(features, labels), lambda s: s, n_select,
                           selectable=selectable, callback=callback)
     E, Z = _indicators(features), _indicators(labels)

@@ -71,6 +71,10 @@ class DiscreteMatrix:
 
     def __post_init__(self) -> None:
         self.codes = sp.csc_matrix(self.codes)
+        if not self.codes.data.all():
+            # A stored 0 is code 0, which every kernel takes as the cells not stored.
+            self.codes = self.codes.copy()
+            self.codes.eliminate_zeros()
         self.codes.sort_indices()
         self.n_codes = np.asarray(self.n_codes, dtype=np.int64)
 
