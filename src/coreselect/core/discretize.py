@@ -327,7 +327,10 @@ def _discretize_block_compiled(X, c0, c1, n_bins, strategy, min_bin_count, is_sp
     out_rows = np.zeros(0, dtype=idx_dtype)
     out_codes = np.zeros(0, dtype=idx_dtype)
     code = STRATEGY_CODES[strategy]
-    parts = _blocks(np.diff(col_ptr) + 1, max(1, (vals.size + d) // max(1, n_threads()) + 1))
+    # A few column ranges per thread: the cost of a column is not its cells (sorting), so
+    # equal cells alone can leave a thread idle.
+    parts = _blocks(np.diff(col_ptr) + 1, max(1, (vals.size + d) // (4 * max(1, n_threads()))
+                                             + 1))
 
     def run(phase: int) -> Callable[[int], None]:
         def one(b: int) -> None:

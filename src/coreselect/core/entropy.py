@@ -236,6 +236,10 @@ BITSET_MAX_SLOTS = 256
 #: unit of work handed to a thread (blocks are many more than threads, for balance).
 RELEVANCE_BLOCK_CELLS = 1 << 18
 
+#: The relevance kernel's blocks per thread, at least (when they are smaller than
+#: RELEVANCE_BLOCK_CELLS): uneven blocks then even out.
+BLOCKS_PER_THREAD = 4
+
 #: A step gathering fewer cells than this runs on one thread (starting threads costs more).
 THREADED_MIN_CELLS = 1 << 16
 
@@ -295,14 +299,18 @@ def column_blocks(indptr: np.ndarray, target: int = RELEVANCE_BLOCK_CELLS) -> np
 
 def _joint_entropy_compiled(a: DiscreteMatrix, b: DiscreteMatrix) -> np.ndarray:
     from coreselect.core._numba import joint_block
-    from coreselect.core._threads import run_blocks
+    from coreselect.core._threads import n_threads, run_blocks
 
     side = _Marginals(b)
     rows = row_access(b)
     codes = a.codes
     # Column-major output: the greedy reads the relevance matrix one label at a time.
     out = np.empty((b.n_columns, a.n_columns)).T
-    bounds = column_blocks(codes.indptr)
+    # Blocks of at most RELEVANCE_BLOCK_CELLS, and at least a few per thread: two blocks of
+    # very different sizes would leave a thread idle (a training fold of text data).
+    cells = int(codes.indptr[-1]) + a.n_columns
+    per_thread = max(1, -(-cells // (BLOCKS_PER_THREAD * n_threads())))
+    bounds = column_blocks(codes.indptr, min(RELEVANCE_BLOCK_CELLS, per_thread))
 
     def block(j: int) -> None:
         joint_block(bounds[j], bounds[j + 1], codes.indptr, codes.indices, codes.data,
