@@ -421,6 +421,64 @@ def test_distance_steps_in_any_order_equal_fresh_ones(monkeypatch, seed, n, d, d
             assert got[v] == pytest.approx(ref.distance(C[:, u], C[:, v]), abs=1e-11)
 
 
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 3, 40, 300]),
+       d=st.integers(1, 25), density=st.sampled_from([0.0, 0.01, 0.1, 0.5, 1.0]),
+       threads=st.sampled_from([1, 2]), mark=st.sampled_from([0.0, np.inf]),
+       informed=st.booleans(), copies=st.booleans())
+@example(seed=1, n=300, d=20, density=0.01, threads=1, mark=np.inf, informed=True, copies=True)
+@example(seed=2, n=40, d=9, density=0.1, threads=1, mark=0.0, informed=False, copies=False)
+def test_step_sums_are_the_numpy_sums_and_the_reference(monkeypatch, seed, n, d, density,
+                                                        threads, mark, informed, copies):
+    """A greedy's step adds its distances to the candidates' sums in the oracle's own pass
+    (one thread) or after it (threads): steps in any order, a column again included, give
+    the distances of a fresh oracle and the sums numpy adds from them, bit for bit; the
+    sums equal the reference's distances and shared information; a copy is marked."""
+    from coreselect.core.entropy import add_distances
+
+    monkeypatch.setattr(E, "MARK_CELLS_PER_SLOT", mark)
+    monkeypatch.setattr(E, "THREADED_MIN_CELLS", 1 if threads == 2 else 1 << 62)
+    monkeypatch.setattr(_threads, "n_threads", lambda: threads)
+    rng = np.random.default_rng(seed)
+    C = rng.integers(1, 5, (n, d)) * (rng.random((n, d)) < density)
+    C[:, -1] = C[:, 0]  # a copy of column 0 (itself when d = 1)
+    A = DiscreteMatrix.from_dense_codes(C)
+    oracle = DistanceOracle(A, "numba")
+    h = oracle.entropies
+    sums = [np.zeros(d), np.zeros(d) if informed else None,
+            np.zeros(d, bool) if copies else None]
+    want = [np.zeros(d), np.zeros(d) if informed else None,
+            np.zeros(d, bool) if copies else None]
+    steps = [int(u) for u in rng.integers(0, d, 2 * d)]
+    for u in steps:
+        got = oracle.add_distances_from(u, *sums, copy_atol=1e-9)
+        fresh = DistanceOracle(A, "numba").distances_from(u)
+        assert _bits(got) == _bits(fresh)
+        want[0] += fresh
+        if informed:
+            want[1] += E.shared_information(fresh, float(h[u]), h)
+        if copies:
+            want[2] |= fresh <= 1e-9
+        # the compiled sums of distances computed elsewhere: the same bits again
+        again = [np.zeros(d), np.zeros(d), np.zeros(d, bool)]
+        add_distances(fresh, float(h[u]), h, *again, copy_atol=1e-9, use_numba=True)
+        assert _bits(again[0]) == _bits(fresh)
+    assert _bits(sums[0]) == _bits(want[0])
+    if informed:
+        assert _bits(sums[1]) == _bits(want[1])
+    if copies:
+        assert np.array_equal(sums[2], want[2])
+        if 0 in steps:
+            assert sums[2][-1]
+    for v in range(d):
+        ref_d = sum(ref.distance(C[:, u], C[:, v]) for u in steps)
+        assert sums[0][v] == pytest.approx(ref_d, abs=1e-9)
+        if informed:
+            ref_i = sum(ref.mutual_information(C[:, u], C[:, v]) for u in steps)
+            assert sums[1][v] == pytest.approx(ref_i, abs=1e-9)
+
+
 @pytest.mark.parametrize("order", ["F", "C"])
 def test_a_sub_problem_keeps_the_relevance_column_major(order):
     """Rows taken for a sub-problem are the same values in the matrix's own order (a

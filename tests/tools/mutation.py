@@ -167,7 +167,7 @@ MUTANTS: list[Mutant] = [
       "range calibration: spread is the max, not max - min"),
     M("core/greedy.py", "            if skip_copies and np.any(live & ~copies):\n",
       "            if False:\n", "calibrated steps no longer skip copies of selected features"),
-    M("core/greedy.py", "copies |= dist <= COPY_ATOL", "copies |= dist <= 1e-3",
+    M("core/greedy.py", "COPY_ATOL = 1e-9", "COPY_ATOL = 1e-3",
       "copy rule: near (not identical) columns count as copies"),
     M("core/greedy.py", "relevance_gains = np.where(relevance_gains > GAIN_RTOL * relevance_scale, relevance_gains, 0.0)",
       "relevance_gains = relevance_gains",
@@ -795,8 +795,7 @@ MUTANTS += [
         "        out[:live.size, label] = values[:, label]",
         "relevance of mostly constant columns: the varying columns' values land in the first "
         "rows, not in their own"),
-    R10("core/entropy.py", "distances_block(0, a.n_columns, table, True, n_codes,",
-        "distances_block(0, a.n_columns, table, False, n_codes,",
+    R10("core/_numba.py", "                table[cell + i] = 0\n", "",
         "distances (one thread, marked step): the kept co-occurrence table is not cleared as it "
         "is read, so a step adds the earlier steps' counts"),
     # -- core/_numba_discretize.py: reused scratch, the empty-column exit, insertion sort ---------

@@ -302,6 +302,120 @@ def distances_block(v_lo, v_hi, table, clear, a, u_counts, h_u, offsets, code_co
     _to_distances(out, h_u, entropies, v_lo)
 
 
+@njit(cache=True, nogil=True)
+def gather_marked(u_rows, u_codes, starts, stops, slots, a, table, seen):  # pragma: no cover
+    """:func:`gather_counts` over a row-major copy of slots into a ``(slots x a)`` table
+    (``s_slot = a``: a slot's counts share a cache line), with ``seen[slot] = 1`` for every
+    slot counted."""
+    for t in range(u_rows.size):
+        r = u_rows[t]
+        i = np.int64(u_codes[t]) - 1
+        for e in range(starts[r], stops[r]):
+            slot = slots[e]
+            table[slot * a + i] += 1
+            seen[slot] = 1
+
+
+@njit(cache=True, nogil=True)
+def add_distance_step(table, a, u_counts, h_u, offsets, owner, code_counts, nonzero_counts,
+                      base, entropies, xl, seen, seen_words, done, out, diversity,
+                      information, copies, copy_atol):  # pragma: no cover
+    """One greedy step's distances from ``u`` after :func:`gather_marked`, and their sums:
+    ``out[v] = d(u, v)``, ``diversity[v] += d``, ``information[v] += I(u; v)`` (as
+    :func:`~coreselect.core.entropy.shared_information`), ``copies[v] |= d <= copy_atol``;
+    a sum with no columns is skipped. The columns that share a row with ``u`` (owners of the
+    marked slots, skipped eight at a time where ``seen_words``, the same bytes, is zero, and
+    visited in column order) are filled from the table as :func:`_fill` does, clearing the table,
+    the marks and setting ``done``; every other column has the closed form of its marginals,
+    computed for all columns in one pass with no branch on the data and kept where ``done``
+    is not set (which it clears). Each value is the same float operations in the same order
+    as :func:`distances_block` and the numpy sums, so the same bits."""
+    n = xl.size - 1
+    log2n = np.log2(n)
+    nnz_u = 0
+    base_u = 0.0
+    for i in range(a):
+        nnz_u += u_counts[i]
+        base_u += xl[u_counts[i]]
+    row_sums = np.zeros(max(a, 1), dtype=np.int64)
+    for w in range(seen_words.size):
+        word = seen_words[w]
+        if word == 0:
+            continue
+        for slot0 in range(8 * w, 8 * w + 8):
+            if seen[slot0] == 0:  # or cleared with its column's other slots
+                continue
+            v = owner[slot0]
+            done[v] = 1
+            for i in range(a):
+                row_sums[i] = 0
+            s = 0.0
+            together = 0
+            for slot in range(offsets[v], offsets[v + 1]):
+                col_sum = 0
+                cell = slot * a
+                for i in range(a):
+                    c = np.int64(table[cell + i])
+                    if c > 1:  # xl[0] = xl[1] = 0, and s + 0.0 is s (s >= +0.0): the same bits
+                        s += xl[c]
+                    col_sum += c
+                    row_sums[i] += c
+                    table[cell + i] = 0
+                s += xl[code_counts[slot] - col_sum]
+                together += col_sum
+                seen[slot] = 0
+            for i in range(a):
+                s += xl[u_counts[i] - row_sums[i]]
+            s += xl[n - nnz_u - nonzero_counts[v] + together]
+            h = log2n - s / n
+            h = h if h >= ZERO_ENTROPY else 0.0
+            if h >= ZERO_ENTROPY:
+                dist = (2.0 * h - h_u - entropies[v]) / h
+                out[v] = 0.0 if dist < 0.0 else (1.0 if dist > 1.0 else dist)
+            else:
+                out[v] = 0.0
+    summed = diversity.size > 0
+    informed = information.size > 0
+    mark_copies = copies.size > 0
+    for v in range(out.size):
+        zero_zero = n - nnz_u - nonzero_counts[v]
+        s = base[v] + base_u + xl[zero_zero if zero_zero > 0 else 0]
+        h = log2n - s / n
+        h = h if h >= ZERO_ENTROPY else 0.0
+        if h >= ZERO_ENTROPY:
+            dist = (2.0 * h - h_u - entropies[v]) / h
+            dist = 0.0 if dist < 0.0 else (1.0 if dist > 1.0 else dist)
+        else:
+            dist = 0.0
+        if done[v]:
+            dist = out[v]
+            done[v] = 0
+        out[v] = dist
+        if summed:
+            diversity[v] += dist
+        if informed:
+            shared = (h_u + entropies[v]) * (1.0 - dist) / (2.0 - dist)
+            information[v] += shared if shared > 0.0 else 0.0
+        if mark_copies and dist <= copy_atol:
+            copies[v] = True
+
+
+@njit(cache=True, nogil=True)
+def add_distances(dist, h_u, entropies, diversity, information, copies,
+                  copy_atol):  # pragma: no cover
+    """The sums of :func:`add_distance_step` for distances computed elsewhere."""
+    informed = information.size > 0
+    mark_copies = copies.size > 0
+    for v in range(dist.size):
+        d = dist[v]
+        diversity[v] += d
+        if informed:
+            shared = (h_u + entropies[v]) * (1.0 - d) / (2.0 - d)
+            information[v] += shared if shared > 0.0 else 0.0
+        if mark_copies and d <= copy_atol:
+            copies[v] = True
+
+
 # -- greedy bookkeeping ----------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def lower_gains(column, active, n_active, low, high, gains):  # pragma: no cover

@@ -201,6 +201,30 @@ def shared_information(dist: np.ndarray, h_u: float, h_v: np.ndarray) -> np.ndar
     return np.maximum((h_u + np.asarray(h_v)) * (1.0 - dist) / (2.0 - dist), 0.0)
 
 
+_EMPTY_F = np.zeros(0)
+_EMPTY_B = np.zeros(0, dtype=bool)
+
+
+def add_distances(dist: np.ndarray, h_u: float, h_v: np.ndarray, diversity: np.ndarray,
+                  information: np.ndarray | None = None, copies: np.ndarray | None = None,
+                  copy_atol: float = 0.0, use_numba: bool = False) -> None:
+    """A greedy step's sums, in place: ``diversity += dist``, ``information +=``
+    :func:`shared_information` (when given), ``copies |= dist <= copy_atol`` (when given);
+    compiled, one pass, the same bits."""
+    if use_numba:
+        from coreselect.core._numba import add_distances as kernel
+
+        kernel(np.asarray(dist, dtype=np.float64), float(h_u), h_v, diversity,
+               _EMPTY_F if information is None else information,
+               _EMPTY_B if copies is None else copies, float(copy_atol))
+        return
+    diversity += dist
+    if information is not None:
+        information += shared_information(dist, h_u, h_v)
+    if copies is not None:
+        copies |= dist <= copy_atol
+
+
 def pairwise_distances(a: DiscreteMatrix, backend: Backend = "auto") -> np.ndarray:
     """All pairwise distances of the columns of ``a`` (a small d x d matrix: for tests and for
     the few selected features only, never for the whole feature set)."""
@@ -391,7 +415,7 @@ class DistanceOracle:
         h_uv = _joint_entropy_sparse(a.take([u]), a)[0]
         return distance_from_entropies(h_uv, self.entropies[u], self.entropies)
 
-    def _distances_compiled(self, u: int) -> np.ndarray:
+    def _distances_compiled(self, u: int, sums: tuple | None = None) -> np.ndarray | None:
         """Two phases, each split over threads: the counts of ``u``'s codes with every slot,
         gathered from disjoint parts of ``u``'s rows into one table per part and added up
         (integers: exact in any order), then the closed-form fill of disjoint column blocks."""
@@ -412,8 +436,12 @@ class DistanceOracle:
         # data, where most columns share no row with u); past that nearly every column is
         # touched and the marks cost a seventh of a step for nothing (the 26 M fit).
         mark = (hi - lo) * rows.cells_per_row < MARK_CELLS_PER_SLOT * n_slots
-        if threads == 1 and mark:
-            return self._distances_marked(u, u_rows, u_codes, n_codes)
+        # A greedy step on one thread marks whatever its size: its one pass over the
+        # columns adds the sums too, which pays for the marks.
+        if threads == 1 and (mark or sums is not None):
+            return self._distances_marked(u, u_rows, u_codes, n_codes, sums)
+        if sums is not None:  # the caller adds them (add_distances_from)
+            return None
         seen = [np.zeros(n_slots if mark else 0, np.uint8) for _ in range(threads)]
         cut = np.linspace(0, hi - lo, threads + 1).astype(np.int64)
 
@@ -444,26 +472,52 @@ class DistanceOracle:
         return out
 
     def _distances_marked(self, u: int, u_rows: np.ndarray, u_codes: np.ndarray,
-                          n_codes: int) -> np.ndarray:
-        """A small step on one thread (sparse data: ``u`` meets few slots): the table and
-        the marks persist between steps, and the fill zeroes what the gather wrote, so a step
-        costs what ``u``'s rows touch rather than a clean table of every slot."""
-        from coreselect.core._numba import distances_block, gather_counts
+                          n_codes: int, sums: tuple | None = None) -> np.ndarray:
+        """A small step on one thread (sparse data: ``u`` meets few slots): the table and the
+        marks persist between steps, and the fill clears what the gather wrote, so a step costs what ``u``'s rows touch plus one pass over the
+        columns, which also adds the greedy's ``sums`` (see :meth:`add_distances_from`)."""
+        from coreselect.core._numba import add_distance_step, gather_marked
 
         a, side, rows = self.matrix, self._side, self._rows
         n_slots = int(side.offsets[-1])
         size = max(n_codes * n_slots, 1)
         if self._table is None or self._table.size < size:
             self._table = np.zeros(size, np.int32 if a.n_samples < 2**31 else np.int64)
-            self._seen = np.zeros(n_slots, np.uint8)
-        table, seen = self._table, self._seen
+            # Padded to whole 8-byte words: the fill finds the marks a word at a time.
+            self._seen_words = np.zeros(-(-n_slots // 8), np.uint64)
+            self._seen = self._seen_words.view(np.uint8)
+            self._done = np.zeros(a.n_columns, np.uint8)
+            self._owner = a.expanded_owner
         if n_codes:
-            gather_counts(u_rows, u_codes, rows.starts, rows.stops, rows.slots, None,
-                          side.offsets, 0, 1, n_slots, table, seen)
+            gather_marked(u_rows, u_codes, rows.starts, rows.stops, rows.slots, n_codes,
+                          self._table, self._seen)
+        diversity, information, copies, copy_atol = sums or (_EMPTY_F, _EMPTY_F, _EMPTY_B, 0.0)
         out = np.empty(a.n_columns)
-        distances_block(0, a.n_columns, table, True, n_codes,
-                        side.code_counts[side.offsets[u]:side.offsets[u + 1]],
-                        float(self.entropies[u]), side.offsets, side.code_counts,
-                        side.nonzero_counts, side.base, self.entropies, side.xl, seen, out)
-        seen[:] = 0
+        add_distance_step(self._table, n_codes,
+                          side.code_counts[side.offsets[u]:side.offsets[u + 1]],
+                          float(self.entropies[u]), side.offsets, self._owner,
+                          side.code_counts, side.nonzero_counts, side.base, self.entropies,
+                          side.xl, self._seen, self._seen_words, self._done, out,
+                          diversity, information, copies, float(copy_atol))
         return out
+
+    def add_distances_from(self, u: int, diversity: np.ndarray,
+                           information: np.ndarray | None = None,
+                           copies: np.ndarray | None = None,
+                           copy_atol: float = 0.0) -> np.ndarray:
+        """:meth:`distances_from`, also added to a greedy's sums in place: ``diversity +=
+        d(u, .)``, ``information += I(u; .)`` (when given, as :func:`shared_information`),
+        ``copies |= d(u, .) <= copy_atol`` (when given). Returns the distances. A small
+        compiled step does it all in its pass over the columns (the same bits as the numpy
+        sums)."""
+        u = int(u)
+        if self.use_numba:
+            sums = (diversity, _EMPTY_F if information is None else information,
+                    _EMPTY_B if copies is None else copies, copy_atol)
+            dist = self._distances_compiled(u, sums)
+            if dist is not None:
+                return dist
+        dist = self.distances_from(u)
+        add_distances(dist, float(self.entropies[u]), self.entropies, diversity, information,
+                      copies, copy_atol, use_numba=self.use_numba)
+        return dist

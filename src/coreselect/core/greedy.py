@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from coreselect.core.discretize import DiscreteMatrix
-from coreselect.core.entropy import Backend, DistanceOracle, shared_information
+from coreselect.core.entropy import Backend, DistanceOracle, add_distances, shared_information
 from coreselect.core.objective import (
     CALIBRATIONS,
     CONDITIONAL,
@@ -344,16 +344,11 @@ def greedy(
         penalty[u] = -np.inf
         gains.add(u)
         if oracle is not None:
-            dist = oracle.distances_from(u)
-            diversity_to_s += dist
-            if informed:
-                h = oracle.entropies
-                information_to_s += shared_information(dist, float(h[u]), h)
+            dist = _add_step(oracle, u, diversity_to_s, information_to_s,
+                             copies if skip_copies else None)
             if measure and step == 0:
                 params = dataclasses.replace(
                     params, ranges=(params.ranges[0], range_of([span(dist, penalty == 0.0)])))
-            if skip_copies:
-                copies |= dist <= COPY_ATOL
             pair[step, :step] = dist[chosen[:-1]]
         if on_step is not None:
             on_step(GreedyState(step + 1, ids[np.asarray(chosen, dtype=np.int64)],
@@ -377,6 +372,19 @@ def greedy(
                "resumed_from_step": first,
                **({"ranges": params.ranges} if params.calibration == "fixed" else {})},
     )
+
+
+def _add_step(oracle, u: int, diversity_to_s: np.ndarray, information_to_s: np.ndarray | None,
+              copies: np.ndarray | None) -> np.ndarray:
+    """The distances from the new pick ``u``, added to the step sums (``copies`` marks the
+    candidates within COPY_ATOL of ``u``): in the oracle's own pass when it has one."""
+    add = getattr(oracle, "add_distances_from", None)
+    if add is not None:
+        return add(u, diversity_to_s, information_to_s, copies, COPY_ATOL)
+    dist = oracle.distances_from(u)
+    add_distances(dist, float(oracle.entropies[u]), oracle.entropies, diversity_to_s,
+                  information_to_s, copies, COPY_ATOL, use_numba=oracle.use_numba)
+    return dist
 
 
 def _compiled_pick(params: ObjectiveParams, use_numba: bool, alternate: bool):
