@@ -91,5 +91,5 @@ def test_cli_select_compiles_nothing_on_a_warm_run(tmp_path):
     runs = [json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
                                       text=True, check=True, timeout=300).stdout.splitlines()[-1])
             for _ in range(2)]  # the first run may compile (a fresh checkout) and fill the cache
-    assert "discretize_columns" in runs[1] and "distances_block" in runs[1]
+    assert "discretize_columns" in runs[1] and "add_distance_step" in runs[1]
     assert {name: misses for name, misses in runs[1].items() if misses} == {}

@@ -197,6 +197,57 @@ def _fill(table, t0, s_slot, s_i, clear, a, u_counts, v_lo, v_hi, offsets, code_
 
 
 @njit(cache=True, nogil=True)
+def _fill_marked(table, a, u_counts, offsets, owner, code_counts, nonzero_counts, base, xl,
+                 seen, out):  # pragma: no cover
+    """:func:`_fill` of a fused kernel's scratch (``t0 = 0``, ``s_slot = 1``,
+    ``s_i = slots``, cleared as read) with marks: first every column's closed form in one pass
+    with no branch on the data, then the columns that own a marked slot from the table, in
+    slot order (each column once: its marks are cleared with it). The same float operations
+    in the same order as :func:`_fill`, so the same bits; ``seen`` is left clear."""
+    n = xl.size - 1
+    log2n = np.log2(n)
+    n_b = offsets.size - 1
+    n_slots = offsets[n_b]
+    nnz_u = 0
+    base_u = 0.0
+    for i in range(a):
+        nnz_u += u_counts[i]
+        base_u += xl[u_counts[i]]
+    for v in range(n_b):
+        zero_zero = n - nnz_u - nonzero_counts[v]
+        s = base[v] + base_u + xl[zero_zero if zero_zero > 0 else 0]
+        h = log2n - s / n
+        out[v] = h if h >= ZERO_ENTROPY else 0.0
+    row_sums = np.zeros(max(a, 1), dtype=np.int64)
+    for slot0 in range(n_slots):
+        if seen[slot0] == 0:
+            continue
+        v = owner[slot0]
+        for i in range(a):
+            row_sums[i] = 0
+        together = 0
+        s = 0.0
+        for slot in range(offsets[v], offsets[v + 1]):
+            col_sum = 0
+            for i in range(a):
+                c = np.int64(table[slot + i * n_slots])
+                s += xl[c]
+                col_sum += c
+                row_sums[i] += c
+                table[slot + i * n_slots] = 0
+            s += xl[code_counts[slot] - col_sum]
+            together += col_sum
+            seen[slot] = 0
+        if together == 0:
+            continue  # marked but nothing counted: the closed form stands, as in _fill
+        for i in range(a):
+            s += xl[u_counts[i] - row_sums[i]]
+        s += xl[n - nnz_u - nonzero_counts[v] + together]
+        h = log2n - s / n
+        out[v] = h if h >= ZERO_ENTROPY else 0.0
+
+
+@njit(cache=True, nogil=True)
 def _to_distances(out, h_u, entropies, v_lo):  # pragma: no cover
     """``d(u, v) = (2 H(u,v) - H(u) - H(v)) / H(u,v)`` (0 where H(u,v) = 0), clipped to [0, 1],
     in place over ``out[v - v_lo] = H(u, v)``."""
@@ -246,7 +297,7 @@ def count_block(x_lo, x_hi, a_indptr, a_rows, a_codes, a_ncodes, a_offsets, bits
 @njit(cache=True, nogil=True)
 def joint_block(x_lo, x_hi, a_indptr, a_rows, a_codes, a_ncodes, a_offsets, a_counts, bits,
                 starts, stops, cols, codes, offsets, code_counts, nonzero_counts, base, xl,
-                out):  # pragma: no cover
+                owner, out):  # pragma: no cover
     """``out[x, v] = H(a_x, b_v)`` for columns ``x_lo <= x < x_hi`` of ``A`` (CSC) and every
     column ``v`` of ``B``: :func:`count_block` and :func:`_fill` fused per column of ``A``
     into one small scratch table (codes x slots of ``B``), which stays in cache. The counted
@@ -269,9 +320,8 @@ def joint_block(x_lo, x_hi, a_indptr, a_rows, a_codes, a_ncodes, a_offsets, a_co
             else:
                 gather_counts(a_rows[lo:hi], a_codes[lo:hi], starts, stops, cols, codes,
                               offsets, 0, 1, n_slots, table, seen)
-        _fill(table, 0, 1, n_slots, True, a, a_counts[a_offsets[x]:a_offsets[x + 1]], 0, n_b,
-              offsets, code_counts, nonzero_counts, base, xl, seen, out[x])
-        seen[:] = 0
+        _fill_marked(table, a, a_counts[a_offsets[x]:a_offsets[x + 1]], offsets, owner,
+                     code_counts, nonzero_counts, base, xl, seen, out[x])
 
 
 @njit(cache=True, nogil=True)
@@ -339,8 +389,7 @@ def add_distance_step(table, a, u_counts, h_u, offsets, owner, code_counts, nonz
         base_u += xl[u_counts[i]]
     row_sums = np.zeros(max(a, 1), dtype=np.int64)
     for w in range(seen_words.size):
-        word = seen_words[w]
-        if word == 0:
+        if seen_words[w] == 0:
             continue
         for slot0 in range(8 * w, 8 * w + 8):
             if seen[slot0] == 0:  # or cleared with its column's other slots

@@ -244,7 +244,9 @@ def warm_up() -> bool:
 
     tiny = discretize(np.array([[0, 1], [1, 1], [1, 0], [0, 0]]), strategy="none")
     joint_entropy(tiny, discretize_labels(np.array([[0, 1], [1, 1], [1, 0], [0, 0]])))
-    DistanceOracle(tiny).distances_from(0)
+    DistanceOracle(tiny).add_distances_from(0, np.zeros(2), np.zeros(2), np.zeros(2, bool))
+    add_distances(np.zeros(2), 0.0, np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2, bool),
+                  use_numba=True)
     lower_gains(np.zeros(2), np.arange(2), 2, 0.0, 1.0, np.zeros(2))
     range_pick(np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2, dtype=bool), True, 0.0, 0.5,
                0.0, 1e-9, np.zeros(2))
@@ -327,6 +329,7 @@ def _joint_entropy_compiled(a: DiscreteMatrix, b: DiscreteMatrix) -> np.ndarray:
 
     side = _Marginals(b)
     rows = row_access(b)
+    owner = b.expanded_owner
     codes = a.codes
     # Column-major output: the greedy reads the relevance matrix one label at a time.
     out = np.empty((b.n_columns, a.n_columns)).T
@@ -338,7 +341,7 @@ def _joint_entropy_compiled(a: DiscreteMatrix, b: DiscreteMatrix) -> np.ndarray:
 
     def block(j: int) -> None:
         joint_block(bounds[j], bounds[j + 1], codes.indptr, codes.indices, codes.data,
-                    a.n_codes, a.offsets, a.code_counts, *rows, *side.args, out)
+                    a.n_codes, a.offsets, a.code_counts, *rows, *side.args, owner, out)
 
     run_blocks(block, bounds.size - 1)
     return out
