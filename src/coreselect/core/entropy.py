@@ -432,8 +432,6 @@ class DistanceOracle:
         n_codes = max(int(a.n_codes[u]) - 1, 0)
         n_slots = int(side.offsets[-1])
         threads = n_threads() if (hi - lo) * rows.cells_per_row >= THREADED_MIN_CELLS else 1
-        dtype = np.int32 if a.n_samples < 2**31 else np.int64
-        tables = [np.zeros(max(n_codes * n_slots, 1), dtype) for _ in range(threads)]
         # The slots each part saw: the fill reads the table only for columns that have one.
         # Worth a byte store per cell only while the cells are fewer than the slots (sparse
         # data, where most columns share no row with u); past that nearly every column is
@@ -445,6 +443,8 @@ class DistanceOracle:
             return self._distances_marked(u, u_rows, u_codes, n_codes, sums)
         if sums is not None:  # the caller adds them (add_distances_from)
             return None
+        dtype = np.int32 if a.n_samples < 2**31 else np.int64
+        tables = [np.zeros(max(n_codes * n_slots, 1), dtype) for _ in range(threads)]
         seen = [np.zeros(n_slots if mark else 0, np.uint8) for _ in range(threads)]
         cut = np.linspace(0, hi - lo, threads + 1).astype(np.int64)
 
