@@ -638,8 +638,9 @@ def report() -> None:
                  "[auto_k.md](auto_k.md) (`coreselect bench auto_k`), applied here. `gds-tuned` "
                  "(the objective's form chosen on the training fold, five candidates) is timed "
                  "in the same cross-validation. Rows of sets run in several invocations "
-                 "(`--methods`) were timed in separate runs on the same machine, not side by "
-                 "side.\n\n"
+                 "(`--methods`) were timed in separate runs, not side by side, and rows rerun "
+                 "later on another 2-core machine of the same kind: read the ratios within a "
+                 "row.\n\n"
                  + md_table(["dataset", "gds s", "l1 s", "trees s", "l1 / gds", "trees / gds",
                              "k=auto cost / one selection", "l1 / gds (k=auto)",
                              "trees / gds (k=auto)", "gds-tuned / gds",
