@@ -870,6 +870,66 @@ MUTANTS += [
 ]
 
 
+# -- round 12: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# the fused greedy distance step of one thread (gather_marked's marks, add_distance_step's word
+# scan over the marks, its fill and its kept scratch: table, marks, done flags; the sums it adds:
+# distance, shared information, copies), the threaded step that leaves the sums to its caller,
+# and greedy's _add_step for an oracle with no fused step (the row shards').
+R12 = in_round(12)
+
+
+MUTANTS += [
+    # -- core/_numba.py: add_distance_step's scan of the marks ----------------------------------
+    R12("core/_numba.py", "    for w in range(seen_words.size):\n",
+        "    for w in range(seen_words.size - 1):\n",
+        "fused distance step: the word scan of the marks skips the last word (its columns take "
+        "the closed form as if they shared no row with the pick, and keep their counts and marks)"),
+    R12("core/_numba.py", "        for slot0 in range(8 * w, 8 * w + 8):\n",
+        "        for slot0 in range(8 * w, 8 * w + 7):\n",
+        "fused distance step: the scan of a marked word stops one byte short (a column whose only "
+        "marked slot is the eighth of its word is not filled from the table)"),
+    # -- core/_numba.py: add_distance_step's fill ------------------------------------------------
+    R12("core/_numba.py", "                cell = slot * a\n", "                cell = slot\n",
+        "fused distance step: a slot's counts are read (and cleared) with stride 1, not the "
+        "pick's code count a, the gather's row-major stride"),
+    R12("core/_numba.py", "                    if c > 1:", "                    if c > 2:",
+        "fused distance step: the joint entropy's sum skips the cells counted exactly twice "
+        "(x log x of 2 is not 0)"),
+    # -- core/_numba.py: the persistent scratch between steps --------------------------------------
+    R12("core/_numba.py", "                seen[slot] = 0\n", "",
+        "fused distance step: the kept marks are not cleared as a column is filled, so every "
+        "later step refills the earlier picks' columns from a zero table (a differently "
+        "ordered sum: not the closed form's bits)"),
+    R12("core/_numba.py", "            done[v] = 0\n", "",
+        "fused distance step: the done flags are not cleared, so a later step keeps the "
+        "uninitialised out[v] of a column an earlier pick shared a row with"),
+    # -- core/_numba.py: the sums the step adds --------------------------------------------------
+    R12("core/_numba.py",
+        "            shared = (h_u + entropies[v]) * (1.0 - dist) / (2.0 - dist)\n",
+        "            shared = entropies[v] * (1.0 - dist) / (2.0 - dist)\n",
+        "fused distance step: the shared information leaves out the pick's entropy H(u) "
+        "(I = (H(u) + H(v)) (1 - d) / (2 - d))"),
+    R12("core/_numba.py",
+        "        if mark_copies and dist <= copy_atol:\n            copies[v] = True\n",
+        "        if mark_copies:\n            copies[v] = dist <= copy_atol\n",
+        "fused distance step: the copies are set from this pick alone (=, not |=): a copy of an "
+        "earlier pick is unmarked by the next step"),
+    # -- core/entropy.py: the threaded step ---------------------------------------------------------
+    R12("core/entropy.py",
+        "        if sums is not None:  # the caller adds them (add_distances_from)\n"
+        "            return None\n",
+        "",
+        "add_distances_from on threads: the threaded step returns its distances as if they "
+        "were summed, and the caller never adds them to the sums"),
+    # -- core/greedy.py: _add_step with an oracle that has no fused step --------------------------
+    R12("core/greedy.py",
+        "                  information_to_s, copies, COPY_ATOL, use_numba=oracle.use_numba)",
+        "                  None, copies, COPY_ATOL, use_numba=oracle.use_numba)",
+        "greedy step with an oracle that has no add_distances_from (row shards): the shared "
+        "information sums are never added (the default calibration ranks by relevance alone)"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -1122,7 +1182,8 @@ def main() -> None:
                         "8: information's default top-p cut; 9: the relevance kernel's slot marks and "
                         "feature_scores in place; 10: the selectable columns of a centralized run, "
                         "the compiled binning's scratch and insertion sort, the turned labels; 11: "
-                        "in-memory cmim's compiled conditional tables)")
+                        "in-memory cmim's compiled conditional tables; 12: the fused greedy distance "
+                        "step and its sums)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
