@@ -467,6 +467,32 @@ def add_distances(dist, h_u, entropies, diversity, information, copies,
 
 # -- greedy bookkeeping ----------------------------------------------------------------------
 @njit(cache=True, nogil=True)
+def enter_top(top, vals, raised, old, new):  # pragma: no cover
+    """:func:`coreselect.core.objective.enter_top` in one pass, in place: ``vals[l]`` enters
+    label ``l``'s row of the top-p table (descending) where it beats the row's last value;
+    ``raised[:count]`` are the labels whose last value rose, ``old`` and ``new`` that value
+    before and after. Returns ``count``."""
+    n_labels, p = top.shape
+    count = 0
+    for label in range(n_labels):
+        last = top[label, p - 1]
+        x = vals[label]
+        if not x > last:
+            continue
+        i = p - 1
+        while i > 0 and top[label, i - 1] < x:
+            top[label, i] = top[label, i - 1]
+            i -= 1
+        top[label, i] = x
+        if top[label, p - 1] > last:
+            raised[count] = label
+            old[count] = last
+            new[count] = top[label, p - 1]
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
 def lower_gains(column, active, n_active, low, high, gains):  # pragma: no cover
     """A label's threshold rose from ``low`` to ``high``: lower the gains of the active
     candidates by ``clip(MI, low, high) - low`` and keep those still above ``high`` (in place,

@@ -239,7 +239,7 @@ def warm_up() -> bool:
     the compiled kernels are in use."""
     if not _numba_enabled("auto"):
         return False
-    from coreselect.core._numba import lower_gains, range_pick
+    from coreselect.core._numba import enter_top, lower_gains, range_pick
     from coreselect.core.discretize import discretize, discretize_labels
 
     tiny = discretize(np.array([[0, 1], [1, 1], [1, 0], [0, 0]]), strategy="none")
@@ -248,6 +248,8 @@ def warm_up() -> bool:
     add_distances(np.zeros(2), 0.0, np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2, bool),
                   use_numba=True)
     lower_gains(np.zeros(2), np.arange(2), 2, 0.0, 1.0, np.zeros(2))
+    enter_top(np.zeros((2, 2)), np.zeros((2, 2), order="F")[0],  # a row of the relevance
+              np.empty(2, np.int64), np.empty(2), np.empty(2))
     range_pick(np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2, dtype=bool), True, 0.0, 0.5,
                0.0, 1e-9, np.zeros(2))
     return True

@@ -280,11 +280,14 @@ class RelevanceGains:
         # front ``n_active[l]`` entries of ``active[l]`` (None until the first rise: all).
         self.active: list[np.ndarray | None] = [None] * n_labels
         self.n_active = np.full(n_labels, d, dtype=np.int64)
-        self._lower = None
+        self._lower = self._enter = None
         if use_numba:
+            from coreselect.core._numba import enter_top as enter_compiled
             from coreselect.core._numba import lower_gains
 
-            self._lower = lower_gains
+            self._lower, self._enter = lower_gains, enter_compiled
+            self._raised = np.empty(n_labels, dtype=np.int64)
+            self._old, self._new = np.empty(n_labels), np.empty(n_labels)
 
     @property
     def value(self) -> float:
@@ -293,6 +296,11 @@ class RelevanceGains:
 
     def add(self, u: int) -> None:
         """Add feature ``u`` to ``S`` and update every candidate's gain."""
+        if self._enter is not None:
+            count = self._enter(self.top, self.relevance[u], self._raised, self._old, self._new)
+            for t in range(count):
+                self._raise(int(self._raised[t]), self._old[t], self._new[t])
+            return
         raised, old, new = enter_top(self.top, self.relevance[u])
         for label in raised:
             self._raise(int(label), old[label], new[label])
