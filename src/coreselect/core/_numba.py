@@ -453,6 +453,8 @@ def add_distance_step(table, a, u_counts, h_u, offsets, owner, code_counts, nonz
 def add_distances(dist, h_u, entropies, diversity, information, copies,
                   copy_atol):  # pragma: no cover
     """The sums of :func:`add_distance_step` for distances computed elsewhere."""
+    # Written out here as there (and the table fill as in _fill): a compiled helper that takes
+    # the arrays pays reference counting on every call, five times the cost of these loops.
     informed = information.size > 0
     mark_copies = copies.size > 0
     for v in range(dist.size):
