@@ -64,12 +64,16 @@ WHOLE_FILES = {
                                 "--no-baseline --timeout 900 --out docs/mutation-round10.md",
     "docs/mutation-round11.md": "python tests/tools/mutation.py --round 11 --jobs 1 --workers 1 "
                                 "--no-baseline --timeout 900 --out docs/mutation-round11.md",
+    "docs/mutation-round12.md": "python tests/tools/mutation.py --round 12 --jobs 1 --workers 1 "
+                                "--no-baseline --timeout 600 --out docs/mutation-round12.md",
     "docs/mutation-reanchored.md": "python tests/tools/mutation.py --no-baseline --jobs 1 "
                                    "--timeout 600 --match 'coefficient c without the 2,h: "
                                    "lambda weighs,old threshold (numba kernel),feature relevance "
                                    "is the max,parts in reverse order,dropped ID columns (in "
                                    "memory),keeps only the last shard,checksum cache ignores "
-                                   "mtime' --out docs/mutation-reanchored.md",
+                                   "mtime,near (not identical) columns count as copies,kept "
+                                   "co-occurrence table is not cleared' --out "
+                                   "docs/mutation-reanchored.md",
     "docs/results/auto_k_rules.md": "python benchmarks/auto_k_rules.py report",
     "docs/results/dense_research.md": "python benchmarks/dense_research.py report",
     "docs/results/sparse_research.md": "python benchmarks/sparse_research.py report",
