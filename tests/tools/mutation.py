@@ -916,11 +916,10 @@ MUTANTS += [
         "earlier pick is unmarked by the next step"),
     # -- core/entropy.py: the threaded step ---------------------------------------------------------
     R12("core/entropy.py",
-        "        if sums is not None:  # the caller adds them (add_distances_from)\n"
-        "            return None\n",
-        "",
-        "add_distances_from on threads: the threaded step returns its distances as if they "
-        "were summed, and the caller never adds them to the sums"),
+        "        if sums is not None:  # one pass after the fill, on this thread\n",
+        "        if False:  # one pass after the fill, on this thread\n",
+        "add_distances_from on threads: the threaded step returns its distances without "
+        "adding them to the sums"),
     # -- core/greedy.py: _add_step with an oracle that has no fused step --------------------------
     R12("core/greedy.py",
         "                  information_to_s, copies, COPY_ATOL, use_numba=oracle.use_numba)",

@@ -420,10 +420,12 @@ class DistanceOracle:
         h_uv = _joint_entropy_sparse(a.take([u]), a)[0]
         return distance_from_entropies(h_uv, self.entropies[u], self.entropies)
 
-    def _distances_compiled(self, u: int, sums: tuple | None = None) -> np.ndarray | None:
+    def _distances_compiled(self, u: int, sums: tuple | None = None) -> np.ndarray:
         """Two phases, each split over threads: the counts of ``u``'s codes with every slot,
         gathered from disjoint parts of ``u``'s rows into one table per part and added up
-        (integers: exact in any order), then the closed-form fill of disjoint column blocks."""
+        (integers: exact in any order), then the closed-form fill of disjoint column blocks;
+        then the greedy's ``sums`` (see :meth:`add_distances_from`) when given."""
+        from coreselect.core._numba import add_distances as add_sums
         from coreselect.core._numba import distances_block, gather_counts
         from coreselect.core._threads import n_threads, run_blocks
 
@@ -443,8 +445,6 @@ class DistanceOracle:
         # columns adds the sums too, which pays for the marks.
         if threads == 1 and (mark or sums is not None):
             return self._distances_marked(u, u_rows, u_codes, n_codes, sums)
-        if sums is not None:  # the caller adds them (add_distances_from)
-            return None
         dtype = np.int32 if a.n_samples < 2**31 else np.int64
         tables = [np.zeros(max(n_codes * n_slots, 1), dtype) for _ in range(threads)]
         seen = [np.zeros(n_slots if mark else 0, np.uint8) for _ in range(threads)]
@@ -474,13 +474,16 @@ class DistanceOracle:
                             side.xl, seen[0], out[v_lo:v_hi])
 
         run_blocks(fill, threads, threads)
+        if sums is not None:  # one pass after the fill, on this thread
+            add_sums(out, h_u, self.entropies, *sums)
         return out
 
     def _distances_marked(self, u: int, u_rows: np.ndarray, u_codes: np.ndarray,
                           n_codes: int, sums: tuple | None = None) -> np.ndarray:
         """A small step on one thread (sparse data: ``u`` meets few slots): the table and the
-        marks persist between steps, and the fill clears what the gather wrote, so a step costs what ``u``'s rows touch plus one pass over the
-        columns, which also adds the greedy's ``sums`` (see :meth:`add_distances_from`)."""
+        marks persist between steps, and the fill clears what the gather wrote, so a step
+        costs what ``u``'s rows touch plus one pass over the columns, which also adds the
+        greedy's ``sums`` (see :meth:`add_distances_from`)."""
         from coreselect.core._numba import add_distance_step, gather_marked
 
         a, side, rows = self.matrix, self._side, self._rows
@@ -517,12 +520,10 @@ class DistanceOracle:
         sums)."""
         u = int(u)
         if self.use_numba:
-            sums = (diversity, _EMPTY_F if information is None else information,
-                    _EMPTY_B if copies is None else copies, copy_atol)
-            dist = self._distances_compiled(u, sums)
-            if dist is not None:
-                return dist
+            return self._distances_compiled(u, (
+                diversity, _EMPTY_F if information is None else information,
+                _EMPTY_B if copies is None else copies, float(copy_atol)))
         dist = self.distances_from(u)
         add_distances(dist, float(self.entropies[u]), self.entropies, diversity, information,
-                      copies, copy_atol, use_numba=self.use_numba)
+                      copies, copy_atol)
         return dist
