@@ -124,8 +124,23 @@ def _become_subreaper() -> bool:
         return False
 
 
+def _take_back_sigint() -> None:
+    """Tests interrupt the commands they start with SIGINT, as Ctrl-C does. A suite started
+    where SIGINT is ignored (``nohup``, or ``&`` in a non-interactive shell) would hand that
+    to every child through exec, and the CLI rightly keeps an ignored SIGINT ignored: those
+    tests would then wait on a run that never stops. Python's own handler here makes the
+    children start with the default disposition again (exec resets handlers, not ignores)."""
+    import signal
+    import threading
+
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.SIG_IGN):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_configure(config):
     config._coreselect_subreaper = _become_subreaper()
+    _take_back_sigint()
     if _slowest_first(config):
         # xdist's default hands out the files with the most tests first; ours go first instead
         # (see pytest_collection_modifyitems): its own order left a slow file of few tests
