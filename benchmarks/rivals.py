@@ -200,12 +200,18 @@ def verdicts(df: pd.DataFrame, method: str = "gds") -> pd.DataFrame:
         diff = mean - others.at[best, "mean"]
         tol = max(std, others.at[best, "std"])
         verdict = "win" if diff > tol else ("loss" if diff < -tol else "tie")
-        below = ("random" in cell.index and mean < cell.at["random", "mean"]
-                 - max(std, cell.at["random", "std"]))
+        def under_random(name: str) -> bool:
+            return bool("random" in cell.index and cell.at[name, "mean"] < cell.at["random", "mean"]
+                        - max(cell.at[name, "std"], cell.at["random", "std"]))
+
         rows.append(dict(zip(["dataset", "evaluator", "measure", "k"], key), method=method, gds=mean,
                          gds_std=std, best=best, best_mean=others.at[best, "mean"],
                          best_std=others.at[best, "std"], verdict=verdict,
-                         below_random=bool(below)))
+                         below_random=under_random(method),
+                         # how common that is in the cell: random subsets can suit an evaluator
+                         # (BRkNN-b at a large k) better than any informed choice
+                         rivals_below_random=sum(under_random(r) for r in others.index),
+                         rivals=len(others)))
     return pd.DataFrame(rows)
 
 
@@ -320,11 +326,18 @@ def lodo_section(df: pd.DataFrame, datasets: list[str]) -> list[str]:
     totals = md_table(["cells (leave-one-dataset-out)", "win or tie", "win/tie/loss",
                        "below random"], _kind_rows(cells, list(per.dataset)), align="llll")
     picks = per["pick"].value_counts()
+    under = cells[cells.below_random]
+    context = ("" if under.empty else
+               " In the cells where the pick is below random, the rivals below random too: "
+               + "; ".join(f"{r.dataset}, {r.evaluator}, {r.measure}, k = {int(r.k)}: "
+                           f"{r.rivals_below_random} of {r.rivals}" for r in under.itertuples())
+               + ".")
     body = (head + "\n\n" + table + "\n\nTotals of the picks on their held-out sets "
             "(a good pick wins or ties in at least 90 % of the cells of the dense and of the sparse "
             "sets and is never below random):"
             "\n\n" + totals + "\n\nPicks: " + ", ".join(f"`{m}` {n} of {len(per)}"
-                                                          for m, n in picks.items()) + ".")
+                                                          for m, n in picks.items()) + "."
+            + context)
     emit("The default chosen leave-one-dataset-out", body, str(LODO))
     # every candidate on every set (in-sample, for reading the picks)
     rows = []
@@ -650,7 +663,8 @@ def report() -> None:
 
     rows = [[r.dataset, r.evaluator, r.measure, int(r.k), f"{r.gds:.4f} ± {r.gds_std:.4f}",
              f"{r.best} {r.best_mean:.4f} ± {r.best_std:.4f}",
-             r.verdict + (", below random" if r.below_random else "")] for r in v.itertuples()]
+             r.verdict + (f", below random (as {r.rivals_below_random} of {r.rivals} rivals)"
+                          if r.below_random else "")] for r in v.itertuples()]
     lines += ["## Every cell: the default against the best of all rivals", ""]
     for kind, names in (("Dense", DENSE), ("Sparse", [d for d in ORDER if d not in DENSE])):
         part = [r for r in rows if r[0] in names]

@@ -44,6 +44,19 @@ def test_the_pick_is_made_on_the_other_sets_and_scored_on_the_held_out_one():
     assert held["emotions"] == {"loss"} and held["yeast"] == {"loss"} and held["scene"] == {"win"}
     assert cells.groupby("dataset")["below_random"].all().to_dict() == {
         "emotions": True, "scene": False, "yeast": True}
+    # pmu (0.5) is above random (0.3) in every cell: no rival below random beside the pick
+    assert set(cells.rivals_below_random) == {0} and set(cells.rivals) == {1}
+
+
+def test_rivals_below_random_are_counted_per_cell():
+    """A cell says how many rivals are below random too (more than the larger fold std)."""
+    rivals = _rivals()
+    rows = _cells("scene", "random", 0.5) + _cells("scene", "gds", 0.4)
+    rows += _cells("scene", "pmu", 0.45) + _cells("scene", "l1", 0.6) + _cells("scene", "trees", 0.49)
+    v = rivals.verdicts(pd.DataFrame(rows))
+    # each cell's three folds differ by 0.01: std 0.01; trees (0.49) is within it of random
+    assert set(v.below_random) == {True} and set(v.rivals_below_random) == {1}
+    assert set(v.rivals) == {3} and set(v.best) == {"l1"}
 
 
 def test_ties_in_share_go_to_the_better_mean_rank():
