@@ -126,10 +126,10 @@ def _become_subreaper() -> bool:
 
 def _take_back_sigint() -> None:
     """Tests interrupt the commands they start with SIGINT, as Ctrl-C does. A suite started
-    where SIGINT is ignored (``nohup``, or ``&`` in a non-interactive shell) would hand that
-    to every child through exec, and the CLI rightly keeps an ignored SIGINT ignored: those
-    tests would then wait on a run that never stops. Python's own handler here makes the
-    children start with the default disposition again (exec resets handlers, not ignores)."""
+    where SIGINT is ignored (``&`` in a non-interactive shell, a runner that ignores it) would
+    hand that to every child through exec, and the CLI rightly keeps an ignored SIGINT
+    ignored: those tests would then wait on a run that goes on. Python's own handler here
+    makes the children start with the default again (exec resets handlers, not ignores)."""
     import signal
     import threading
 
@@ -155,19 +155,20 @@ def pytest_configure(config):
 #: workers finish together. A file missing here runs after these; a name that no longer
 #: exists is ignored.
 _SLOWEST_FILES = (
-    "test_docs.py", "test_cluster_failures.py", "test_remote_hostile.py",
-    "test_store_ingest_s3.py", "test_remote_s3.py", "test_option_matrix.py", "test_io_chunks.py",
-    "test_benchmarks_smoke.py", "test_store_ingest.py", "test_hostile_campaign.py",
-    "test_imports.py", "test_hostile_store_forgery.py", "test_hostile_tables.py",
-    "test_checkpoint.py", "test_outputs_signals.py", "test_datasets_load.py",
-    "test_remote_cluster.py", "test_store_resume.py", "test_dask_faults.py",
-    "test_kernels_fast_paths.py", "test_props_store.py", "test_reference_paths.py",
-    "test_props_calibration.py", "test_fetch_hostile.py", "test_cli_e2e.py", "test_api_seams.py",
-    "test_hostile_dask_scheduler.py", "test_baselines_mi_methods.py", "test_remote_tempdir.py",
-    "test_fixed_rate.py", "test_io_safety.py", "test_cli_progress.py", "test_distributed.py",
-    "test_cli_select.py", "test_rows_store_fast.py", "test_io_chunks_s3.py",
-    "test_evaluation_protocol.py", "test_extreme_core.py", "test_dask_rows.py",
-    "test_core_greedy.py",
+    "test_docs.py", "test_benchmarks_smoke.py", "test_io_chunks.py", "test_store_ingest.py",
+    "test_option_matrix.py", "test_cluster_failures.py", "test_docs_site.py", "test_remote_s3.py",
+    "test_store_ingest_s3.py", "test_remote_hostile.py", "test_fetch_hostile.py",
+    "test_hostile_campaign.py", "test_remote_cluster.py", "test_checkpoint.py",
+    "test_outputs_signals.py", "test_hostile_tables.py", "test_hostile_store_forgery.py",
+    "test_store_resume.py", "test_datasets_load.py", "test_safety_processes.py",
+    "test_remote_tempdir.py", "test_cli_progress.py", "test_dask_deadlines.py",
+    "test_reference_paths.py", "test_kernels_fast_paths.py", "test_hostile_dask_scheduler.py",
+    "test_props_calibration.py", "test_evaluation_protocol.py", "test_distributed.py",
+    "test_props_store.py", "test_baselines_mi_methods.py", "test_core_greedy.py",
+    "test_safety_exits.py", "test_imports.py", "test_api_seams.py", "test_props_engines.py",
+    "test_cli_seams.py", "test_hostile_readers.py", "test_extreme_core.py", "test_error_paths.py",
+    "test_hostile_lifecycle.py", "test_dask_rows.py", "test_io_chunks_s3.py", "test_fixed_rate.py",
+    "test_io_safety.py",
 )
 
 
