@@ -150,7 +150,7 @@ def _compile_kernels_once(config) -> None:
         return
     try:
         subprocess.run([sys.executable, "-c",
-                        "from coreselect.core.entropy import warm_up; warm_up()"],
+                        "import coreselect; coreselect.warm_up()"],
                        capture_output=True, timeout=900, check=False)
     except (OSError, subprocess.TimeoutExpired):
         pass

@@ -93,3 +93,39 @@ def test_cli_select_compiles_nothing_on_a_warm_run(tmp_path):
             for _ in range(2)]  # the first run may compile (a fresh checkout) and fill the cache
     assert "discretize_columns" in runs[1] and "add_distance_step" in runs[1]
     assert {name: misses for name, misses in runs[1].items() if misses} == {}
+
+
+_WARMED_THEN_FIT = """
+import gc, json
+import numpy as np, scipy.sparse as sp
+import coreselect
+from numba.core.registry import CPUDispatcher
+
+def loaded():
+    return {d.py_func.__qualname__: sorted(map(str, d.signatures)) for d in gc.get_objects()
+            if isinstance(d, CPUDispatcher) and d.signatures}
+
+assert coreselect.warm_up() is True
+warmed = loaded()
+rng = np.random.default_rng(0)
+dense = rng.normal(size=(300, 40))  # numeric: the default is CMIM
+sparse = sp.random(2000, 1500, density=0.01, random_state=0, format="csr")  # the greedy
+for X in (dense, sparse):
+    Y = (rng.random((X.shape[0], 6)) < 0.3).astype(int)
+    coreselect.GDSSelector(k=12).fit(X, Y)
+after = loaded()
+print(json.dumps({"new": {k: v for k, v in after.items() if warmed.get(k) != v},
+                  "warmed": sorted(warmed)}))
+"""
+
+
+def test_warm_up_loads_every_kernel_a_default_fit_calls():
+    """``coreselect.warm_up()`` in a fresh process, then a default fit on dense data (CMIM)
+    and on sparse data (the greedy): the fits load no kernel, and no signature of one, that
+    the warm-up did not load already (so the first fit waits for none)."""
+    proc = subprocess.run([sys.executable, "-c", _WARMED_THEN_FIT], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.splitlines()[-1])
+    assert {"add_part", "add_distance_step", "discretize_columns"} <= set(got["warmed"])
+    assert got["new"] == {}

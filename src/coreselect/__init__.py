@@ -12,6 +12,7 @@ The public API::
         strategies: AltGreedy(), Greedy(), DistributedGreedy(partitions=..., engine=...),
         RowSharded(row_shards=..., engine=...)
         sources:    InMemorySource(X, Y, Binning(...)), StoreSource(path)
+    coreselect.warm_up()                          load the compiled kernels ahead of a fit
     coreselect.errors                             typed exceptions (InputError, ...)
 """
 
@@ -37,6 +38,7 @@ _LAZY = {
     "SelectionResult": "coreselect.selection.strategies",
     "InMemorySource": "coreselect.selection.sources",
     "StoreSource": "coreselect.selection.sources",
+    "warm_up": "coreselect.core.conditional",
 }
 
 __all__ = sorted(_LAZY) + ["__version__", "errors"]

@@ -505,7 +505,7 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False,
 
 def _warm_up() -> None:
     try:
-        from coreselect.core.entropy import warm_up
+        from coreselect.core.conditional import warm_up
 
         warm_up()
     except Exception:  # noqa: BLE001 - warming is an optimisation; the real call reports errors

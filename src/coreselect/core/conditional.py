@@ -357,3 +357,21 @@ def conditional_result(selected: np.ndarray, local: np.ndarray, values: np.ndarr
         relevance=relevance_of(relevance, local, p),
         diversity=float(np.triu(pair, 1).sum()), pair_distances=pair,
         seconds=seconds, algorithm=calibration, extra={"criterion_values": values})
+
+
+def warm_up() -> bool:
+    """Load the compiled kernels of a default selection from numba's on-disk cache (compiling
+    them on the first run after an install), so that the first ``fit`` or ``select`` in this
+    process does not pay for it (mostly numba's own import). Call it where
+    the wait does not matter, such as a service's start-up; it is safe in a thread.
+    Covers both defaults: the relevance-against-redundancy greedy of sparse data and CMIM on
+    dense data. Returns whether the compiled kernels are in use (False: numba is missing or
+    ``CORESELECT_NUMBA=0``, and the numpy kernels run)."""
+    from coreselect.core.discretize import discretize, discretize_labels
+    from coreselect.core.entropy import warm_up as warm_up_counts
+
+    if not warm_up_counts():
+        return False
+    pairs = np.array([[0, 1], [1, 1], [1, 0], [0, 0]])
+    RowTables(discretize(pairs, strategy="none"), discretize_labels(pairs)).given(0)
+    return True
