@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -129,3 +130,14 @@ def test_warm_up_loads_every_kernel_a_default_fit_calls():
     got = json.loads(proc.stdout.splitlines()[-1])
     assert {"add_part", "add_distance_step", "discretize_columns"} <= set(got["warmed"])
     assert got["new"] == {}
+
+
+def test_warm_up_with_the_numpy_kernels_loads_nothing():
+    """With ``CORESELECT_NUMBA=0`` (the numpy kernels) the warm-up says so and does not
+    import numba at all."""
+    code = ("import sys, coreselect\n"
+            "print(coreselect.warm_up(), 'numba' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "CORESELECT_NUMBA": "0"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["False", "False"]
