@@ -132,6 +132,22 @@ def test_warm_up_loads_every_kernel_a_default_fit_calls():
     assert got["new"] == {}
 
 
+def test_the_cli_warm_up_thread_loads_both_defaults_kernels():
+    """What the CLI runs in a thread while it reads the file (``_warm_up``) loads the kernels
+    of both default selections, CMIM's on dense data included, in a fresh process."""
+    code = ("import gc, json\n"
+            "from coreselect.cli.select import _warm_up\n"
+            "_warm_up()\n"
+            "from numba.core.registry import CPUDispatcher\n"
+            "print(json.dumps(sorted(d.py_func.__qualname__ for d in gc.get_objects()\n"
+            "                        if isinstance(d, CPUDispatcher) and d.signatures)))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    loaded = set(json.loads(proc.stdout.splitlines()[-1]))
+    assert {"add_part", "add_distance_step", "discretize_columns"} <= loaded
+
+
 def test_warm_up_with_the_numpy_kernels_loads_nothing():
     """With ``CORESELECT_NUMBA=0`` (the numpy kernels) the warm-up says so and does not
     import numba at all."""

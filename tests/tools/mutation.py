@@ -929,6 +929,46 @@ MUTANTS += [
 ]
 
 
+# -- round 13: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# coreselect.warm_up() (core/conditional.py: the counts' warm-up, then CMIM's compiled tables
+# on tiny data; whether the compiled kernels are in use), its lazy export, the CLI's warm-up
+# thread that now calls it, and the older counts-only warm-up in core/entropy.py it calls.
+R13 = in_round(13)
+
+
+MUTANTS += [
+    # -- core/conditional.py: warm_up ---------------------------------------------------------------
+    R13("core/conditional.py",
+        '    RowTables(discretize(pairs, strategy="none"), discretize_labels(pairs)).given(0)\n',
+        "",
+        "warm_up: CMIM's compiled tables are not loaded (only the counts' kernels: the first "
+        "default fit on dense data still loads add_part)"),
+    R13("core/conditional.py", ".given(0)\n    return True\n", ".given(0)\n    return False\n",
+        "warm_up: says False (the numpy kernels) after loading the compiled ones"),
+    R13("core/conditional.py", "    if not warm_up_counts():\n        return False\n",
+        "    warm_up_counts()\n",
+        "warm_up: the early return for the numpy kernels is dropped (with CORESELECT_NUMBA=0 it "
+        "still builds CMIM's compiled tables, imports numba and says True)"),
+    # -- __init__.py: the lazy export -------------------------------------------------------------
+    R13("__init__.py", '"warm_up": "coreselect.core.conditional",',
+        '"warm_up": "coreselect.core.entropy",',
+        "coreselect.warm_up is the older counts-only warm-up of core/entropy.py (CMIM's "
+        "kernel is not loaded)"),
+    # -- cli/select.py: the warm-up thread ---------------------------------------------------------
+    R13("cli/select.py", "        from coreselect.core.conditional import warm_up\n",
+        "        from coreselect.core.entropy import warm_up\n",
+        "the CLI's warm-up thread runs the older counts-only warm-up (a default select on dense "
+        "data still loads CMIM's kernel after the read)"),
+    # -- core/entropy.py: the counts' warm-up it calls ----------------------------------------------
+    R13("core/entropy.py",
+        '    if not _numba_enabled("auto"):\n        return False\n'
+        "    from coreselect.core._numba import enter_top",
+        "    from coreselect.core._numba import enter_top",
+        "counts' warm_up: the early return for the numpy kernels is dropped (with "
+        "CORESELECT_NUMBA=0 it imports numba, runs the compiled kernels and says True)"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -1047,6 +1087,11 @@ for _file, _tests in {
 # calibration (cmim on dense data) and the reference paths.
 EXTRA["core/_numba_conditional.py"] = ["tests/test_conditional.py", "tests/test_auto_calibration.py",
                                        "tests/test_reference_paths.py"]
+
+# Round 13: the warm-up's own tests (in a fresh process: what it loads, what it returns, numba
+# left unimported with the numpy kernels) first; the package's lazy exports run with them too.
+for _file in ("core/conditional.py", "core/entropy.py", "cli/select.py", "__init__.py"):
+    EXTRA[_file] = list(dict.fromkeys(["tests/test_imports.py"] + EXTRA.get(_file, [])))
 
 
 def tests_for(file: str) -> list[str]:
@@ -1182,7 +1227,8 @@ def main() -> None:
                         "feature_scores in place; 10: the selectable columns of a centralized run, "
                         "the compiled binning's scratch and insertion sort, the turned labels; 11: "
                         "in-memory cmim's compiled conditional tables; 12: the fused greedy distance "
-                        "step and its sums)")
+                        "step and its sums; 13: warm_up() of both default selections, its export "
+                        "and the CLI's warm-up thread)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
