@@ -302,7 +302,11 @@ class _CMIMNoise(_Ranker):
     - ``"tie"``: among the candidates whose criterion is within one standard deviation of the
       statistic under independence (``sqrt(2 df) / (2 N ln 2)``, ``df`` summed over the
       labels) of the best, the one farthest from the selection (the sum of distances): the
-      criterion picks where it tells candidates apart, diversity where it does not.
+      criterion picks where it tells candidates apart, diversity where it does not;
+    - ``"rare"``: each label's term over that label's entropy ``H(l)`` before the sum, so a
+      label counts by the share of its uncertainty a column removes, not by its bits: a rare
+      label (little entropy), which macro F1 weighs as much as a frequent one, counts as
+      much in the criterion too.
     """
 
     def __init__(self, k: int, seed: int, how: str):
@@ -318,11 +322,13 @@ class _CMIMNoise(_Ranker):
             ConditionalTables, conditional_counts, step_counts,
         )
         from coreselect.core.discretize import discretize, discretize_labels
-        from coreselect.core.entropy import DistanceOracle
+        from coreselect.core.entropy import DistanceOracle, entropy
         from coreselect.core.objective import argmax_first
 
         t0 = time.perf_counter()
         D, L = discretize(X), discretize_labels(Y)
+        h = entropy(L)
+        weight = np.where(h > 0, 1.0 / np.where(h > 0, h, 1.0), 0.0)  # "rare": 1 / H(l)
         tables = ConditionalTables(D.n_codes, L.n_codes, conditional_counts(D, L))
         oracle = DistanceOracle(D)
         scale = 2 * D.n_samples * np.log(2)  # 2 N ln 2: bits to the chi-squared statistic
@@ -338,7 +344,8 @@ class _CMIMNoise(_Ranker):
         self.stop_ = None
         for _ in range(min(self.k, int(live.sum()))):
             noise = df / scale
-            score = (np.maximum(term - noise, 0.0) if self.how == "mm" else term).sum(axis=1)
+            score = (np.maximum(term - noise, 0.0) if self.how == "mm"
+                     else term * weight if self.how == "rare" else term).sum(axis=1)
             if chosen and not filling and self.how in ("stop", "bias"):
                 open_ = penalty == 0
                 if self.how == "stop":
@@ -371,12 +378,14 @@ class _CMIMNoise(_Ranker):
         return self
 
 
-#: CMIM with the estimate's noise taken into account (:class:`_CMIMNoise`)
+#: CMIM with the estimate's noise taken into account, or its labels weighted
+#: (:class:`_CMIMNoise`)
 NOISE = {"gds-cmim-mm": "mm", "gds-cmim-stop": "stop", "gds-cmim-bias": "bias",
-         "gds-cmim-tie": "tie"}
+         "gds-cmim-tie": "tie", "gds-cmim-rare": "rare"}
 NOISE_WHAT = {"mm": "cmim, bias-corrected", "stop": "cmim, then diversity after a test",
               "bias": "cmim, then diversity at the bias",
-              "tie": "cmim, diversity among near-ties"}
+              "tie": "cmim, diversity among near-ties",
+              "rare": "cmim, each label's term over its entropy"}
 
 
 #: the library's CMIM on the bins of a :data:`BINS` rule (:class:`_Binned`): fewer cells per
@@ -671,7 +680,11 @@ def report() -> None:
               "the library's CMIM until nothing left passes a chi-squared test of "
               "independence (5 %, Bonferroni over candidates and labels), or until the best "
               "criterion falls to its expected bias, then the largest sum of distances to the "
-              "selection (the paper's diversity). Same protocol as [rivals.md](rivals.md) (3 folds, "
+              "selection (the paper's diversity); `cmim, each label's term over its entropy`: "
+              "the library's CMIM with every I(f; l | s) divided by H(l) before the sum over "
+              "labels, so a rare label, which macro F1 weighs as much as a frequent one, "
+              "counts by the share of its uncertainty a column removes. "
+              "Same protocol as [rivals.md](rivals.md) (3 folds, "
               "seed 0, BRkNN-b and the linear evaluator where rivals.md ran it, example and "
               "macro F1); `gds` and the rivals' rows are rivals.md's. A cell is a win or a loss "
               f"against the best of the {len(RIVALS)} rivals when the means differ by more than "
