@@ -303,6 +303,9 @@ class _CMIMNoise(_Ranker):
       statistic under independence (``sqrt(2 df) / (2 N ln 2)``, ``df`` summed over the
       labels) of the best, the one farthest from the selection (the sum of distances): the
       criterion picks where it tells candidates apart, diversity where it does not;
+    - ``"tie-relevance"``: the same near-ties, the one of largest relevance ``sum_l I(f; l)``
+      among them (where the criterion cannot tell them apart, the column that says most about
+      the labels on its own);
     - ``"rare"``: each label's term over that label's entropy ``H(l)`` before the sum, so a
       label counts by the share of its uncertainty a column removes, not by its bits: a rare
       label (little entropy), which macro F1 weighs as much as a frequent one, counts as
@@ -335,6 +338,7 @@ class _CMIMNoise(_Ranker):
         df1 = np.outer(np.asarray(D.n_codes, float) - 1, np.asarray(L.n_codes, float) - 1)
         critical = 0.05 / max(df1.size, 1)
         term = tables.relevance()          # per (candidate, label): the smallest over s
+        relevance = term.sum(axis=1)       # sum over labels of I(f; l), for "tie-relevance"
         df = df1.copy()                    # its degrees of freedom
         live = np.asarray(D.n_codes) > 1
         penalty = np.where(live, 0.0, -np.inf)
@@ -355,11 +359,11 @@ class _CMIMNoise(_Ranker):
                     filling = not ((score > noise.sum(axis=1)) & open_).any()
                 if filling:
                     self.stop_ = len(chosen)
-            if self.how == "tie":
+            if self.how in ("tie", "tie-relevance"):
                 best = argmax_first(score + penalty)
                 sd = np.sqrt(2 * df[best].sum()) / scale
                 near = np.where(score >= score[best] - sd, 0.0, -np.inf)
-                pick = argmax_first(spread + near + penalty)
+                pick = argmax_first((spread if self.how == "tie" else relevance) + near + penalty)
             else:
                 pick = argmax_first((spread if filling else score) + penalty)
             chosen.append(pick)
@@ -381,10 +385,12 @@ class _CMIMNoise(_Ranker):
 #: CMIM with the estimate's noise taken into account, or its labels weighted
 #: (:class:`_CMIMNoise`)
 NOISE = {"gds-cmim-mm": "mm", "gds-cmim-stop": "stop", "gds-cmim-bias": "bias",
-         "gds-cmim-tie": "tie", "gds-cmim-rare": "rare"}
+         "gds-cmim-tie": "tie", "gds-cmim-tie-relevance": "tie-relevance",
+         "gds-cmim-rare": "rare"}
 NOISE_WHAT = {"mm": "cmim, bias-corrected", "stop": "cmim, then diversity after a test",
               "bias": "cmim, then diversity at the bias",
               "tie": "cmim, diversity among near-ties",
+              "tie-relevance": "cmim, relevance among near-ties",
               "rare": "cmim, each label's term over its entropy"}
 
 
@@ -680,7 +686,11 @@ def report() -> None:
               "the library's CMIM until nothing left passes a chi-squared test of "
               "independence (5 %, Bonferroni over candidates and labels), or until the best "
               "criterion falls to its expected bias, then the largest sum of distances to the "
-              "selection (the paper's diversity); `cmim, each label's term over its entropy`: "
+              "selection (the paper's diversity); `cmim, diversity among near-ties` and "
+              "`cmim, relevance among near-ties`: among the candidates whose criterion is within "
+              "one standard deviation of the statistic under independence of the best, the one "
+              "farthest from the selection, or the one of largest sum over labels of I(f; l); "
+              "`cmim, each label's term over its entropy`: "
               "the library's CMIM with every I(f; l | s) divided by H(l) before the sum over "
               "labels, so a rare label, which macro F1 weighs as much as a frequent one, "
               "counts by the share of its uncertainty a column removes. "
