@@ -417,7 +417,6 @@ def add_distance_step(table, a, u_counts, h_u, offsets, owner, code_counts, nonz
                 s += xl[u_counts[i] - row_sums[i]]
             s += xl[n - nnz_u - nonzero_counts[v] + together]
             h = log2n - s / n
-            h = h if h >= ZERO_ENTROPY else 0.0
             if h >= ZERO_ENTROPY:
                 dist = (2.0 * h - h_u - entropies[v]) / h
                 out[v] = 0.0 if dist < 0.0 else (1.0 if dist > 1.0 else dist)
@@ -430,7 +429,6 @@ def add_distance_step(table, a, u_counts, h_u, offsets, owner, code_counts, nonz
         zero_zero = n - nnz_u - nonzero_counts[v]
         s = base[v] + base_u + xl[zero_zero if zero_zero > 0 else 0]
         h = log2n - s / n
-        h = h if h >= ZERO_ENTROPY else 0.0
         if h >= ZERO_ENTROPY:
             dist = (2.0 * h - h_u - entropies[v]) / h
             dist = 0.0 if dist < 0.0 else (1.0 if dist > 1.0 else dist)
