@@ -191,6 +191,36 @@ def test_evaluate_jobs_sigterm_while_the_workers_start(tmp_path):
     _stopped_cleanly(proc, tmp_path)
 
 
+def test_a_signal_taken_by_another_thread_waits_for_the_end_of_the_held_block():
+    """While the pool's workers are spawned the parent holds SIGTERM back. The kernel hands a
+    process's signal to any thread that has it unblocked (here one started before the block,
+    as a kernel pool's threads are), and Python runs the handler in the main thread all the
+    same: it must still wait for the end of the block, and run there once."""
+    import threading
+
+    from coreselect.evaluation.protocol import _signals_held
+
+    calls: list[str] = []
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()  # SIGTERM unblocked in it
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: calls.append("handled"))
+    try:
+        with _signals_held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            deadline = time.monotonic() + 0.5
+            while time.monotonic() < deadline:  # bytecode boundaries: where a handler runs
+                time.sleep(0.01)
+            calls.append("block ends")
+        deadline = time.monotonic() + 5
+        while "handled" not in calls and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        stop.set()
+    assert calls == ["block ends", "handled"]
+
+
 def test_evaluate_jobs_sigterm_while_the_report_is_committed(tmp_path):
     _svm(tmp_path / "d.svm", rows=120)
     proc, _ = _held(tmp_path, "commit", _evaluate_args())

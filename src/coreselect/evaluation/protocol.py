@@ -477,9 +477,13 @@ _HELD = ("SIGINT", "SIGTERM")
 
 @contextlib.contextmanager
 def _signals_held():
-    """SIGINT and SIGTERM held back (blocked, then delivered) in the block, where it can be
-    done: the main thread of a POSIX process. A child started in the block inherits the
-    mask, so a pool worker unblocks them first thing (:func:`_init_worker`)."""
+    """SIGINT and SIGTERM held back in the block, then acted on, where it can be done: the
+    main thread of a POSIX process. Blocked in this thread, so a child started in the block
+    inherits the mask (a pool worker unblocks them first thing, :func:`_init_worker`); and
+    recorded by a handler meanwhile, because the kernel hands a process's signal to any
+    thread that has it unblocked (a kernel pool's, started earlier), and Python then runs
+    the handler in this thread all the same. On leaving, a recorded signal is raised again
+    for the handler of the time."""
     import signal
     import threading
 
@@ -488,11 +492,21 @@ def _signals_held():
             or threading.current_thread() is not threading.main_thread()):
         yield
         return
+    got: list[int] = []
+    previous = {}
+    for sig in held:
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            previous[sig] = signal.signal(sig, lambda signum, frame: got.append(signum))
     old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
         yield
     finally:
+        # The handlers first: a signal still pending on this thread then meets its own.
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        if got:
+            signal.raise_signal(got[0])
 
 
 def _stop_workers(ex: ProcessPoolExecutor) -> None:
