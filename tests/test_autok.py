@@ -48,6 +48,64 @@ def test_prefix_evaluator_equals_brknn_b_on_each_prefix(seed, n_tr, n_va, d, L, 
                 np.testing.assert_array_equal(pred[r], want[r])
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_tr=st.integers(1, 60), n_va=st.integers(1, 20),
+       d=st.integers(1, 30), L=st.integers(1, 40), kind=st.sampled_from(["binary", "codes",
+                                                                          "real", "constant"]),
+       density=st.floats(0.0, 1.0), neighbours=st.integers(1, 8))
+def test_compiled_prefix_step_equals_the_numpy_form(seed, n_tr, n_va, d, L, kind, density,
+                                                    neighbours):
+    """The compiled step (one pass per row: distances, k-th smallest, label counts, top
+    labels) gives the numpy form's predictions bit for bit: binary and few-valued columns (ties
+    at the k-th distance, many neighbours), constant columns (every training row a
+    neighbour), fewer training rows than neighbours, rows without labels and labels of every
+    density, label ties at the cut-off (taken in label order by both)."""
+    from coreselect.selection import autok
+
+    if autok._compiled_step() is None:
+        pytest.skip("the numpy kernels run here (CORESELECT_NUMBA=0)")
+    rng = np.random.default_rng(seed)
+    shape = (n_tr + n_va, d)
+    X = {"binary": lambda: rng.random(shape) < 0.3, "codes": lambda: rng.integers(0, 4, shape),
+         "real": lambda: rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4, d),
+         "constant": lambda: np.ones(shape)}[kind]().astype(np.float64)
+    Y = rng.random((n_tr + n_va, L)) < density
+    grid = k_grid(d)
+    fast = list(brknn_b_prefixes(X[:n_tr], Y[:n_tr], X[n_tr:], grid, neighbours))
+    slow = list(brknn_b_prefixes(X[:n_tr], Y[:n_tr], X[n_tr:], grid, neighbours,
+                                 backend="numpy"))
+    assert len(fast) == len(slow) == grid.size
+    for a, b in zip(fast, slow):
+        assert a.dtype == b.dtype and a.shape == b.shape == (n_va, L)
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_compiled_prefix_step_is_the_one_that_runs():
+    """With the compiled kernels in use, ``brknn_b_prefixes`` calls the compiled step (a
+    dispatch that fell back to numpy everywhere would pass the equality test above)."""
+    from coreselect.selection import autok
+
+    if autok._compiled_step() is None:
+        pytest.skip("the numpy kernels run here (CORESELECT_NUMBA=0)")
+    calls = []
+    real = autok._compiled_step()
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((30, 6)), rng.random((30, 3)) < 0.5
+    import unittest.mock as mock
+
+    with mock.patch.object(autok, "_compiled_step",
+                           return_value=lambda *a: (calls.append(1), real(*a))):
+        got = list(brknn_b_prefixes(X[:20], Y[:20], X[20:], k_grid(6)))
+    assert len(calls) == k_grid(6).size == len(got)
+    # float32 columns: the kernel's float64 sums would differ from numpy's, so numpy runs
+    calls.clear()
+    with mock.patch.object(autok, "_compiled_step",
+                           return_value=lambda *a: (calls.append(1), real(*a))):
+        list(brknn_b_prefixes(X[:20].astype(np.float32), Y[:20], X[20:].astype(np.float32),
+                              k_grid(6)))
+    assert calls == []
+
+
 @settings(max_examples=50, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 30), L=st.integers(1, 6))
 def test_example_f1_equals_the_measure(seed, n, L):

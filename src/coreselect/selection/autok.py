@@ -251,18 +251,35 @@ def example_f1(T: np.ndarray, P: np.ndarray) -> float:
     return float(per.mean()) if per.size else 0.0
 
 
+def _compiled_step():
+    """The compiled prefix step, or None where the numpy kernels run (``CORESELECT_NUMBA=0``,
+    or numba missing)."""
+    from coreselect.core._backend import numba_enabled
+
+    if not numba_enabled("auto"):
+        return None
+    from coreselect.selection._knn_kernels import prefix_step
+
+    return prefix_step
+
+
 def brknn_b_prefixes(Xtr: np.ndarray, Ytr: np.ndarray, Xva: np.ndarray, grid: np.ndarray,
-                     n_neighbors: int = 5):
+                     n_neighbors: int = 5, backend: str = "auto"):
     """BRkNN-b's predictions (:class:`coreselect.evaluation.brknn.BRkNNb`: min-max scaled on
     the training rows, every tie at the k-th distance a neighbour, Mulan's correction, the
     top ``round(mean label count)`` labels) on the first ``g`` columns for each ``g`` of
     ``grid``, in one pass: the squared distances of a prefix are those of the previous prefix
     plus its new columns'. Labels tied at the cut-off are taken in label order (BRkNNb draws
-    them at random)."""
+    them at random). ``backend="numpy"`` runs the numpy form, the reference of the compiled
+    step (:mod:`coreselect.selection._knn_kernels`) that runs otherwise, with the same
+    predictions."""
+    kernel = _compiled_step() if backend != "numpy" and Xtr.shape[0] else None
     lo = Xtr.min(axis=0) if Xtr.shape[0] else np.zeros(Xtr.shape[1])
     rng = (Xtr.max(axis=0) - lo) if Xtr.shape[0] else np.zeros(Xtr.shape[1])
     scale = np.divide(1.0, rng, out=np.zeros_like(rng), where=rng > 0)
     A, B = (Xtr - lo) * scale, (Xva - lo) * scale
+    if A.dtype != np.float64 or B.dtype != np.float64:
+        kernel = None  # the kernel adds in float64: numpy's float32 sums would differ
     n_train, n_labels = Ytr.shape
     k = min(n_neighbors, n_train)
     Yf = Ytr.astype(np.float64)
@@ -270,11 +287,21 @@ def brknn_b_prefixes(Xtr: np.ndarray, Ytr: np.ndarray, Xva: np.ndarray, grid: np
     mask = np.empty(d2.shape, dtype=bool)
     kth = np.empty((B.shape[0], 1))
     done = 0
+    if kernel is not None:
+        labels = sp.csr_matrix(Ytr)
+        y_indptr, y_cols = labels.indptr.astype(np.int64), labels.indices.astype(np.int64)
     for g in grid:
         # |b - a|^2 = |b|^2 + |a|^2 - 2 b.a over the new columns (one matrix product, as
         # scikit-learn's euclidean_distances that BRkNNb uses), clipped at 0; in place
         a, b = A[:, done:int(g)], B[:, done:int(g)]
         prod = b @ a.T
+        if kernel is not None:
+            done = int(g)
+            pred = np.empty((B.shape[0], n_labels), dtype=np.int8)
+            kernel(prod, (b * b).sum(axis=1), (a * a).sum(axis=1), d2, k, y_indptr, y_cols,
+                   n_labels, pred)
+            yield pred
+            continue
         prod *= -2.0
         prod += (b * b).sum(axis=1)[:, None]
         prod += (a * a).sum(axis=1)[None, :]
