@@ -60,9 +60,9 @@ def test_compiled_prefix_step_equals_the_numpy_form(seed, n_tr, n_va, d, L, kind
     at the k-th distance, many neighbours), constant columns (every training row a
     neighbour), fewer training rows than neighbours, rows without labels and labels of every
     density, label ties at the cut-off (taken in label order by both)."""
-    from coreselect.selection import autok
+    from coreselect.core._backend import numba_enabled
 
-    if autok._compiled_step() is None:
+    if not numba_enabled("auto"):
         pytest.skip("the numpy kernels run here (CORESELECT_NUMBA=0)")
     rng = np.random.default_rng(seed)
     shape = (n_tr + n_va, d)
@@ -83,12 +83,16 @@ def test_compiled_prefix_step_equals_the_numpy_form(seed, n_tr, n_va, d, L, kind
 def test_the_compiled_prefix_step_is_the_one_that_runs():
     """With the compiled kernels in use, ``brknn_b_prefixes`` calls the compiled step (a
     dispatch that fell back to numpy everywhere would pass the equality test above)."""
+    from coreselect.core._backend import numba_enabled
     from coreselect.selection import autok
+    from coreselect.selection._knn_kernels import prefix_step
 
-    if autok._compiled_step() is None:
+    if not numba_enabled("auto"):
         pytest.skip("the numpy kernels run here (CORESELECT_NUMBA=0)")
+    # the skip is not decided by the function under test: inverted, it would skip this test
+    assert autok._compiled_step() is prefix_step
     calls = []
-    real = autok._compiled_step()
+    real = prefix_step
     rng = np.random.default_rng(0)
     X, Y = rng.random((30, 6)), rng.random((30, 3)) < 0.5
     import unittest.mock as mock
@@ -104,6 +108,20 @@ def test_the_compiled_prefix_step_is_the_one_that_runs():
         list(brknn_b_prefixes(X[:20].astype(np.float32), Y[:20], X[20:].astype(np.float32),
                               k_grid(6)))
     assert calls == []
+    # backend="numpy" runs the reference (else the equality test compares the kernel with
+    # itself)
+    with mock.patch.object(autok, "_compiled_step",
+                           return_value=lambda *a: (calls.append(1), real(*a))):
+        list(brknn_b_prefixes(X[:20], Y[:20], X[20:], k_grid(6), backend="numpy"))
+    assert calls == []
+
+
+def test_the_numpy_kernels_leave_the_prefix_step_uncompiled(monkeypatch):
+    """Under ``CORESELECT_NUMBA=0`` the numpy form runs (no compiled step)."""
+    from coreselect.selection import autok
+
+    monkeypatch.setenv("CORESELECT_NUMBA", "0")
+    assert autok._compiled_step() is None
 
 
 @settings(max_examples=50, deadline=None)

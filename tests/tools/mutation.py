@@ -969,6 +969,54 @@ MUTANTS += [
 ]
 
 
+# -- round 14: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# k="auto"'s compiled prefix step (selection/_knn_kernels.py: the distance update, the k
+# smallest distances, the neighbours' label counts, the top labels by count in label order)
+# and its dispatch in selection/autok.py (the numpy form is the reference). Considered and
+# dropped as equivalent: the clip of the label count left out (round(total / (size + L/n)) is
+# never below 0 nor above L), and ``<=`` for ``<`` when the k-th smallest is replaced (an
+# equal value leaves the buffer as it was).
+R14 = in_round(14)
+
+
+MUTANTS += [
+    # -- selection/_knn_kernels.py: the k smallest distances ----------------------------------------
+    R14("selection/_knn_kernels.py", "while i > 0 and best[i - 1] > v:",
+        "while i > 1 and best[i - 1] > v:",
+        "compiled prefix step: the insertion into the k smallest distances never moves a value "
+        "before the first (the buffer is unsorted, the k-th smallest wrong)"),
+    # -- selection/_knn_kernels.py: how many labels, and which -------------------------------------
+    R14("selection/_knn_kernels.py", "n_pred = int(np.floor(total / denominator + 0.5))",
+        "n_pred = int(np.floor(total / denominator))",
+        "compiled prefix step: the label count is truncated, not rounded (no + 0.5)"),
+    R14("selection/_knn_kernels.py", "n_pred = min(max(n_pred, 0), n_labels)",
+        "n_pred = min(max(n_pred, 0), n_labels - 1)",
+        "compiled prefix step: the label count is clipped at L - 1 (never every label)"),
+    R14("selection/_knn_kernels.py", "            hist[c] = 0\n", "",
+        "compiled prefix step: the histogram of the label counts is not reset between rows"),
+    R14("selection/_knn_kernels.py", "if n_pred > 0 and c > cut:", "if n_pred > 0 and c >= cut:",
+        "compiled prefix step: every label tied at the cut-off is predicted (more labels than "
+        "the rounded count)"),
+    # -- selection/autok.py: the dispatch ---------------------------------------------------------
+    R14("selection/autok.py",
+        'kernel = _compiled_step() if backend != "numpy" and Xtr.shape[0] else None',
+        "kernel = _compiled_step() if Xtr.shape[0] else None",
+        'brknn_b_prefixes ignores backend="numpy" (the compiled step runs; the numpy '
+        "reference never does)"),
+    R14("selection/autok.py", "if A.dtype != np.float64 or B.dtype != np.float64:",
+        "if A.dtype == np.float64 or B.dtype == np.float64:",
+        "brknn_b_prefixes: the float64 guard inverted (float64 columns run numpy, float32 "
+        "ones the compiled step)"),
+    R14("selection/autok.py",
+        '    if not numba_enabled("auto"):\n        return None\n'
+        "    from coreselect.selection._knn_kernels",
+        '    if numba_enabled("auto"):\n        return None\n'
+        "    from coreselect.selection._knn_kernels",
+        "_compiled_step: the condition inverted (None, the numpy form, whenever the compiled "
+        "kernels are in use)"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -1092,6 +1140,14 @@ EXTRA["core/_numba_conditional.py"] = ["tests/test_conditional.py", "tests/test_
 # left unimported with the numpy kernels) first; the package's lazy exports run with them too.
 for _file in ("core/conditional.py", "core/entropy.py", "cli/select.py", "__init__.py"):
     EXTRA[_file] = list(dict.fromkeys(["tests/test_imports.py"] + EXTRA.get(_file, [])))
+
+
+# Round 14: automatic k's own tests (the compiled step against the numpy form, the dispatch)
+# first, for the compiled step and for the evaluator that calls it.
+for _file in ("selection/_knn_kernels.py", "selection/autok.py"):
+    EXTRA[_file] = list(dict.fromkeys(["tests/test_autok.py", "tests/test_mutants_round4.py",
+                                       "tests/test_tuning.py", "tests/test_selector.py"]
+                                      + EXTRA.get(_file, [])))
 
 
 def tests_for(file: str) -> list[str]:
@@ -1228,7 +1284,8 @@ def main() -> None:
                         "the compiled binning's scratch and insertion sort, the turned labels; 11: "
                         "in-memory cmim's compiled conditional tables; 12: the fused greedy distance "
                         "step and its sums; 13: warm_up() of both default selections, its export "
-                        "and the CLI's warm-up thread)")
+                        "and the CLI's warm-up thread; 14: automatic k's compiled "
+                        "prefix step and its dispatch)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
