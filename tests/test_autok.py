@@ -113,6 +113,8 @@ def test_the_compiled_prefix_step_is_the_one_that_runs():
     with mock.patch.object(autok, "_compiled_step",
                            return_value=lambda *a: (calls.append(1), real(*a))):
         list(brknn_b_prefixes(X[:20], Y[:20], X[20:], k_grid(6), backend="numpy"))
+        # no neighbour asked for: the kernel's buffer would have no slot (and no bounds check)
+        list(brknn_b_prefixes(X[:20], Y[:20], X[20:], k_grid(6), 0))
     assert calls == []
 
 

@@ -282,6 +282,8 @@ def brknn_b_prefixes(Xtr: np.ndarray, Ytr: np.ndarray, Xva: np.ndarray, grid: np
         kernel = None  # the kernel adds in float64: numpy's float32 sums would differ
     n_train, n_labels = Ytr.shape
     k = min(n_neighbors, n_train)
+    if k < 1:
+        kernel = None  # the kernel's buffer of the k smallest needs a slot (no bounds checks)
     Yf = Ytr.astype(np.float64)
     d2 = np.zeros((B.shape[0], n_train))
     mask = np.empty(d2.shape, dtype=bool)
