@@ -140,10 +140,11 @@ def _take_back_sigint() -> None:
 
 def _compile_kernels_once(config) -> None:
     """On the controller of an xdist run, before its workers start: compile (or load) the
-    kernels of a default selection and of automatic k in one process. From a fresh clone the
-    cache is empty, and every worker and every command a test starts would otherwise compile
-    the same kernels at once: the quick benchmark runs alone took 143 s (275 CPU-seconds)
-    that way against 70 s after this 12-second compile. A failure here is left to the tests to report."""
+    kernels of a default selection, of automatic k and of the BRkNN-b evaluator in one
+    process. From a fresh clone the cache is empty, and every worker and every command a test
+    starts would otherwise compile the same kernels at once: the quick benchmark runs alone
+    took 143 s (275 CPU-seconds) that way against 70 s after this 12-second compile. A
+    failure here is left to the tests to report."""
     import subprocess
 
     if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
@@ -152,7 +153,9 @@ def _compile_kernels_once(config) -> None:
         subprocess.run([sys.executable, "-c",
                         "import coreselect; coreselect.warm_up(); import numpy as np; "
                         "from coreselect.selection.autok import brknn_b_prefixes as b; "
-                        "list(b(np.eye(3), np.eye(3) > 0, np.eye(3), np.array([1, 3])))"],
+                        "list(b(np.eye(3), np.eye(3) > 0, np.eye(3), np.array([1, 3]))); "
+                        "from coreselect.evaluation.brknn import BRkNNb; "
+                        "BRkNNb().fit(np.eye(3), np.eye(3)).predict(np.eye(3))"],
                        capture_output=True, timeout=900, check=False)
     except (OSError, subprocess.TimeoutExpired):
         pass

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from coreselect.evaluation.brknn import BRkNNb
 
@@ -144,3 +146,72 @@ def test_binary_features_with_many_ties_match_naive():
     Ytr = rng.integers(0, 2, (80, 5))
     clf = BRkNNb(n_neighbors=5).fit(Xtr, Ytr)
     assert np.allclose(clf.predict_proba(Xte), _naive(Xtr, Ytr, Xte, 5))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), n_tr=st.integers(1, 60), n_q=st.integers(1, 20),
+       d=st.integers(1, 10), L=st.integers(1, 30),
+       kind=st.sampled_from(["binary", "codes", "real", "constant"]), sparse=st.booleans(),
+       density=st.floats(0.0, 1.0), neighbours=st.integers(1, 8))
+def test_compiled_neighbour_counts_equal_the_numpy_form(seed, n_tr, n_q, d, L, kind, sparse,
+                                                        density, neighbours):
+    """The compiled neighbour search (k-th smallest distance, Weka's ties, label counts from
+    the labels' CSR rows) gives the numpy form's counts and neighbour numbers exactly: binary
+    and few-valued columns (many ties at the k-th distance), constant columns (every training
+    row a neighbour), fewer training rows than neighbours, sparse input, rows without labels."""
+    from coreselect.core._backend import numba_enabled
+    from coreselect.evaluation.brknn import _minmax_scale
+
+    if not numba_enabled("auto"):
+        pytest.skip("the numpy kernels run here (CORESELECT_NUMBA=0)")
+    rng = np.random.default_rng(seed)
+    shape = (n_tr + n_q, d)
+    X = {"binary": lambda: rng.random(shape) < 0.3, "codes": lambda: rng.integers(0, 4, shape),
+         "real": lambda: rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4, d),
+         "constant": lambda: np.ones(shape)}[kind]().astype(np.float64)
+    if sparse:
+        X = sp.csr_matrix(X)
+    Y = rng.random((n_tr + n_q, L)) < density
+    clf = BRkNNb(n_neighbors=neighbours).fit(X[:n_tr], Y[:n_tr])
+    Xq = _minmax_scale(X[n_tr:], clf.mins_, clf._scale)
+    counts, sizes = clf._neighbour_counts(Xq)
+    want_counts, want_sizes = clf._neighbour_counts(Xq, backend="numpy")
+    np.testing.assert_array_equal(counts, want_counts)
+    np.testing.assert_array_equal(sizes, want_sizes)
+    assert counts.dtype == want_counts.dtype and sizes.dtype == want_sizes.dtype
+
+
+def test_the_compiled_neighbour_counts_run_where_they_apply(monkeypatch):
+    """Ties included (the default) and numba in use: the compiled counts run (a dispatch that
+    fell back to numpy everywhere would pass the equality test above); ``backend="numpy"``,
+    exactly k neighbours (``include_ties=False``) and ``CORESELECT_NUMBA=0`` run the numpy
+    form; fewer than one neighbour is refused with a typed error."""
+    import coreselect.evaluation.brknn as brknn
+    from coreselect.core._backend import numba_enabled
+    from coreselect.selection._knn_kernels import neighbour_label_counts
+
+    if not numba_enabled("auto"):
+        pytest.skip("the numpy kernels run here (CORESELECT_NUMBA=0)")
+    assert brknn._compiled_counts("auto") is neighbour_label_counts
+    calls = []
+    monkeypatch.setattr(brknn, "_compiled_counts", lambda backend: (
+        None if backend == "numpy" else
+        lambda *a: (calls.append(1), neighbour_label_counts(*a))))
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((30, 4)), rng.random((30, 3)) < 0.5
+    clf = BRkNNb().fit(X[:20], Y[:20])
+    clf.predict(X[20:])
+    assert calls, "the compiled counts did not run"
+    calls.clear()
+    Xq = brknn._minmax_scale(X[20:], clf.mins_, clf._scale)
+    clf._neighbour_counts(Xq, backend="numpy")
+    BRkNNb(include_ties=False).fit(X[:20], Y[:20]).predict(X[20:])
+    assert calls == []
+    from coreselect.errors import InputError
+
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(InputError, match="n_neighbors"):
+            BRkNNb(n_neighbors=bad).fit(X[:20], Y[:20])
+    monkeypatch.undo()
+    monkeypatch.setenv("CORESELECT_NUMBA", "0")
+    assert brknn._compiled_counts("auto") is None

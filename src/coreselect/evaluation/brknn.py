@@ -21,7 +21,8 @@ Mulan's ``mulan.classifier.lazy.BRkNN`` with ``ExtensionType.EXTB``, reproduced 
   for a given ``random_state``.
 
 The search is brute force over blocks of query rows (every training distance of a block is
-computed, then the ``k``-th smallest is found with a partial sort), rather than
+computed, then the ``k``-th smallest is found: with the compiled kernels in one pass per row
+that also counts the neighbours' labels, else with numpy's partial sort), rather than
 ``sklearn.neighbors``: Weka's inclusion of every tie needs all distances, and on 0/1 data
 ties are the rule. Squared distances are used, which are exact on 0/1 data.
 
@@ -52,6 +53,18 @@ def _minmax_scale(X, mins: np.ndarray, scale: np.ndarray):
         # Euclidean distance is shift-invariant: scaling alone keeps sparsity and distances.
         return sp.csr_matrix(X, dtype=np.float64) @ sp.diags(scale)
     return (np.asarray(X, dtype=np.float64) - mins) * scale
+
+
+def _compiled_counts(backend: str):
+    """The compiled neighbour counts, or None where the numpy form runs (``backend="numpy"``,
+    ``CORESELECT_NUMBA=0``, or numba missing)."""
+    from coreselect.core._backend import numba_enabled
+
+    if backend == "numpy" or not numba_enabled("auto"):
+        return None
+    from coreselect.selection._knn_kernels import neighbour_label_counts
+
+    return neighbour_label_counts
 
 
 class BRkNNb(ClassifierMixin, BaseEstimator):
@@ -96,6 +109,9 @@ class BRkNNb(ClassifierMixin, BaseEstimator):
             raise InputError("X and Y have different numbers of rows")
         if X.shape[0] < 1:
             raise InputError("BRkNN-b needs at least one training instance")
+        k = self.n_neighbors
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise InputError(f"n_neighbors must be an integer of at least 1, got {k!r}")
         if sp.issparse(X):
             Xc = sp.csc_matrix(X, dtype=np.float64)
             mins = np.asarray(Xc.min(axis=0).toarray()).ravel()
@@ -111,25 +127,37 @@ class BRkNNb(ClassifierMixin, BaseEstimator):
         self.mins_, self.ranges_, self._scale = mins, ranges, scale
         Yd = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
         self.Y_ = Yd != 0
+        # the training labels as CSR rows, for the compiled neighbour counts
+        labels = sp.csr_matrix(self.Y_)
+        self._label_rows = (labels.indptr.astype(np.int64), labels.indices.astype(np.int64))
         self.n_features_in_ = X.shape[1]
         self._Xtrain = _minmax_scale(X, mins, scale)
         return self
 
-    def _neighbour_counts(self, Xq) -> tuple[np.ndarray, np.ndarray]:
+    def _neighbour_counts(self, Xq, backend: str = "auto") -> tuple[np.ndarray, np.ndarray]:
         """Per query row: label counts over its neighbours and the number of neighbours.
 
         Distances are computed for a block of query rows against all training rows at a
         time (never a full test x train matrix), so every tie at the k-th distance is seen.
+        With ties included and the compiled kernels in use, the counts come from
+        :func:`coreselect.selection._knn_kernels.neighbour_label_counts` (the same numbers;
+        ``backend="numpy"`` runs the numpy form, its reference).
         """
         n_train, n_labels = self.Y_.shape
         k = min(self.n_neighbors, n_train)
-        Yf = self.Y_.astype(np.float64)
-        counts = np.empty((Xq.shape[0], n_labels))
+        kernel = _compiled_counts(backend) if self.include_ties and k >= 1 else None
+        Yf = self.Y_.astype(np.float64) if kernel is None else None
+        counts = np.empty((Xq.shape[0], n_labels)) if kernel is None else np.zeros(
+            (Xq.shape[0], n_labels))
         sizes = np.empty(Xq.shape[0])
         block = max(1, _BLOCK_BYTES // (8 * n_train * 3))
         for s in range(0, Xq.shape[0], block):
             # squared distances: exact on 0/1 data, so ties there are exact ties
             d2 = euclidean_distances(Xq[s : s + block], self._Xtrain, squared=True)
+            if kernel is not None:
+                kernel(np.ascontiguousarray(d2, dtype=np.float64), k, *self._label_rows,
+                       counts[s : s + block], sizes[s : s + block])
+                continue
             if self.include_ties:
                 kth = np.partition(d2, k - 1, axis=1)[:, k - 1 : k]
                 mask = d2 <= kth + 1e-12 * np.maximum(1.0, kth)

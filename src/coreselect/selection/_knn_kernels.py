@@ -1,4 +1,5 @@
-"""Compiled step of automatic ``k``'s prefix evaluator (numba, disk-cached).
+"""Compiled steps of BRkNN-b's neighbour search (numba, disk-cached): automatic ``k``'s
+prefix evaluator and the label counts of :class:`coreselect.evaluation.brknn.BRkNNb`.
 
 :func:`coreselect.selection.autok.brknn_b_prefixes` scores every prefix of the greedy order
 with BRkNN-b. Its numpy form partitions each validation row's distances, builds a neighbour
@@ -6,7 +7,9 @@ mask and sorts every row's label confidences twice; on the inner folds that took
 quarters of ``k="auto"``'s time. This kernel does one row at a time in one pass: the distance
 update, the k-th smallest distance, the neighbours' label counts and the top labels. It gives
 the same predictions bit for bit (the numpy form stays as the reference, and runs under
-``CORESELECT_NUMBA=0``).
+``CORESELECT_NUMBA=0``). :func:`neighbour_label_counts` does the same search for the evaluator,
+whose numpy form multiplies a rows x training rows mask by the dense label matrix (on 983
+labels, most of its time).
 """
 
 from __future__ import annotations
@@ -16,9 +19,51 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
+def _kth_smallest(values, k, best):  # pragma: no cover - compiled
+    """The ``k``-th smallest of ``values`` (``1 <= k <= values.size``), kept sorted in
+    ``best`` (length ``k``): one pass, ``k`` is a handful."""
+    filled = 0
+    for t in range(values.size):
+        v = values[t]
+        if filled < k:
+            i = filled
+            filled += 1
+        elif v < best[k - 1]:
+            i = k - 1
+        else:
+            continue
+        while i > 0 and best[i - 1] > v:
+            best[i] = best[i - 1]
+            i -= 1
+        best[i] = v
+    return best[k - 1]
+
+
+@njit(cache=True, nogil=True)
+def neighbour_label_counts(d2, k, y_indptr, y_cols, counts, sizes):  # pragma: no cover
+    """Per query row of ``d2`` (squared distances to every training row): the neighbours are
+    every training row at most the ``k``-th smallest distance (plus ``1e-12 max(1, kth)``,
+    Weka's ties); ``sizes[r]`` is their number and ``counts[r, l]`` how many of them have
+    label ``l`` (training labels as CSR rows ``y_indptr``, ``y_cols``). ``counts`` must be
+    zero on entry."""
+    n_rows, n_train = d2.shape
+    best = np.empty(k)
+    for r in range(n_rows):
+        kth = _kth_smallest(d2[r], k, best)
+        limit = kth + 1e-12 * max(1.0, kth)
+        size = 0
+        for t in range(n_train):
+            if d2[r, t] <= limit:
+                size += 1
+                for j in range(y_indptr[t], y_indptr[t + 1]):
+                    counts[r, y_cols[j]] += 1.0
+        sizes[r] = size
+
+
+@njit(cache=True, nogil=True)
 def prefix_step(prod, b_sq, a_sq, d2, k, y_indptr, y_cols, n_labels,
                 pred):  # pragma: no cover - compiled
-    """One prefix of BRkNN-b for every validation row.
+    """One prefix of BRkNN-b for every validation row (``k >= 1``).
 
     ``prod`` (rows x training rows) is ``B A^T`` over the prefix's new columns, ``b_sq`` and
     ``a_sq`` the rows' squared norms over them: ``d2 += max(b_sq - 2 prod + a_sq, ...)`` is
@@ -35,7 +80,6 @@ def prefix_step(prod, b_sq, a_sq, d2, k, y_indptr, y_cols, n_labels,
     counts = np.zeros(n_labels, dtype=np.int64)
     hist = np.zeros(n_train + 1, dtype=np.int64)
     for r in range(n_rows):
-        filled = 0
         for t in range(n_train):
             v = prod[r, t] * -2.0
             v = v + b_sq[r]
@@ -44,19 +88,7 @@ def prefix_step(prod, b_sq, a_sq, d2, k, y_indptr, y_cols, n_labels,
             if v < 0.0:
                 v = 0.0
             d2[r, t] = v
-            # the k smallest so far, sorted (k is a handful)
-            if filled < k:
-                i = filled
-                filled += 1
-            elif v < best[k - 1]:
-                i = k - 1
-            else:
-                continue
-            while i > 0 and best[i - 1] > v:
-                best[i] = best[i - 1]
-                i -= 1
-            best[i] = v
-        kth = best[k - 1]
+        kth = _kth_smallest(d2[r], k, best)
         limit = kth + 1e-12 * max(1.0, kth)
         size = 0
         total = 0
