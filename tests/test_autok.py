@@ -329,3 +329,15 @@ def test_half_cap_by_hand():
     assert measure_pick(rising, grid, "best", half=5)["k"] == 10
     assert measure_pick(flat, grid, "best", half=None)["k"] == 10
     assert measure_pick(flat, grid, "se", half=None)["k"] == one_standard_error(grid, flat)[0]
+
+
+def test_a_near_duplicate_at_distance_zero_is_a_tied_neighbour_of_every_prefix():
+    """As BRkNNb: with the k-th distance exactly 0, a training row 1e-14 away (squared) is a
+    neighbour too (an absolute tolerance below 1), in the compiled step and the numpy form."""
+    Xtr, Ytr = np.array([[0.0], [1e-7], [1.0]]), np.array([[0, 0], [1, 1], [0, 0]]) > 0
+    for backend in ("auto", "numpy"):
+        (pred,) = brknn_b_prefixes(Xtr, Ytr, np.array([[0.0]]), np.array([1]), 1,
+                                   backend=backend)
+        # two neighbours, two labels between them: round(2 / (2 + 2/3)) = 1 label, the first
+        # of the tie; the exact match alone has none (0 labels)
+        assert pred.tolist() == [[1, 0]], backend

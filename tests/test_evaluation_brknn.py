@@ -215,3 +215,44 @@ def test_the_compiled_neighbour_counts_run_where_they_apply(monkeypatch):
     monkeypatch.undo()
     monkeypatch.setenv("CORESELECT_NUMBA", "0")
     assert brknn._compiled_counts("auto") is None
+
+
+def test_a_near_duplicate_at_distance_zero_is_a_tied_neighbour():
+    """Weka's tolerance is absolute below 1: with the k-th distance exactly 0, a training row
+    1e-14 away (squared) is still a neighbour, in both forms (a tolerance relative to the
+    k-th distance would drop it)."""
+    from coreselect.evaluation.brknn import _minmax_scale
+
+    Xtr, Ytr = np.array([[0.0], [1e-7], [1.0]]), np.array([[1, 0], [0, 1], [0, 0]])
+    clf = BRkNNb(n_neighbors=1).fit(Xtr, Ytr)
+    Xq = _minmax_scale(np.array([[0.0]]), clf.mins_, clf._scale)
+    for backend in ("auto", "numpy"):
+        counts, sizes = clf._neighbour_counts(Xq, backend=backend)
+        assert sizes.tolist() == [2.0] and counts.tolist() == [[1.0, 1.0]], backend
+
+
+def test_query_rows_over_several_blocks(monkeypatch):
+    """Query rows are searched a block at a time: with blocks of three rows, every block's
+    counts land on its own rows (compiled and numpy forms alike, and as the naive search)."""
+    import coreselect.evaluation.brknn as brknn
+
+    rng = np.random.default_rng(5)
+    Xtr, Xte = rng.random((20, 3)), rng.random((11, 3))
+    Ytr = rng.integers(0, 2, (20, 4))
+    monkeypatch.setattr(brknn, "_BLOCK_BYTES", 8 * 20 * 3 * 3)
+    clf = BRkNNb(n_neighbors=3).fit(Xtr, Ytr)
+    Xq = brknn._minmax_scale(Xte, clf.mins_, clf._scale)
+    fast, slow = clf._neighbour_counts(Xq), clf._neighbour_counts(Xq, backend="numpy")
+    np.testing.assert_array_equal(fast[0], slow[0])
+    np.testing.assert_array_equal(fast[1], slow[1])
+    assert np.allclose(clf.predict_proba(Xte), _naive(Xtr, Ytr, Xte, 3))
+
+
+def test_a_numpy_integer_number_of_neighbours_is_accepted():
+    """``n_neighbors`` from a numpy grid (``np.int64``) is an integer like any other."""
+    rng = np.random.default_rng(6)
+    X, Y = rng.random((30, 3)), rng.integers(0, 2, (30, 4))
+    a = BRkNNb(n_neighbors=np.int64(5)).fit(X[:20], Y[:20])
+    b = BRkNNb(n_neighbors=5).fit(X[:20], Y[:20])
+    np.testing.assert_array_equal(a.predict(X[20:]), b.predict(X[20:]))
+    np.testing.assert_array_equal(a.predict_proba(X[20:]), b.predict_proba(X[20:]))

@@ -1017,6 +1017,57 @@ MUTANTS += [
 ]
 
 
+# -- round 15: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# the BRkNN-b evaluator's compiled neighbour counts (selection/_knn_kernels.py: Weka's ties
+# around the k-th smallest distance, the neighbours' label counts from the labels' CSR rows,
+# the k smallest distances it shares with k=auto's step) and their dispatch and the new check
+# of n_neighbors in evaluation/brknn.py (the numpy form is the reference). Considered and
+# dropped as equivalent: ``<`` for ``<=`` against the tie limit (the limit lies above the k-th
+# smallest by at least 1e-12, far more than one ulp, so no distance equals it in practice),
+# the kernel's outputs sliced ``counts[s:]`` (it writes only the block's rows), and the labels'
+# CSR built from ``Yd`` or ``Y`` instead of ``self.Y_`` (a CSR from a dense matrix stores its
+# nonzeros: the pattern of ``Y_ = Yd != 0``).
+R15 = in_round(15)
+
+
+MUTANTS += [
+    # -- selection/_knn_kernels.py: Weka's ties -----------------------------------------------------
+    R15("selection/_knn_kernels.py",
+        "limit = kth + 1e-12 * max(1.0, kth)\n        size = 0\n        for t in range(n_train):",
+        "limit = kth\n        size = 0\n        for t in range(n_train):",
+        "compiled neighbour counts: no tolerance at the k-th smallest distance (a tie off by "
+        "rounding is left out)"),
+    R15("selection/_knn_kernels.py",
+        "limit = kth + 1e-12 * max(1.0, kth)\n        size = 0\n        for t in range(n_train):",
+        "limit = kth + 1e-12 * kth\n        size = 0\n        for t in range(n_train):",
+        "compiled neighbour counts: the tie tolerance relative only (none when the k-th "
+        "smallest distance is 0)"),
+    # -- selection/_knn_kernels.py: the label counts ------------------------------------------------
+    R15("selection/_knn_kernels.py", "counts[r, y_cols[j]] += 1.0", "counts[r, y_cols[j]] = 1.0",
+        "compiled neighbour counts: a label counted once per query row (present among the "
+        "neighbours), not once per neighbour"),
+    # -- selection/_knn_kernels.py: the k smallest distances (shared with k=auto) ------------------
+    R15("selection/_knn_kernels.py", "elif v < best[k - 1]:", "elif v < best[0]:",
+        "_kth_smallest: a new value enters the full buffer only below the smallest, not the "
+        "k-th smallest (the k-th smallest too large)"),
+    # -- evaluation/brknn.py: the dispatch ----------------------------------------------------------
+    R15("evaluation/brknn.py", "kernel = _compiled_counts(backend) if self.include_ties and k >= 1 else None",
+        "kernel = _compiled_counts(backend) if k >= 1 else None",
+        "the compiled counts run with include_ties=False too (ties included where exactly k "
+        "neighbours were asked for)"),
+    R15("evaluation/brknn.py", "else np.zeros(\n            (Xq.shape[0], n_labels))",
+        "else np.empty(\n            (Xq.shape[0], n_labels))",
+        "the counts are not zeroed for the compiled kernel (np.empty: it adds to whatever the "
+        "memory held)"),
+    R15("evaluation/brknn.py", "counts[s : s + block], sizes[s : s + block])", "counts, sizes)",
+        "the compiled kernel writes every block of query rows into the first rows of counts and "
+        "sizes (the block's offset forgotten)"),
+    # -- evaluation/brknn.py: the check of n_neighbors in fit ----------------------------------------
+    R15("evaluation/brknn.py", "not isinstance(k, (int, np.integer))", "not isinstance(k, int)",
+        "fit refuses a numpy integer n_neighbors (np.int64(5), as a numpy grid gives it)"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -1148,6 +1199,14 @@ for _file in ("selection/_knn_kernels.py", "selection/autok.py"):
     EXTRA[_file] = list(dict.fromkeys(["tests/test_autok.py", "tests/test_mutants_round4.py",
                                        "tests/test_tuning.py", "tests/test_selector.py"]
                                       + EXTRA.get(_file, [])))
+
+# Round 15: the evaluator's own tests (the compiled counts against the numpy form, the
+# dispatch, the check of n_neighbors) first, for the kernels and for the evaluator; then, for
+# the evaluator, the protocol against a slow BRkNN-b and automatic k's step against it.
+EXTRA["selection/_knn_kernels.py"] = list(dict.fromkeys(["tests/test_evaluation_brknn.py"]
+                                                        + EXTRA["selection/_knn_kernels.py"]))
+EXTRA["evaluation/brknn.py"] = ["tests/test_evaluation_brknn.py", "tests/test_evaluation_pinned.py",
+                                "tests/test_evaluation_protocol.py", "tests/test_autok.py"]
 
 
 def tests_for(file: str) -> list[str]:
@@ -1285,7 +1344,8 @@ def main() -> None:
                         "in-memory cmim's compiled conditional tables; 12: the fused greedy distance "
                         "step and its sums; 13: warm_up() of both default selections, its export "
                         "and the CLI's warm-up thread; 14: automatic k's compiled "
-                        "prefix step and its dispatch)")
+                        "prefix step and its dispatch; 15: BRkNN-b's compiled neighbour counts, "
+                        "their dispatch and the check of n_neighbors)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
