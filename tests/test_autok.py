@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _knn_data import KINDS, neighbour_columns
 from coreselect.selection.autok import (
     brknn_b_prefixes, example_f1, k_grid, one_standard_error,
 )
@@ -50,8 +51,7 @@ def test_prefix_evaluator_equals_brknn_b_on_each_prefix(seed, n_tr, n_va, d, L, 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n_tr=st.integers(1, 60), n_va=st.integers(1, 20),
-       d=st.integers(1, 30), L=st.integers(1, 40), kind=st.sampled_from(["binary", "codes",
-                                                                          "real", "constant"]),
+       d=st.integers(1, 30), L=st.integers(1, 40), kind=st.sampled_from(KINDS),
        density=st.floats(0.0, 1.0), neighbours=st.integers(1, 8))
 def test_compiled_prefix_step_equals_the_numpy_form(seed, n_tr, n_va, d, L, kind, density,
                                                     neighbours):
@@ -65,10 +65,7 @@ def test_compiled_prefix_step_equals_the_numpy_form(seed, n_tr, n_va, d, L, kind
     if not numba_enabled("auto"):
         pytest.skip("the numpy kernels run here (CORESELECT_NUMBA=0)")
     rng = np.random.default_rng(seed)
-    shape = (n_tr + n_va, d)
-    X = {"binary": lambda: rng.random(shape) < 0.3, "codes": lambda: rng.integers(0, 4, shape),
-         "real": lambda: rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4, d),
-         "constant": lambda: np.ones(shape)}[kind]().astype(np.float64)
+    X = neighbour_columns(rng, (n_tr + n_va, d), kind)
     Y = rng.random((n_tr + n_va, L)) < density
     grid = k_grid(d)
     fast = list(brknn_b_prefixes(X[:n_tr], Y[:n_tr], X[n_tr:], grid, neighbours))

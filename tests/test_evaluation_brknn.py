@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _knn_data import KINDS, neighbour_columns
 from coreselect.evaluation.brknn import BRkNNb
 
 # one feature, range [0, 10]; labels A, B, C
@@ -151,7 +152,7 @@ def test_binary_features_with_many_ties_match_naive():
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), n_tr=st.integers(1, 60), n_q=st.integers(1, 20),
        d=st.integers(1, 10), L=st.integers(1, 30),
-       kind=st.sampled_from(["binary", "codes", "real", "constant"]), sparse=st.booleans(),
+       kind=st.sampled_from(KINDS), sparse=st.booleans(),
        density=st.floats(0.0, 1.0), neighbours=st.integers(1, 8))
 def test_compiled_neighbour_counts_equal_the_numpy_form(seed, n_tr, n_q, d, L, kind, sparse,
                                                         density, neighbours):
@@ -165,10 +166,7 @@ def test_compiled_neighbour_counts_equal_the_numpy_form(seed, n_tr, n_q, d, L, k
     if not numba_enabled("auto"):
         pytest.skip("the numpy kernels run here (CORESELECT_NUMBA=0)")
     rng = np.random.default_rng(seed)
-    shape = (n_tr + n_q, d)
-    X = {"binary": lambda: rng.random(shape) < 0.3, "codes": lambda: rng.integers(0, 4, shape),
-         "real": lambda: rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4, d),
-         "constant": lambda: np.ones(shape)}[kind]().astype(np.float64)
+    X = neighbour_columns(rng, (n_tr + n_q, d), kind)
     if sparse:
         X = sp.csr_matrix(X)
     Y = rng.random((n_tr + n_q, L)) < density
