@@ -999,12 +999,12 @@ MUTANTS += [
         "the rounded count)"),
     # -- selection/autok.py: the dispatch ---------------------------------------------------------
     R14("selection/autok.py",
-        'kernel = _compiled_step() if backend != "numpy" and Xtr.shape[0] else None',
-        "kernel = _compiled_step() if Xtr.shape[0] else None",
+        'kernel = (_compiled_step() if backend != "numpy" and k >= 1',
+        "kernel = (_compiled_step() if k >= 1",
         'brknn_b_prefixes ignores backend="numpy" (the compiled step runs; the numpy '
         "reference never does)"),
-    R14("selection/autok.py", "if A.dtype != np.float64 or B.dtype != np.float64:",
-        "if A.dtype == np.float64 or B.dtype == np.float64:",
+    R14("selection/autok.py", "and A.dtype == B.dtype == np.float64 else None)",
+        "and not A.dtype == B.dtype == np.float64 else None)",
         "brknn_b_prefixes: the float64 guard inverted (float64 columns run numpy, float32 "
         "ones the compiled step)"),
     R14("selection/autok.py",
@@ -1033,17 +1033,15 @@ R15 = in_round(15)
 MUTANTS += [
     # -- selection/_knn_kernels.py: Weka's ties -----------------------------------------------------
     R15("selection/_knn_kernels.py",
-        "limit = kth + 1e-12 * max(1.0, kth)\n        size = 0\n        for t in range(n_train):",
-        "limit = kth\n        size = 0\n        for t in range(n_train):",
+        "limit = kth + 1e-12 * max(1.0, kth)", "limit = kth",
         "compiled neighbour counts: no tolerance at the k-th smallest distance (a tie off by "
         "rounding is left out)"),
     R15("selection/_knn_kernels.py",
-        "limit = kth + 1e-12 * max(1.0, kth)\n        size = 0\n        for t in range(n_train):",
-        "limit = kth + 1e-12 * kth\n        size = 0\n        for t in range(n_train):",
+        "limit = kth + 1e-12 * max(1.0, kth)", "limit = kth + 1e-12 * kth",
         "compiled neighbour counts: the tie tolerance relative only (none when the k-th "
         "smallest distance is 0)"),
     # -- selection/_knn_kernels.py: the label counts ------------------------------------------------
-    R15("selection/_knn_kernels.py", "counts[r, y_cols[j]] += 1.0", "counts[r, y_cols[j]] = 1.0",
+    R15("selection/_knn_kernels.py", "counts[y_cols[j]] += 1", "counts[y_cols[j]] = 1",
         "compiled neighbour counts: a label counted once per query row (present among the "
         "neighbours), not once per neighbour"),
     # -- selection/_knn_kernels.py: the k smallest distances (shared with k=auto) ------------------

@@ -145,6 +145,7 @@ class BRkNNb(ClassifierMixin, BaseEstimator):
         """
         n_train, n_labels = self.Y_.shape
         k = min(self.n_neighbors, n_train)
+        # k >= 1 also after a set_params past fit's check: the kernel has no bounds checks
         kernel = _compiled_counts(backend) if self.include_ties and k >= 1 else None
         Yf = self.Y_.astype(np.float64) if kernel is None else None
         counts = np.empty((Xq.shape[0], n_labels)) if kernel is None else np.zeros(

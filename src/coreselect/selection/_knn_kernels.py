@@ -40,24 +40,30 @@ def _kth_smallest(values, k, best):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _count_neighbours(row, k, best, y_indptr, y_cols, counts):  # pragma: no cover
+    """The neighbours of one query row (``row``: its squared distances to every training
+    row) are every training row at most the ``k``-th smallest distance plus
+    ``1e-12 max(1, kth)`` (Weka's ties): adds 1 to ``counts[l]`` for each neighbour with label
+    ``l`` (training labels as CSR rows ``y_indptr``, ``y_cols``) and returns their number."""
+    kth = _kth_smallest(row, k, best)
+    limit = kth + 1e-12 * max(1.0, kth)
+    size = 0
+    for t in range(row.size):
+        if row[t] <= limit:
+            size += 1
+            for j in range(y_indptr[t], y_indptr[t + 1]):
+                counts[y_cols[j]] += 1
+    return size
+
+
+@njit(cache=True, nogil=True)
 def neighbour_label_counts(d2, k, y_indptr, y_cols, counts, sizes):  # pragma: no cover
-    """Per query row of ``d2`` (squared distances to every training row): the neighbours are
-    every training row at most the ``k``-th smallest distance (plus ``1e-12 max(1, kth)``,
-    Weka's ties); ``sizes[r]`` is their number and ``counts[r, l]`` how many of them have
-    label ``l`` (training labels as CSR rows ``y_indptr``, ``y_cols``). ``counts`` must be
-    zero on entry."""
-    n_rows, n_train = d2.shape
+    """Per query row ``r`` of ``d2`` (squared distances to every training row): ``sizes[r]``
+    neighbours (:func:`_count_neighbours`), ``counts[r, l]`` of them with label ``l``.
+    ``counts`` must be zero on entry."""
     best = np.empty(k)
-    for r in range(n_rows):
-        kth = _kth_smallest(d2[r], k, best)
-        limit = kth + 1e-12 * max(1.0, kth)
-        size = 0
-        for t in range(n_train):
-            if d2[r, t] <= limit:
-                size += 1
-                for j in range(y_indptr[t], y_indptr[t + 1]):
-                    counts[r, y_cols[j]] += 1.0
-        sizes[r] = size
+    for r in range(d2.shape[0]):
+        sizes[r] = _count_neighbours(d2[r], k, best, y_indptr, y_cols, counts[r])
 
 
 @njit(cache=True, nogil=True)
@@ -88,25 +94,19 @@ def prefix_step(prod, b_sq, a_sq, d2, k, y_indptr, y_cols, n_labels,
             if v < 0.0:
                 v = 0.0
             d2[r, t] = v
-        kth = _kth_smallest(d2[r], k, best)
-        limit = kth + 1e-12 * max(1.0, kth)
-        size = 0
+        size = _count_neighbours(d2[r], k, best, y_indptr, y_cols, counts)
+        # the labels' counts: their histogram, the largest and the sum (the neighbours' labels)
+        top = 0
         total = 0
-        for t in range(n_train):
-            if d2[r, t] <= limit:
-                size += 1
-                for j in range(y_indptr[t], y_indptr[t + 1]):
-                    counts[y_cols[j]] += 1
-                total += y_indptr[t + 1] - y_indptr[t]
+        for lab in range(n_labels):
+            hist[counts[lab]] += 1
+            total += counts[lab]
+            if counts[lab] > top:
+                top = counts[lab]
         denominator = size + n_labels / n_train
         n_pred = int(np.floor(total / denominator + 0.5))
         n_pred = min(max(n_pred, 0), n_labels)
         # the count the n_pred-th label reaches, and how many of that count are taken
-        top = 0
-        for lab in range(n_labels):
-            hist[counts[lab]] += 1
-            if counts[lab] > top:
-                top = counts[lab]
         cut = top
         above = 0
         while n_pred > 0 and above + hist[cut] < n_pred:

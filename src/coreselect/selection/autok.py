@@ -273,25 +273,25 @@ def brknn_b_prefixes(Xtr: np.ndarray, Ytr: np.ndarray, Xva: np.ndarray, grid: np
     them at random). ``backend="numpy"`` runs the numpy form, the reference of the compiled
     step (:mod:`coreselect.selection._knn_kernels`) that runs otherwise, with the same
     predictions."""
-    kernel = _compiled_step() if backend != "numpy" and Xtr.shape[0] else None
     lo = Xtr.min(axis=0) if Xtr.shape[0] else np.zeros(Xtr.shape[1])
     rng = (Xtr.max(axis=0) - lo) if Xtr.shape[0] else np.zeros(Xtr.shape[1])
     scale = np.divide(1.0, rng, out=np.zeros_like(rng), where=rng > 0)
     A, B = (Xtr - lo) * scale, (Xva - lo) * scale
-    if A.dtype != np.float64 or B.dtype != np.float64:
-        kernel = None  # the kernel adds in float64: numpy's float32 sums would differ
     n_train, n_labels = Ytr.shape
     k = min(n_neighbors, n_train)
-    if k < 1:
-        kernel = None  # the kernel's buffer of the k smallest needs a slot (no bounds checks)
-    Yf = Ytr.astype(np.float64)
+    # The kernel adds in float64 (numpy's float32 sums would differ), and its buffer of the k
+    # smallest needs a slot (compiled code has no bounds checks).
+    kernel = (_compiled_step() if backend != "numpy" and k >= 1
+              and A.dtype == B.dtype == np.float64 else None)
     d2 = np.zeros((B.shape[0], n_train))
-    mask = np.empty(d2.shape, dtype=bool)
-    kth = np.empty((B.shape[0], 1))
-    done = 0
-    if kernel is not None:
+    if kernel is None:
+        Yf = Ytr.astype(np.float64)
+        mask = np.empty(d2.shape, dtype=bool)
+        kth = np.empty((B.shape[0], 1))
+    else:
         labels = sp.csr_matrix(Ytr)
         y_indptr, y_cols = labels.indptr.astype(np.int64), labels.indices.astype(np.int64)
+    done = 0
     for g in grid:
         # |b - a|^2 = |b|^2 + |a|^2 - 2 b.a over the new columns (one matrix product, as
         # scikit-learn's euclidean_distances that BRkNNb uses), clipped at 0; in place
