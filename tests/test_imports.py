@@ -114,6 +114,7 @@ sparse = sp.random(2000, 1500, density=0.01, random_state=0, format="csr")  # th
 for X in (dense, sparse):
     Y = (rng.random((X.shape[0], 6)) < 0.3).astype(int)
     coreselect.GDSSelector(k=12).fit(X, Y)
+coreselect.GDSSelector(k="auto").fit(dense, Y[:dense.shape[0]])  # the inner cross-validation
 after = loaded()
 print(json.dumps({"new": {k: v for k, v in after.items() if warmed.get(k) != v},
                   "warmed": sorted(warmed)}))
@@ -121,23 +122,27 @@ print(json.dumps({"new": {k: v for k, v in after.items() if warmed.get(k) != v},
 
 
 def test_warm_up_loads_every_kernel_a_default_fit_calls():
-    """``coreselect.warm_up()`` in a fresh process, then a default fit on dense data (CMIM)
-    and on sparse data (the greedy): the fits load no kernel, and no signature of one, that
-    the warm-up did not load already (so the first fit waits for none)."""
+    """``coreselect.warm_up()`` in a fresh process, then a default fit on dense data (CMIM),
+    on sparse data (the greedy) and one with ``k="auto"``: the fits load no kernel, and no
+    signature of one, that the warm-up did not load already (so the first fit waits for
+    none)."""
     proc = subprocess.run([sys.executable, "-c", _WARMED_THEN_FIT], capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.splitlines()[-1])
-    assert {"add_part", "add_distance_step", "discretize_columns"} <= set(got["warmed"])
+    assert {"add_part", "add_distance_step", "discretize_columns",
+            "prefix_step"} <= set(got["warmed"])
     assert got["new"] == {}
 
 
-def test_the_cli_warm_up_thread_loads_both_defaults_kernels():
+@pytest.mark.parametrize("auto_k", [False, True])
+def test_the_cli_warm_up_thread_loads_both_defaults_kernels(auto_k):
     """What the CLI runs in a thread while it reads the file (``_warm_up``) loads the kernels
-    of both default selections, CMIM's on dense data included, in a fresh process."""
+    of both default selections, CMIM's on dense data included, in a fresh process; with
+    ``-k auto`` the inner cross-validation's too, and only then."""
     code = ("import gc, json\n"
             "from coreselect.cli.select import _warm_up\n"
-            "_warm_up()\n"
+            f"_warm_up({auto_k})\n"
             "from numba.core.registry import CPUDispatcher\n"
             "print(json.dumps(sorted(d.py_func.__qualname__ for d in gc.get_objects()\n"
             "                        if isinstance(d, CPUDispatcher) and d.signatures)))")
@@ -146,6 +151,7 @@ def test_the_cli_warm_up_thread_loads_both_defaults_kernels():
     assert proc.returncode == 0, proc.stderr[-3000:]
     loaded = set(json.loads(proc.stdout.splitlines()[-1]))
     assert {"add_part", "add_distance_step", "discretize_columns"} <= loaded
+    assert ("prefix_step" in loaded) == auto_k
 
 
 def test_warm_up_with_the_numpy_kernels_loads_nothing():

@@ -38,7 +38,7 @@ _LAZY = {
     "SelectionResult": "coreselect.selection.strategies",
     "InMemorySource": "coreselect.selection.sources",
     "StoreSource": "coreselect.selection.sources",
-    "warm_up": "coreselect.core.conditional",
+    "warm_up": "coreselect.selection",
 }
 
 __all__ = sorted(_LAZY) + ["__version__", "errors"]

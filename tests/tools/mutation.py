@@ -950,13 +950,14 @@ MUTANTS += [
         "warm_up: the early return for the numpy kernels is dropped (with CORESELECT_NUMBA=0 it "
         "still builds CMIM's compiled tables, imports numba and says True)"),
     # -- __init__.py: the lazy export -------------------------------------------------------------
-    R13("__init__.py", '"warm_up": "coreselect.core.conditional",',
+    R13("__init__.py", '"warm_up": "coreselect.selection",',
         '"warm_up": "coreselect.core.entropy",',
         "coreselect.warm_up is the older counts-only warm-up of core/entropy.py (CMIM's "
         "kernel is not loaded)"),
     # -- cli/select.py: the warm-up thread ---------------------------------------------------------
-    R13("cli/select.py", "        from coreselect.core.conditional import warm_up\n",
-        "        from coreselect.core.entropy import warm_up\n",
+    R13("cli/select.py",
+        "        from coreselect.selection import warm_up\n\n        warm_up(auto_k=auto_k)\n",
+        "        from coreselect.core.entropy import warm_up\n\n        warm_up()\n",
         "the CLI's warm-up thread runs the older counts-only warm-up (a default select on dense "
         "data still loads CMIM's kernel after the read)"),
     # -- core/entropy.py: the counts' warm-up it calls ----------------------------------------------

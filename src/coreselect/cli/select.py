@@ -239,7 +239,7 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
                             else None, **params)
         else:
             with shown.stage("loading"):
-                dataset = _load(data, labels, labels_as_features, header)
+                dataset = _load(data, labels, labels_as_features, header, auto_k=k == "auto")
             # Again with what the reader actually read, and with the export's label XML.
             xml = _export_xml(dataset, export)
             check_read_outputs(dataset, {**written, "--export's label XML": xml})
@@ -478,7 +478,7 @@ def _int_or_auto(value: str) -> str | int:
 
 
 def _load(data: str, labels: str | None, labels_as_features: bool = False,
-          header: bool | None = None):
+          header: bool | None = None, auto_k: bool = False):
     import gc
 
     from coreselect.datasets.load import load
@@ -491,7 +491,7 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False,
     collecting = gc.isenabled()
     gc.disable()
     try:
-        warm = threading.Thread(target=_warm_up, daemon=True)
+        warm = threading.Thread(target=_warm_up, args=(auto_k,), daemon=True)
         warm.start()
         dataset = load(data, **load_options(labels, labels_as_features, header))
         warm.join()
@@ -503,11 +503,11 @@ def _load(data: str, labels: str | None, labels_as_features: bool = False,
     return dataset
 
 
-def _warm_up() -> None:
+def _warm_up(auto_k: bool = False) -> None:
     try:
-        from coreselect.core.conditional import warm_up
+        from coreselect.selection import warm_up
 
-        warm_up()
+        warm_up(auto_k=auto_k)
     except Exception:  # noqa: BLE001 - warming is an optimisation; the real call reports errors
         pass
 

@@ -246,6 +246,25 @@ def select(
     return result
 
 
+def warm_up(auto_k: bool = True) -> bool:
+    """Load the compiled kernels of a default selection from numba's on-disk cache (compiling
+    them on the first run after an install), so that the first ``fit`` or ``select`` in this
+    process does not wait for them: those of both defaults (the greedy of sparse data, CMIM
+    on dense data; :func:`coreselect.core.conditional.warm_up`) and, with ``auto_k``, the
+    inner cross-validation of ``k="auto"``. Call it where the wait does not matter, such as
+    a service's start-up; it is safe in a thread. Returns whether the compiled kernels are in
+    use (False: numba is missing or ``CORESELECT_NUMBA=0``, and the numpy kernels run)."""
+    from coreselect.core.conditional import warm_up as warm_up_core
+
+    if not warm_up_core():
+        return False
+    if auto_k:
+        from coreselect.selection.autok import warm_up as warm_up_auto_k
+
+        warm_up_auto_k()
+    return True
+
+
 def _resolve_k(k: int | None, percentile: float | None, source: Source) -> int:
     """The number of features to select (``k`` None: the default; or from ``percentile``)."""
     if percentile is not None:
@@ -338,4 +357,5 @@ def feature_scores(source: InMemorySource, objective: Objective) -> np.ndarray:
     return out
 
 
-__all__ = ["select", "make_strategy", "as_source", "feature_scores", "unselectable_reason"]
+__all__ = ["select", "make_strategy", "as_source", "feature_scores", "unselectable_reason",
+           "warm_up"]

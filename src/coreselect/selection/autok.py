@@ -263,6 +263,18 @@ def _compiled_step():
     return prefix_step
 
 
+def warm_up() -> None:
+    """Load the compiled prefix step (numba's on-disk cache) on a problem of a few rows, with
+    the argument types of a real run, so that the first ``k="auto"`` selection does not wait
+    for it; nothing where the numpy kernels run."""
+    if _compiled_step() is None:
+        return
+    rows = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    labels = np.array([[1, 0], [0, 1], [1, 1]], dtype=np.int8)
+    for _ in brknn_b_prefixes(rows, labels, rows, np.array([1, 2]), n_neighbors=1):
+        pass
+
+
 def brknn_b_prefixes(Xtr: np.ndarray, Ytr: np.ndarray, Xva: np.ndarray, grid: np.ndarray,
                      n_neighbors: int = 5, backend: str = "auto"):
     """BRkNN-b's predictions (:class:`coreselect.evaluation.brknn.BRkNNb`: min-max scaled on
