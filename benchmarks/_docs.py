@@ -84,6 +84,7 @@ WHOLE_FILES = {
     "docs/results/dense_research.md": "python benchmarks/dense_research.py report",
     "docs/results/sparse_research.md": "python benchmarks/sparse_research.py report",
     "docs/results/holdout.md": "python benchmarks/holdout.py report",
+    "docs/results/small_dense.md": "python benchmarks/small_dense.py report",
     "docs/results/empty_labelsets.md": "python benchmarks/empty_labelsets.py "
                                        "--out docs/results/empty_labelsets.md",
     "docs/results/*/summary.md": "coreselect evaluate DATA ... --out docs/results/FOLDER "

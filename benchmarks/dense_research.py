@@ -207,11 +207,19 @@ def supervised_codes(X: np.ndarray, Y: np.ndarray, max_bins: int = 10) -> np.nda
 
 
 class _Supervised(_Ranker):
-    """Centralized GDS (:data:`WEIGHING`) on supervised cut points (:func:`supervised_codes`)
-    instead of five equal-frequency bins; the codes are used as they are (``strategy="none"``)."""
+    """Centralized GDS (:data:`WEIGHING`, or ``calibration``) on supervised cut points
+    (:func:`supervised_codes`) instead of five equal-frequency bins; the codes are used as they
+    are (``strategy="none"``). A column with no cut for any label is constant there: with
+    ``fill="order"`` such columns come after the others, in the default's order on five
+    equal-frequency bins; with ``fill="bins"`` they keep those five bins in the one selection
+    (no second pass)."""
 
+    def __init__(self, k: int, seed: int, calibration: str = WEIGHING, fill: str = "order"):
+        super().__init__(k, seed)
+        self.calibration, self.fill = calibration, fill
 
     def fit(self, X, Y) -> "_Supervised":
+        from coreselect.core.discretize import discretize
         from coreselect.evaluation.gds import CalibratedGDS
 
         Xd = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
@@ -220,9 +228,17 @@ class _Supervised(_Ranker):
 
         t0 = time.perf_counter()
         codes = supervised_codes(Xd, Yd)
-        varying = int((codes.max(axis=0) > codes.min(axis=0)).sum())
-        sel = list(CalibratedGDS(k=min(self.k, varying), strategy="none", calibration=WEIGHING,
-                                 random_state=self.seed).fit(codes, Yd).selected_) if varying else []
+        cut = codes.max(axis=0) > codes.min(axis=0)
+        if self.fill == "bins":
+            binned = discretize(Xd).codes.toarray()
+            codes[:, ~cut] = binned[:, ~cut]
+            cut = codes.max(axis=0) > codes.min(axis=0)
+        varying = int(cut.sum())
+        # the conditional criterion has no weight, top-p cut or relevance measure
+        free = dict(lam=None, p=None, relevance=None) if self.calibration == "cmim" else {}
+        sel = list(CalibratedGDS(k=min(self.k, varying), strategy="none",
+                                 calibration=self.calibration, random_state=self.seed,
+                                 **free).fit(codes, Yd).selected_) if varying else []
         if len(sel) < self.k:  # columns without a cut are constant: fill by the default's order
             rest = CalibratedGDS(k=self.k, calibration=WEIGHING,
                                  random_state=self.seed).fit(Xd, Yd).selected_
@@ -230,6 +246,14 @@ class _Supervised(_Ranker):
         self.selected_ = np.asarray(sel, dtype=np.int64)
         self.seconds_ = time.perf_counter() - t0
         return self
+
+
+#: supervised cut points (:class:`_Supervised`): calibration, and how the columns with no cut
+#: are placed
+SUPERVISED = {"gds-mdl": (WEIGHING, "order"), "gds-mdl-cmim": ("cmim", "order"),
+              "gds-mdl-bins": (WEIGHING, "bins")}
+SUPERVISED_WHAT = {"gds-mdl": "mdl", "gds-mdl-cmim": "mdl, cmim",
+                   "gds-mdl-bins": "mdl, columns with no cut in five bins"}
 
 
 class _ConditionalOrder(_Ranker):
@@ -409,8 +433,8 @@ RELEVANCE = {"gds-ksg": "ksg", "gds-uc": "uc"}
 
 
 def factory(name: str):
-    if name == "gds-mdl":
-        return lambda k, seed: _Supervised(k, seed)
+    if name in SUPERVISED:
+        return lambda k, seed: _Supervised(k, seed, *SUPERVISED[name])
     if name == "gds-cmim":  # the library's calibration="cmim" (what users run)
         from coreselect.evaluation.gds import CalibratedGDS
 
@@ -590,7 +614,7 @@ def _what(c: str) -> str:
     return {"gds": "the default (auto)", "gds-information": "5, information"}.get(c) or str(
         BINS.get(c, RELEVANCE.get(c, CONDITIONAL.get(c, NOISE_WHAT.get(
             NOISE.get(c), f"cmim, {CMIM_BINS[c]} bins" if c in CMIM_BINS
-            else "mdl" if c == "gds-mdl" else 5)))))
+            else SUPERVISED_WHAT.get(c, 5))))))
 
 
 def candidate_rows(df: pd.DataFrame, names: list[str], datasets: list[str],
@@ -649,7 +673,7 @@ def _not_run(sets: list[str]) -> str:
 
 def report() -> None:
     df = load_all()
-    names = ["gds", *[m for m in ["gds-information", *BINS, *RELEVANCE, "gds-mdl", *CONDITIONAL,
+    names = ["gds", *[m for m in ["gds-information", *BINS, *RELEVANCE, *SUPERVISED, *CONDITIONAL,
                                   *NOISE, *CMIM_BINS] if m in set(df.method)]]
     dense = df[df.dataset.isin(DENSE)]
     datasets = [d for d in ORDER if d in set(dense.dataset)]

@@ -390,16 +390,16 @@ def pairwise(df: pd.DataFrame, method: str = "gds", rivals: list[str] = RIVALS) 
 
 
 def ranks_section(df: pd.DataFrame, datasets: list[str], methods: list[str] = RANKED,
-                  out: Path | None = RANKS) -> list[str]:
+                  out: Path | None = RANKS, dense: list[str] = DENSE) -> list[str]:
     """Average ranks with the Friedman test and the Nemenyi critical difference (Demšar 2006),
-    and the default's pairwise win/tie/loss against every rival, dense and sparse sets apart
-    (Markdown lines; the summary goes to ``out``)."""
+    and the default's pairwise win/tie/loss against every rival, the ``dense`` sets and the
+    others apart (Markdown lines; the summary goes to ``out``)."""
     from coreselect.evaluation.significance import friedman
 
     rivals = [m for m in methods if m != "gds"]
     cells = rank_cells(df, methods)
-    kinds = {"dense": [d for d in datasets if d in DENSE],
-             "sparse": [d for d in datasets if d not in DENSE]}
+    kinds = {"dense": [d for d in datasets if d in dense],
+             "sparse": [d for d in datasets if d not in dense]}
     if all(kinds.values()):  # both kinds: all sets too
         kinds["all"] = datasets
     tests, ranks = {}, {}
@@ -412,7 +412,7 @@ def ranks_section(df: pd.DataFrame, datasets: list[str], methods: list[str] = RA
         return []
     order = ranks[list(ranks)[-1]].sort_values().index
     pw = pairwise(df[df.dataset.isin(datasets)], rivals=rivals)
-    pw = pw.assign(dense=pw.dataset.isin(DENSE))
+    pw = pw.assign(dense=pw.dataset.isin(dense))
     kinds_present = [dense for dense, kind in ((True, "dense"), (False, "sparse")) if kinds[kind]]
     rows = []
     for m in order:

@@ -1,0 +1,283 @@
+"""The default against every rival on small dense data: the four dense sets cut to a few
+hundred rows (and some to a few dozen columns), the size of most public dense multi-label sets.
+
+    python benchmarks/small_dense.py run [--sets emotions-r200,scene-r300,...] [--folds 3]
+                                         [--methods gds,atr,...]
+    python benchmarks/small_dense.py report
+
+``run`` is ``benchmarks/rivals.py run`` (``run_protocol``, what ``coreselect evaluate`` runs;
+selection fit on the training folds only, seed 0) on cuts of emotions, scene, yeast and
+CAL500 (:data:`CUTS`: random rows and columns, seed 1), scored by BRkNN-b and the linear
+evaluator at the ks of :data:`CUTS` (at most half the columns); one CSV per cut in
+docs/results/small_dense/. ``report`` writes docs/results/small_dense.md: the default against
+the best of all rivals per cell, below random, average ranks with the Friedman test and the
+Nemenyi critical difference, and the pairwise win/tie/loss (the tables of rivals.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from _common import REPO_ROOT, cross_validate, emit, md_table  # noqa: E402
+from published import load_rows  # noqa: E402
+import rivals as R  # noqa: E402
+
+OUT = REPO_ROOT / "docs" / "results" / "small_dense"
+REPORT = REPO_ROOT / "docs" / "results" / "small_dense.md"
+#: cut name: (dense set, rows, columns or None for all, ks); rows and columns drawn at random
+#: (seed :data:`SEED`), ks at most half the columns
+CUTS = {
+    "emotions-r200": ("emotions", 200, None, [5, 10, 20]),
+    "CAL500-r250": ("CAL500", 250, None, [5, 10, 20]),
+    "scene-r300": ("scene", 300, None, [5, 10, 20, 50]),
+    "scene-r300-c40": ("scene", 300, 40, [5, 10, 20]),
+    "yeast-r300": ("yeast", 300, None, [5, 10, 20, 50]),
+    "yeast-r300-c20": ("yeast", 300, 20, [5, 10]),
+}
+#: a ladder of sizes on the two larger dense sets (and the smaller two cut further), to see
+#: where a criterion's estimates become reliable enough to pay
+LADDER = {f"{parent}-r{rows}": (parent, rows, None, ks)
+          for parent, sizes, ks in (("scene", (200, 450, 600, 900, 1200), [5, 10, 20, 50]),
+                                    ("yeast", (200, 450, 600, 900, 1200), [5, 10, 20, 50]),
+                                    ("emotions", (150, 300, 400), [5, 10, 20]),
+                                    ("CAL500", (150, 350), [5, 10, 20]))
+          for rows in sizes}
+CUTS.update(LADDER)
+SEED = 1
+
+
+def cut(name: str):
+    """``(X, Y, rows of the parent)``: the parent's random rows, then random columns."""
+    parent, rows, columns, _ = CUTS[name]
+    X, Y, n_rows = load_rows(parent, 0)
+    rng = np.random.default_rng(SEED)
+    keep = np.sort(rng.choice(X.shape[0], size=rows, replace=False))
+    X, Y = X[keep], Y[keep]
+    if columns:
+        X = X[:, np.sort(rng.choice(X.shape[1], size=columns, replace=False))]
+    return X, Y, n_rows
+
+
+def factories(methods: list[str]) -> dict:
+    """The rivals' factories (``rivals.py``), and the candidates of ``dense_research.py``."""
+    import dense_research as DR
+
+    known = set(R.METHODS) | set(R.CANDIDATES)
+    made = R.factories([m for m in methods if m in known])
+    return {m: made[m] if m in known else DR.factory(m) for m in methods}
+
+
+def run(names: list[str], folds: int, methods: list[str]) -> None:
+    for name in names:
+        X, Y, n_rows = cut(name)
+        cross_validate(name, X, Y, n_rows, factories(methods), CUTS[name][3], OUT, folds)
+
+
+#: bands of training rows (two thirds of a cut's rows) the candidates are compared in
+BANDS = ((0, 200, "at most 200"), (201, 400, "201 to 400"), (401, 10**9, "over 400"))
+#: thresholds of training rows a rule may take (below: the candidate; from there: the default)
+THRESHOLDS = (0, 120, 150, 180, 210, 240, 280, 350, 450, 10**9)
+#: rows of the whole dense sets (their rows of docs/results/rivals/ and dense_research/ join
+#: the cuts in the rule's choice)
+WHOLE = {"emotions": 593, "scene": 2407, "yeast": 2417, "CAL500": 502}
+
+
+def train_rows(name: str) -> int:
+    """Rows of a training fold (3 folds): two thirds of the cut's (or the whole set's)."""
+    return (CUTS[name][1] if name in CUTS else WHOLE[name]) * 2 // 3
+
+
+def parent_of(name: str) -> str:
+    return CUTS[name][0] if name in CUTS else name
+
+
+def load() -> pd.DataFrame:
+    frames = [pd.read_csv(p) for p in sorted(OUT.glob("*.csv")) if ".stability." not in p.name]
+    if not frames:
+        raise SystemExit("no results in docs/results/small_dense/")
+    df = pd.concat(frames, ignore_index=True)
+    return df[df.measure.isin(R.MEASURES)]
+
+
+def whole_sets(candidates: list[str]) -> pd.DataFrame:
+    """The whole dense sets: the default and the rivals (docs/results/rivals/), the
+    candidates (docs/results/dense_research/)."""
+    import dense_research as DR
+
+    frames = []
+    for name in WHOLE:
+        frames.append(pd.read_csv(R.OUT / f"{name}.csv"))
+        extra = DR.OUT / f"{name}.csv"
+        if extra.exists():
+            more = pd.read_csv(extra)
+            frames.append(more[more.method.isin(candidates)])
+    df = pd.concat(frames, ignore_index=True)
+    return df[df.measure.isin(R.MEASURES)]
+
+
+class Cells:
+    """Per (dataset, evaluator, measure, k) cell: each method's mean and fold std, whether a
+    method wins or ties the best rival, and its rank among the rivals and random."""
+
+    def __init__(self, df: pd.DataFrame, methods: list[str]):
+        key = ["dataset", "evaluator", "measure", "k"]
+        st = df.groupby(key + ["method"])["value"].agg(["mean", "std"]).reset_index()
+        mean = st.pivot_table(index=key, columns="method", values="mean")
+        std = st.pivot_table(index=key, columns="method", values="std")
+        ok = mean.reindex(columns=[*methods, *R.RIVALS, "random"]).notna().all(axis=1)
+        ok &= mean[R.RIVALS].max(axis=1) - mean[R.RIVALS].min(axis=1) > 1e-12
+        self.mean, self.std = mean[ok], std[ok]
+        names = self.mean.index.get_level_values("dataset")
+        self.rows = np.array([train_rows(d) for d in names])
+        self.parent = np.array([parent_of(d) for d in names])
+        best = self.mean[R.RIVALS].idxmax(axis=1)
+        self.best = self.mean[R.RIVALS].max(axis=1).to_numpy()
+        self.best_std = np.array([self.std.at[i, b] for i, b in zip(self.mean.index, best)])
+
+    def holds(self, m: str) -> np.ndarray:
+        """Wins or ties the best rival (within the larger fold std)."""
+        tol = np.maximum(self.std[m].to_numpy(), self.best_std)
+        return self.mean[m].to_numpy() - self.best >= -tol
+
+    def rank(self, m: str) -> np.ndarray:
+        """Rank (1 = best) among itself, every rival and random."""
+        return self.mean[[m, *R.RIVALS, "random"]].rank(axis=1, ascending=False)[m].to_numpy()
+
+    def against(self, m: str, base: str = "gds") -> tuple[np.ndarray, str]:
+        """Mean differences from ``base``, and win/tie/loss (the larger fold std)."""
+        d = (self.mean[m] - self.mean[base]).to_numpy()
+        tol = np.maximum(self.std[m], self.std[base]).to_numpy()
+        return d, f"{int((d > tol).sum())}/{int((abs(d) <= tol).sum())}/{int((d < -tol).sum())}"
+
+
+def candidates_section(df: pd.DataFrame) -> str:
+    import dense_research as DR
+
+    every = set(CUTS)
+    cands = [m for m in sorted(set(df.method)) if m.startswith("gds-")
+             and every <= set(df[df.method == m].dataset)]
+    c = Cells(df, ["gds", *cands])
+    rows = []
+    for m in ["gds", *cands]:
+        row = [f"`{m}`" if m == "gds" else m, DR._what(m)]
+        for lo, hi, _ in BANDS:
+            band = (c.rows >= lo) & (c.rows <= hi)
+            d, wtl = c.against(m)
+            row.append(f"{c.rank(m)[band].mean():.2f} · {100 * c.holds(m)[band].mean():.0f} % · "
+                       + ("–" if m == "gds" else f"{d[band].mean():+.4f} · {_band_wtl(c, m, band)}"))
+        rows.append(row)
+    return md_table(["method", "bins or criterion", *[
+        f"training rows {label}: rank · wins or ties the best rival · F1 over the default · "
+        "against it (w/t/l)" for _, _, label in BANDS]], rows, align="lllll")
+
+
+def _band_wtl(c: Cells, m: str, band: np.ndarray) -> str:
+    d = (c.mean[m] - c.mean["gds"]).to_numpy()[band]
+    tol = np.maximum(c.std[m], c.std["gds"]).to_numpy()[band]
+    return f"{int((d > tol).sum())}/{int((abs(d) <= tol).sum())}/{int((d < -tol).sum())}"
+
+
+def rule_section(df: pd.DataFrame, candidates: list[str]) -> str:
+    """A candidate below a number of training rows, the default from there: the threshold
+    chosen on three dense sets' cuts (and whole sets), judged on the fourth's."""
+    whole = whole_sets(candidates)
+    rows = []
+    for m in candidates:
+        c = Cells(pd.concat([df, whole], ignore_index=True), ["gds", m])
+        hold_m, hold_g = c.holds(m), c.holds("gds")
+        rank_m, rank_g = c.rank(m), c.rank("gds")
+
+        def rule(t: int):
+            low = c.rows < t
+            return np.where(low, hold_m, hold_g), np.where(low, rank_m, rank_g)
+
+        pooled_rule, pooled_default = [], []
+        for parent in WHOLE:
+            train, test = c.parent != parent, c.parent == parent
+            # most cells won or tied on the other sets, then the better rank, then the lower t
+            t = max(THRESHOLDS, key=lambda t: (rule(t)[0][train].mean(),
+                                               -rule(t)[1][train].mean(), -t))
+            held, ranked = rule(t)
+            pooled_rule.append(held[test])
+            pooled_default.append(hold_g[test])
+            rows.append([m, parent, "never" if t == 0 else ("always" if t >= 10**9 else f"< {t}"),
+                         int(test.sum()),
+                         f"{100 * held[test].mean():.0f} % · {ranked[test].mean():.2f}",
+                         f"{100 * hold_g[test].mean():.0f} % · {rank_g[test].mean():.2f}"])
+        rows.append([m, "all four", "", int(sum(map(len, pooled_rule))),
+                     f"{100 * np.concatenate(pooled_rule).mean():.0f} %",
+                     f"{100 * np.concatenate(pooled_default).mean():.0f} %"])
+    return md_table(["candidate below the threshold", "held-out set (its cuts and the whole set)",
+                     "threshold of training rows chosen on the other three", "cells",
+                     "rule: wins or ties the best rival · rank", "default: the same"],
+                    rows, align="lllrll")
+
+
+def report() -> None:
+    df = load()
+    names = [d for d in CUTS if d in set(df.dataset)]
+    v = R.verdicts(df)
+    order = sorted(names, key=lambda d: (list(WHOLE).index(CUTS[d][0]), CUTS[d][1], d))
+    per = [[d, train_rows(d), CUTS[d][2] or "all", R._counts(v[v.dataset == d]),
+            int(v[v.dataset == d].below_random.sum()),
+            ", ".join(sorted(set(v[(v.dataset == d) & (v.verdict == "loss")].best))) or "–"]
+           for d in order]
+    methods = [m for m in R.RANKED if m in set(df.method)]
+    ranks = R.ranks_section(df, names, methods=methods, out=None, dense=names)
+    candidates = [m for m in ("gds-mdl", "gds-mdl-bins", "gds-information", "gds-cmim-b3", "gds-b3")
+                  if set(CUTS) <= set(df[df.method == m].dataset)]
+    body = ("The default (`gds`) against the best of the rivals (" + ", ".join(
+        m for m in methods if m not in ("gds", "random")) + ") on the four dense sets cut to "
+        f"a few hundred rows, the size of most public dense multi-label sets (random rows, and "
+        f"for two cuts random columns, seed {SEED}): BRkNN-b and the linear evaluator, 3-fold "
+        "cross-validation (seed 0), example and macro F1, k up to half the columns. A win or a "
+        "loss: the means differ by more than the larger fold standard deviation."
+        + "\n\n" + md_table(["cut", "training rows", "columns", "win/tie/loss", "below random",
+                               "beaten by"], per, align="lrrlrl")
+        + f"\n\nAll cells: {R._share(v)} win or tie ({R._counts(v)}), "
+          f"{int(v.below_random.sum())} below random.\n\n" + "\n".join(ranks[2:])
+        + "\n\n## The candidates of the dense research on the cuts\n\n"
+          "Each candidate of [dense_research.md](dense_research.md) in the default's place, by "
+          "the rows of the training fold: its average rank among itself, the fifteen rivals and "
+          "random (1 = best); the share of cells where it wins or ties the best rival; its "
+          "mean example or macro F1 over the default's; and its win/tie/loss against the "
+          "default (the larger fold standard deviation). Written by `python "
+          "benchmarks/small_dense.py run --methods NAME` and `report`.\n\n"
+        + candidates_section(df)
+        + "\n\n## A rule by the number of rows\n\n"
+          "A candidate below a number of training rows and the default from there, the number "
+          "chosen leave-one-dataset-out: on the other three dense sets' cuts and whole sets "
+          "(their rows of [rivals.md](rivals.md) and [dense_research.md](dense_research.md)) "
+          "the threshold with the most cells won or tied (then the better rank), judged on the "
+          "held-out set's cuts and whole set.\n\n" + rule_section(df, candidates))
+    emit("Small dense data: the dense sets cut to a few hundred rows", body, str(REPORT))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    sub = p.add_subparsers(dest="cmd", required=True,
+                           help="run: cross-validate on the cuts; report: write the tables")
+    r = sub.add_parser("run", help="cross-validate the default and the rivals")
+    r.add_argument("--sets", default=",".join(CUTS), help="comma-separated cuts")
+    r.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    r.add_argument("--methods", default=",".join(R.RANKED), help="comma-separated methods")
+    sub.add_parser("report", help="write docs/results/small_dense.md")
+    a = p.parse_args()
+    if a.cmd == "run":
+        unknown = [s for s in a.sets.split(",") if s not in CUTS]
+        if unknown:
+            raise SystemExit(f"unknown cuts: {', '.join(unknown)}; choose among {', '.join(CUTS)}")
+        run(a.sets.split(","), a.folds, a.methods.split(","))
+    else:
+        report()
+
+
+if __name__ == "__main__":
+    main()
