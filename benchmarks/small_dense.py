@@ -3,6 +3,7 @@ hundred rows (and some to a few dozen columns), the size of most public dense mu
 
     python benchmarks/small_dense.py run [--sets emotions-r200,scene-r300,...] [--folds 3]
                                          [--methods gds,atr,...]
+    python benchmarks/small_dense.py auto [--sets ...] [--folds 3]
     python benchmarks/small_dense.py report
 
 ``run`` is ``benchmarks/rivals.py run`` (``run_protocol``, what ``coreselect evaluate`` runs;
@@ -226,6 +227,62 @@ def rule_section(df: pd.DataFrame, candidates: list[str]) -> str:
                     rows, align="lllrll")
 
 
+AUTO = OUT / "auto"
+
+
+def run_auto(names: list[str], folds: int) -> None:
+    """The default with ``k="auto"`` (its inner cross-validation on the training fold only)."""
+    from _common import save_method_rows
+
+    from coreselect.evaluation.protocol import run_protocol
+
+    AUTO.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        X, Y, n_rows = cut(name)
+        df = run_protocol(X, Y, R.factories(["gds"]), ("auto",), n_folds=folds, seed=0,
+                          evaluator=R.EVALUATORS)
+        df.insert(0, "dataset", name)
+        df["rows_used"], df["rows_total"], df["n_features"] = X.shape[0], n_rows, X.shape[1]
+        save_method_rows(df, AUTO / f"{name}.csv", ["gds"])
+        print(f"{name}: k chosen {sorted(set(df.k_chosen))}", flush=True)
+
+
+def auto_section(df: pd.DataFrame) -> str:
+    """``k="auto"`` against the default's best fixed k of the cut, per (cut, evaluator,
+    measure): within one fold std (the larger of the two) or not, by band of training rows."""
+    frames = [pd.read_csv(p) for p in sorted(AUTO.glob("*.csv"))]
+    if not frames:
+        return "Not run: `python benchmarks/small_dense.py auto`."
+    auto = pd.concat(frames, ignore_index=True)
+    auto = auto[auto.measure.isin(R.MEASURES)]
+    fixed = df[df.method == "gds"]
+    rows = []
+    for lo, hi, label in BANDS:
+        near, cells, share, kept = 0, 0, [], []
+        for (name, ev, measure), a in auto.groupby(["dataset", "evaluator", "measure"]):
+            if not lo <= train_rows(name) <= hi:
+                continue
+            f = fixed[(fixed.dataset == name) & (fixed.evaluator == ev) & (fixed.measure == measure)]
+            if f.empty:
+                continue
+            by_k = f.groupby("k")["value"].agg(["mean", "std"])
+            best = by_k["mean"].idxmax()
+            tol = max(float(a["value"].std()), float(by_k.at[best, "std"]))
+            cells += 1
+            near += bool(a["value"].mean() >= by_k.at[best, "mean"] - tol)
+            columns = CUTS[name][2] or int(a["n_features"].iloc[0])
+            if ev == "brknn" and measure == R.MEASURES[0]:  # the chosen k, once per fold
+                share += list(a["k_chosen"] / columns)
+                kept += list(a["k_chosen"] > columns / 2)
+        if cells:
+            rows.append([label, f"{near} of {cells} ({100 * near / cells:.0f} %)",
+                         f"{100 * np.median(share):.0f} % ({100 * min(share):.0f} % to "
+                         f"{100 * max(share):.0f} %)", f"{sum(kept)} of {len(kept)}"])
+    return md_table(["training rows", "k=auto within one fold std of the best fixed k",
+                     "chosen k over the columns: median (range)",
+                     "folds keeping more than half the columns"], rows, align="llll")
+
+
 def report() -> None:
     df = load()
     names = [d for d in CUTS if d in set(df.dataset)]
@@ -263,7 +320,12 @@ def report() -> None:
           "chosen leave-one-dataset-out: on the other three dense sets' cuts and whole sets "
           "(their rows of [rivals.md](rivals.md) and [dense_research.md](dense_research.md)) "
           "the threshold with the most cells won or tied (then the better rank), judged on the "
-          "held-out set's cuts and whole set.\n\n" + rule_section(df, candidates))
+          "held-out set's cuts and whole set.\n\n" + rule_section(df, candidates)
+        + "\n\n## Automatic k on the cuts\n\n"
+          "The default with `k=\"auto\"` (written by `python benchmarks/small_dense.py auto`) "
+          "against its best fixed k of the cut (the ks above, at most half the columns), per "
+          "(cut, evaluator, measure): within one fold standard deviation (the larger of the "
+          "two) or not; and the k it chose on each training fold.\n\n" + auto_section(df))
     emit("Small dense data: the dense sets cut to a few hundred rows", body, str(REPORT))
 
 
@@ -275,13 +337,19 @@ def main() -> None:
     r.add_argument("--sets", default=",".join(CUTS), help="comma-separated cuts")
     r.add_argument("--folds", type=int, default=3, help="cross-validation folds")
     r.add_argument("--methods", default=",".join(R.RANKED), help="comma-separated methods")
+    au = sub.add_parser("auto", help="cross-validate the default with k='auto'")
+    au.add_argument("--sets", default=",".join(CUTS), help="comma-separated cuts")
+    au.add_argument("--folds", type=int, default=3, help="cross-validation folds")
     sub.add_parser("report", help="write docs/results/small_dense.md")
     a = p.parse_args()
-    if a.cmd == "run":
+    if a.cmd in ("run", "auto"):
         unknown = [s for s in a.sets.split(",") if s not in CUTS]
         if unknown:
             raise SystemExit(f"unknown cuts: {', '.join(unknown)}; choose among {', '.join(CUTS)}")
-        run(a.sets.split(","), a.folds, a.methods.split(","))
+        if a.cmd == "run":
+            run(a.sets.split(","), a.folds, a.methods.split(","))
+        else:
+            run_auto(a.sets.split(","), a.folds)
     else:
         report()
 
