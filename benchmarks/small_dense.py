@@ -8,11 +8,15 @@ hundred rows (and some to a few dozen columns), the size of most public dense mu
 
 ``run`` is ``benchmarks/rivals.py run`` (``run_protocol``, what ``coreselect evaluate`` runs;
 selection fit on the training folds only, seed 0) on cuts of emotions, scene, yeast and
-CAL500 (:data:`CUTS`: random rows and columns, seed 1), scored by BRkNN-b and the linear
-evaluator at the ks of :data:`CUTS` (at most half the columns); one CSV per cut in
-docs/results/small_dense/. ``report`` writes docs/results/small_dense.md: the default against
-the best of all rivals per cell, below random, average ranks with the Friedman test and the
-Nemenyi critical difference, and the pairwise win/tie/loss (the tables of rivals.md).
+CAL500 (:data:`CUTS`: random rows and columns, seed 1; the smallest drawn again with seed 2),
+scored by BRkNN-b and the linear evaluator at the ks of :data:`CUTS` (at most half the
+columns); ``--methods`` also takes the candidates of ``dense_research.py``; one CSV per cut in
+docs/results/small_dense/. ``auto`` runs the default with ``k="auto"`` (docs/results/
+small_dense/auto/). ``report`` writes docs/results/small_dense.md: the default against the best
+of all rivals per cell, below random, average ranks with the Friedman test and the Nemenyi
+critical difference, the pairwise win/tie/loss (the tables of rivals.md); each candidate in the
+default's place by band of training rows; a rule "the candidate below a number of training
+rows" with the number chosen leave-one-dataset-out; and ``k="auto"`` against the best fixed k.
 """
 
 from __future__ import annotations
