@@ -442,7 +442,8 @@ MUTANTS += [
        "auto k keeps the smaller of the example-F1 and macro-F1 picks"),
     R4("selection/autok.py", "half = max(1, varying_columns(X) // 2)", "half = max(1, X.shape[1] // 2)",
        "auto k: half the features counts constant columns too"),
-    R4("selection/autok.py", "threshold = float(mean[b_low] + max(_band(scores[:, b_low], band), se))",
+    R4("selection/autok.py", "threshold = float(mean[b_low] + max(_band(scores[:, b_low], band), se,\n"
+       "                                            _band(scores[:, b_high], \"se\")))",
        "threshold = float(mean[b_low])",
        "auto k: any rise beyond half the features counts (no standard-error margin)"),
     R4("selection/autok.py", 'return {"k": int(grid[ok[0]]), "threshold"', 'return {"k": int(grid[ok[-1]]), "threshold"',

@@ -162,9 +162,11 @@ def measure_pick(scores: np.ndarray, grid: np.ndarray, band: str = "se",
     (``"std"``) of the best mean, or nothing (``"best"``: the best mean's k); the pick is the
     smallest grid size whose mean is within the band of the best. With ``half``, sizes above
     ``half`` count only where the curve still rises beyond it: the best mean above ``half``
-    exceeds the best at or below it by more than the band, and at least by that best's
-    standard error (the ``threshold``). Returns ``k``, ``threshold`` (NaN without a half cap
-    in play) and ``band`` (the standard error of the best mean at or below ``half``)."""
+    exceeds the best at or below it by more than the band, and at least by the larger of the
+    two points' standard errors (the ``threshold``): on a few hundred rows one inner fold can
+    lift a large prefix's mean by more than the other point's error. Returns ``k``,
+    ``threshold`` (NaN without a half cap in play) and ``band`` (the standard error of the
+    best mean at or below ``half``)."""
     grid = np.asarray(grid)
     scores = np.asarray(scores, dtype=np.float64)
     mean = scores.mean(axis=0)
@@ -175,9 +177,12 @@ def measure_pick(scores: np.ndarray, grid: np.ndarray, band: str = "se",
     if half is not None and (grid <= half).any() and (grid > half).any():
         low = np.flatnonzero(grid <= half)
         b_low = low[int(np.argmax(mean[low]))]
-        # a rise counts when it exceeds its band, at least the standard error
+        high = np.flatnonzero(grid > half)
+        b_high = high[int(np.argmax(mean[high]))]
+        # a rise counts when it exceeds its band, at least the standard error of both ends
         se = _band(scores[:, b_low], "se")
-        threshold = float(mean[b_low] + max(_band(scores[:, b_low], band), se))
+        threshold = float(mean[b_low] + max(_band(scores[:, b_low], band), se,
+                                            _band(scores[:, b_high], "se")))
         if grid[best] > half and mean[best] <= threshold:
             allowed = grid <= half  # no real rise beyond half the features
             best = b_low
