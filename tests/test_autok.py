@@ -331,6 +331,13 @@ def test_half_cap_by_hand():
     got = measure_pick(noisy, grid, "best", half=5)
     assert got["k"] == 5
     assert got["threshold"] == pytest.approx(0.71 + np.std([0.70, 0.70, 0.80]) / np.sqrt(3))
+    # the upper end is the best mean above half, not the cap: here the cap (k = 20) is lower
+    # and steady (no error), the rise at k = 10 is still one fold's
+    wide = np.array([1, 2, 5, 10, 20])
+    beyond = np.column_stack([noisy, [0.72, 0.72, 0.72]])
+    got = measure_pick(beyond, wide, "best", half=5)
+    assert got["k"] == 5
+    assert got["threshold"] == pytest.approx(0.71 + np.std([0.70, 0.70, 0.80]) / np.sqrt(3))
     assert measure_pick(flat, grid, "best", half=None)["k"] == 10
     assert measure_pick(flat, grid, "se", half=None)["k"] == one_standard_error(grid, flat)[0]
 

@@ -249,3 +249,16 @@ def test_loading_pauses_the_cyclic_collector_and_restores_it(capsys, tmp_path, m
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("k, auto_k", [("auto", True), ("5", False)])
+def test_the_warm_up_thread_loads_k_auto_kernel_for_k_auto_only(capsys, monkeypatch, k, auto_k):
+    """``select -k auto`` asks the warm-up thread that runs while the file is read for
+    k="auto"'s prefix step too; a fixed k does not (it would load a kernel it never calls)."""
+    import coreselect.cli.select as cli_select
+
+    asked = []
+    monkeypatch.setattr(cli_select, "_warm_up", lambda auto_k=False: asked.append(auto_k))
+    code, out, err = run(capsys, "select", "emotions", "-k", k, "--json")
+    assert code == 0, err
+    assert asked == [auto_k]

@@ -1068,6 +1068,55 @@ MUTANTS += [
 ]
 
 
+# -- round 16: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# k="auto"'s rise beyond half the features (selection/autok.py, measure_pick: the threshold
+# now also clears the standard error of the best point above half, b_high), the warm-up of
+# k="auto"'s compiled prefix step (autok.warm_up), coreselect.selection.warm_up(auto_k=...)
+# that calls it, the CLI's pass-through of auto_k to its warm-up thread, and the lazy export.
+# choose_k runs the rule with band="best" (the first term of the max is 0 there). Considered
+# and left out: the overall best's index for b_high in the new term (whenever the threshold
+# decides the pick the best lies above half and is b_high; only the threshold reported when
+# the best lies at or below half changes), and band for "se" in the new term (under the
+# rule's band="best" the same as the b_low slip below, under band="se" equivalent).
+R16 = in_round(16)
+
+
+MUTANTS += [
+    # -- selection/autok.py: measure_pick's threshold -----------------------------------------------
+    R16("selection/autok.py", '_band(scores[:, b_high], "se")))', '_band(scores[:, b_low], "se")))',
+        "measure_pick: the new term reads b_low's standard error, not b_high's (copy-paste: the "
+        "threshold is the lower end's error alone, as before the change)"),
+    R16("selection/autok.py", "threshold = float(mean[b_low] + max(",
+        "threshold = float(mean[b_low] + min(",
+        "measure_pick: the threshold adds the smallest of the band and both ends' standard "
+        "errors, not the largest (0 under the rule's band: any rise beyond half counts)"),
+    R16("selection/autok.py", "b_high = high[int(np.argmax(mean[high]))]", "b_high = high[-1]",
+        "measure_pick: b_high is the largest grid size (the cap), not the best mean above half "
+        "(the cap's standard error in the threshold)"),
+    R16("selection/autok.py", 'se = _band(scores[:, b_low], "se")', 'se = _band(scores[:, b_high], "se")',
+        "measure_pick: se is the standard error of b_high, not b_low (the threshold loses the "
+        "lower end's error, and the band reported is the upper end's)"),
+    # -- selection/autok.py: warm_up ----------------------------------------------------------------
+    R16("selection/autok.py", "    if _compiled_step() is None:\n        return\n",
+        "    if _compiled_step() is not None:\n        return\n",
+        "autok.warm_up: the early return inverted (nothing is loaded where the compiled step "
+        "runs; the numpy form runs where it does not)"),
+    # -- selection/__init__.py: warm_up(auto_k) -----------------------------------------------------
+    R16("selection/__init__.py", "    if not warm_up_core():\n        return False\n",
+        "    warm_up_core()\n",
+        "selection.warm_up: the early return for the numpy kernels is dropped (with "
+        "CORESELECT_NUMBA=0 it says True)"),
+    # -- cli/select.py: auto_k to the warm-up thread ------------------------------------------------
+    R16("cli/select.py", '_load(data, labels, labels_as_features, header, auto_k=k == "auto")',
+        "_load(data, labels, labels_as_features, header)",
+        "the select command does not pass auto_k to _load (with -k auto the warm-up thread "
+        "does not load k=auto's prefix step)"),
+    # -- __init__.py: the lazy export ---------------------------------------------------------------
+    R16("__init__.py", '"warm_up": "coreselect.selection",', '"warm_up": "coreselect.selection.autok",',
+        "coreselect.warm_up is autok's warm-up (no core kernels, returns None, takes no auto_k)"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -1208,6 +1257,13 @@ EXTRA["selection/_knn_kernels.py"] = list(dict.fromkeys(["tests/test_evaluation_
 EXTRA["evaluation/brknn.py"] = ["tests/test_evaluation_brknn.py", "tests/test_evaluation_pinned.py",
                                 "tests/test_evaluation_protocol.py", "tests/test_autok.py"]
 
+# Round 16: the warm-up's own tests (in a fresh process) for selection.warm_up first, and
+# after automatic k's tests for autok.warm_up.
+EXTRA["selection/__init__.py"] = list(dict.fromkeys(["tests/test_imports.py"]
+                                                   + EXTRA["selection/__init__.py"]))
+EXTRA["selection/autok.py"] = list(dict.fromkeys(EXTRA["selection/autok.py"]
+                                                + ["tests/test_imports.py"]))
+
 
 def tests_for(file: str) -> list[str]:
     # the most specific keys first ("store/_resume.py" before "store/")
@@ -1345,7 +1401,9 @@ def main() -> None:
                         "step and its sums; 13: warm_up() of both default selections, its export "
                         "and the CLI's warm-up thread; 14: automatic k's compiled "
                         "prefix step and its dispatch; 15: BRkNN-b's compiled neighbour counts, "
-                        "their dispatch and the check of n_neighbors)")
+                        "their dispatch and the check of n_neighbors; 16: k=auto's threshold with "
+                        "both ends' standard errors, the warm-up of its prefix step, "
+                        "warm_up(auto_k), the CLI's auto_k and the export)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
