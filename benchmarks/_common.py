@@ -175,7 +175,8 @@ def cross_validate(name: str, X, Y, n_rows: int, made: dict, ks: Sequence[int], 
     """The scoring loop of ``published.py run`` and ``rivals.py run``: ``run_protocol`` (what
     ``coreselect evaluate`` runs; seed 0) of the factories ``made`` on the dataset ``name``
     (``X, Y``: its rows, maybe a cut of ``n_rows``) at ``ks`` capped at the fewest columns that
-    vary on a training fold, scored by every evaluator; the rows of these methods replace
+    vary on a training fold (``["auto"]``: ``k="auto"``, chosen on each training fold), scored
+    by every evaluator; the rows of these methods replace
     theirs in ``out/NAME.csv`` (and the selection stability in ``out/NAME.stability.csv`` with
     ``stability``). Returns the results."""
     import pandas as pd
@@ -184,7 +185,8 @@ def cross_validate(name: str, X, Y, n_rows: int, made: dict, ks: Sequence[int], 
 
     out.mkdir(parents=True, exist_ok=True)
     methods = list(made)
-    cap = sorted({min(k, selectable_columns(X, folds)) for k in ks})
+    cap = ["auto"] if list(ks) == ["auto"] else sorted(
+        {min(k, selectable_columns(X, folds)) for k in ks})
     for m, factory in made.items():  # compiled kernels loaded before timing
         if m != "all":
             factory(2, 0).fit(X[:100], Y[:100])

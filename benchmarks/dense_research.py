@@ -60,6 +60,25 @@ def bins_for(rule: int | str, n_samples: int) -> int:
     return int(rule)
 
 
+def _gds(k: int, seed: int, calibration: str = WEIGHING, **options):
+    """The library's centralized GDS with ``calibration`` (``"cmim"``, the conditional
+    criterion, takes no weight, top-p cut or relevance measure)."""
+    from coreselect.evaluation.gds import CalibratedGDS
+
+    unweighted = dict(lam=None, p=None, relevance=None) if calibration == "cmim" else {}
+    return CalibratedGDS(k=k, calibration=calibration, random_state=seed, **unweighted,
+                         **options)
+
+
+def _then_default_order(sel: list, X, Y, k: int, seed: int) -> np.ndarray:
+    """``sel``, then the weighing's order (five equal-frequency bins, every column of ``X``)
+    up to ``k`` picks: where the columns ``sel`` was chosen among ran out before ``k``."""
+    if len(sel) < k:
+        rest = _gds(k, seed).fit(X, Y).selected_
+        sel = sel + [c for c in rest if c not in set(sel)][:k - len(sel)]
+    return np.asarray(sel, dtype=np.int64)
+
+
 class _Ranker:
     """A candidate as the protocol takes it: ``fit(X, Y)`` sets ``selected_`` (the selection
     order, so its first ``k`` are the selection of ``k``) and ``seconds_``."""
@@ -84,12 +103,8 @@ class _Binned(_Ranker):
         self.rule, self.calibration = rule, calibration
 
     def fit(self, X, Y) -> "_Binned":
-        from coreselect.evaluation.gds import CalibratedGDS
-
-        unweighted = dict(lam=None, p=None, relevance=None) if self.calibration == "cmim" else {}
-        inner = CalibratedGDS(k=self.k, n_bins=bins_for(self.rule, X.shape[0]),
-                              calibration=self.calibration, random_state=self.seed,
-                              **unweighted).fit(X, Y)
+        inner = _gds(self.k, self.seed, self.calibration,
+                     n_bins=bins_for(self.rule, X.shape[0])).fit(X, Y)
         self.selected_, self.seconds_ = inner.selected_, inner.seconds_
         return self
 
@@ -130,12 +145,11 @@ class _Relevance(_Ranker):
 
     def fit(self, X, Y) -> "_Relevance":
         import coreselect.core.problem as problem
-        from coreselect.evaluation.gds import CalibratedGDS
 
         base = problem.relevance_matrix
         problem.relevance_matrix = self._matrix(X, Y, base)
         try:
-            inner = CalibratedGDS(k=self.k, calibration=WEIGHING, random_state=self.seed).fit(X, Y)
+            inner = _gds(self.k, self.seed).fit(X, Y)
         finally:
             problem.relevance_matrix = base
         self.selected_, self.seconds_ = inner.selected_, inner.seconds_
@@ -220,7 +234,6 @@ class _Supervised(_Ranker):
 
     def fit(self, X, Y) -> "_Supervised":
         from coreselect.core.discretize import discretize
-        from coreselect.evaluation.gds import CalibratedGDS
 
         Xd = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=np.float64)
         Yd = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y)
@@ -234,16 +247,10 @@ class _Supervised(_Ranker):
             codes[:, ~cut] = binned[:, ~cut]
             cut = codes.max(axis=0) > codes.min(axis=0)
         varying = int(cut.sum())
-        # the conditional criterion has no weight, top-p cut or relevance measure
-        free = dict(lam=None, p=None, relevance=None) if self.calibration == "cmim" else {}
-        sel = list(CalibratedGDS(k=min(self.k, varying), strategy="none",
-                                 calibration=self.calibration, random_state=self.seed,
-                                 **free).fit(codes, Yd).selected_) if varying else []
-        if len(sel) < self.k:  # columns without a cut are constant: fill by the default's order
-            rest = CalibratedGDS(k=self.k, calibration=WEIGHING,
-                                 random_state=self.seed).fit(Xd, Yd).selected_
-            sel += [c for c in rest if c not in set(sel)][:self.k - len(sel)]
-        self.selected_ = np.asarray(sel, dtype=np.int64)
+        sel = list(_gds(min(self.k, varying), self.seed, self.calibration,
+                        strategy="none").fit(codes, Yd).selected_) if varying else []
+        # columns without a cut are constant: the default's order after the others
+        self.selected_ = _then_default_order(sel, Xd, Yd, self.k, self.seed)
         self.seconds_ = time.perf_counter() - t0
         return self
 
@@ -267,7 +274,6 @@ class _Screened(_Ranker):
 
         from coreselect.core.discretize import discretize, discretize_labels
         from coreselect.core.entropy import relevance_matrix
-        from coreselect.evaluation.gds import CalibratedGDS
 
         t0 = time.perf_counter()
         D, L = discretize(X), discretize_labels(Y)
@@ -276,18 +282,13 @@ class _Screened(_Ranker):
         g = 2 * D.n_samples * np.log(2) * mi
         passed = ((g > chi2.ppf(1 - self.alpha, np.maximum(df, 1))) & (df > 0)).any(axis=1)
         keep = np.flatnonzero(passed)
-        free = dict(lam=None, p=None, relevance=None) if self.calibration == "cmim" else {}
         sel = []
         if keep.size:
-            Xk = X[:, keep]
-            sub = CalibratedGDS(k=min(self.k, keep.size), calibration=self.calibration,
-                                random_state=self.seed, **free).fit(Xk, Y).selected_
+            sub = _gds(min(self.k, keep.size), self.seed,
+                       self.calibration).fit(X[:, keep], Y).selected_
             sel = [int(keep[c]) for c in sub]
-        if len(sel) < self.k:  # the columns that pass no test: in the default's order
-            rest = CalibratedGDS(k=self.k, calibration=WEIGHING,
-                                 random_state=self.seed).fit(X, Y).selected_
-            sel += [int(c) for c in rest if c not in set(sel)][:self.k - len(sel)]
-        self.selected_ = np.asarray(sel, dtype=np.int64)
+        # the columns that pass no test: the default's order after the others
+        self.selected_ = _then_default_order(sel, X, Y, self.k, self.seed)
         self.seconds_ = time.perf_counter() - t0
         return self
 
@@ -488,14 +489,9 @@ def factory(name: str):
     if name in SCREENED:
         return lambda k, seed: _Screened(k, seed, SCREENED[name])
     if name == "gds-cmim":  # the library's calibration="cmim" (what users run)
-        from coreselect.evaluation.gds import CalibratedGDS
-
-        return lambda k, seed: CalibratedGDS(k=k, lam=None, p=None, relevance=None,
-                                             calibration="cmim", random_state=seed)
+        return lambda k, seed: _gds(k, seed, "cmim")
     if name == "gds-information":  # the weighing on every set (the default before "auto")
-        from coreselect.evaluation.gds import CalibratedGDS
-
-        return lambda k, seed: CalibratedGDS(k=k, calibration=WEIGHING, random_state=seed)
+        return lambda k, seed: _gds(k, seed)
     if name == "gds-jmi":
         return lambda k, seed: _JointMI(k, seed)
     if name == "gds-cmimj":
@@ -573,14 +569,11 @@ def mixed(datasets: list[str], folds: int, max_rows: int) -> None:
     non-zero codes between the sparse and the dense sets' (:func:`between`), where the
     threshold of ``"auto"`` sits: cell by cell, BRkNN-b and the linear evaluator, example
     and macro F1; ``mixed.csv``."""
-    from coreselect.evaluation.gds import CalibratedGDS
     from coreselect.evaluation.protocol import run_protocol
     from coreselect.selection.sources import InMemorySource
 
-    made = {"cmim": lambda k, seed: CalibratedGDS(k=k, lam=None, p=None, relevance=None,
-                                                   calibration="cmim", random_state=seed),
-            "information": lambda k, seed: CalibratedGDS(k=k, calibration=WEIGHING,
-                                                          random_state=seed)}
+    made = {"cmim": lambda k, seed: _gds(k, seed, "cmim"),
+            "information": lambda k, seed: _gds(k, seed)}
     rows = []
     for name in datasets:
         X0, Y, _ = load_rows(name, max_rows)

@@ -161,11 +161,13 @@ class Cells:
         """Rank (1 = best) among itself, every rival and random."""
         return self.mean[[m, *R.RIVALS, "random"]].rank(axis=1, ascending=False)[m].to_numpy()
 
-    def against(self, m: str, base: str = "gds") -> tuple[np.ndarray, str]:
-        """Mean differences from ``base``, and win/tie/loss (the larger fold std)."""
-        d = (self.mean[m] - self.mean[base]).to_numpy()
-        tol = np.maximum(self.std[m], self.std[base]).to_numpy()
-        return d, f"{int((d > tol).sum())}/{int((abs(d) <= tol).sum())}/{int((d < -tol).sum())}"
+    def against(self, m: str, cells: np.ndarray, base: str = "gds") -> tuple[float, str]:
+        """Over the ``cells`` (a mask): the mean difference from ``base``, and win/tie/loss
+        against it (the larger fold std)."""
+        d = (self.mean[m] - self.mean[base]).to_numpy()[cells]
+        tol = np.maximum(self.std[m], self.std[base]).to_numpy()[cells]
+        return float(d.mean()), (f"{int((d > tol).sum())}/{int((abs(d) <= tol).sum())}/"
+                                 f"{int((d < -tol).sum())}")
 
 
 def candidates_section(df: pd.DataFrame) -> str:
@@ -180,19 +182,13 @@ def candidates_section(df: pd.DataFrame) -> str:
         row = [f"`{m}`" if m == "gds" else m, DR._what(m)]
         for lo, hi, _ in BANDS:
             band = (c.rows >= lo) & (c.rows <= hi)
-            d, wtl = c.against(m)
+            diff, wtl = c.against(m, band)
             row.append(f"{c.rank(m)[band].mean():.2f} · {100 * c.holds(m)[band].mean():.0f} % · "
-                       + ("–" if m == "gds" else f"{d[band].mean():+.4f} · {_band_wtl(c, m, band)}"))
+                       + ("–" if m == "gds" else f"{diff:+.4f} · {wtl}"))
         rows.append(row)
     return md_table(["method", "bins or criterion", *[
         f"training rows {label}: rank · wins or ties the best rival · F1 over the default · "
         "against it (w/t/l)" for _, _, label in BANDS]], rows, align="lllll")
-
-
-def _band_wtl(c: Cells, m: str, band: np.ndarray) -> str:
-    d = (c.mean[m] - c.mean["gds"]).to_numpy()[band]
-    tol = np.maximum(c.std[m], c.std["gds"]).to_numpy()[band]
-    return f"{int((d > tol).sum())}/{int((abs(d) <= tol).sum())}/{int((d < -tol).sum())}"
 
 
 def rule_section(df: pd.DataFrame, candidates: list[str]) -> str:
@@ -236,18 +232,9 @@ AUTO = OUT / "auto"
 
 def run_auto(names: list[str], folds: int) -> None:
     """The default with ``k="auto"`` (its inner cross-validation on the training fold only)."""
-    from _common import save_method_rows
-
-    from coreselect.evaluation.protocol import run_protocol
-
-    AUTO.mkdir(parents=True, exist_ok=True)
     for name in names:
         X, Y, n_rows = cut(name)
-        df = run_protocol(X, Y, R.factories(["gds"]), ("auto",), n_folds=folds, seed=0,
-                          evaluator=R.EVALUATORS)
-        df.insert(0, "dataset", name)
-        df["rows_used"], df["rows_total"], df["n_features"] = X.shape[0], n_rows, X.shape[1]
-        save_method_rows(df, AUTO / f"{name}.csv", ["gds"])
+        df = cross_validate(name, X, Y, n_rows, R.factories(["gds"]), ["auto"], AUTO, folds)
         print(f"{name}: k chosen {sorted(set(df.k_chosen))}", flush=True)
 
 
