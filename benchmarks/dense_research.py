@@ -62,12 +62,14 @@ def bins_for(rule: int | str, n_samples: int) -> int:
 
 def _gds(k: int, seed: int, calibration: str = WEIGHING, **options):
     """The library's centralized GDS with ``calibration`` (``"cmim"``, the conditional
-    criterion, takes no weight, top-p cut or relevance measure)."""
+    criterion, takes no weight, top-p cut or relevance measure), on five bins unless
+    ``options`` say otherwise: the candidates were measured on five bins at every size, the
+    library's binning before ``n_bins="auto"``."""
     from coreselect.evaluation.gds import CalibratedGDS
 
     unweighted = dict(lam=None, p=None, relevance=None) if calibration == "cmim" else {}
     return CalibratedGDS(k=k, calibration=calibration, random_state=seed, **unweighted,
-                         **options)
+                         **{"n_bins": 5, **options})
 
 
 def _then_default_order(sel: list, X, Y, k: int, seed: int) -> np.ndarray:
@@ -243,7 +245,7 @@ class _Supervised(_Ranker):
         codes = supervised_codes(Xd, Yd)
         cut = codes.max(axis=0) > codes.min(axis=0)
         if self.fill == "bins":
-            binned = discretize(Xd).codes.toarray()
+            binned = discretize(Xd, n_bins=5).codes.toarray()
             codes[:, ~cut] = binned[:, ~cut]
             cut = codes.max(axis=0) > codes.min(axis=0)
         varying = int(cut.sum())
@@ -276,7 +278,7 @@ class _Screened(_Ranker):
         from coreselect.core.entropy import relevance_matrix
 
         t0 = time.perf_counter()
-        D, L = discretize(X), discretize_labels(Y)
+        D, L = discretize(X, n_bins=5), discretize_labels(Y)
         mi = relevance_matrix(D, L, kind="mi")
         df = np.outer(np.asarray(D.n_codes, float) - 1, np.asarray(L.n_codes, float) - 1)
         g = 2 * D.n_samples * np.log(2) * mi
@@ -326,7 +328,7 @@ class _ConditionalOrder(_Ranker):
         from coreselect.core.objective import argmax_first
 
         t0 = time.perf_counter()
-        D, L = discretize(X), discretize_labels(Y)
+        D, L = discretize(X, n_bins=5), discretize_labels(Y)
         tables = ConditionalTables(D.n_codes, L.n_codes, conditional_counts(D, L))
         score = tables.relevance().sum(axis=1)
         penalty = np.where(D.n_codes > 1, 0.0, -np.inf)
@@ -404,7 +406,7 @@ class _CMIMNoise(_Ranker):
         from coreselect.core.objective import argmax_first
 
         t0 = time.perf_counter()
-        D, L = discretize(X), discretize_labels(Y)
+        D, L = discretize(X, n_bins=5), discretize_labels(Y)
         h = entropy(L)
         weight = np.where(h > 0, 1.0 / np.where(h > 0, h, 1.0), 0.0)  # "rare": 1 / H(l)
         tables = ConditionalTables(D.n_codes, L.n_codes, conditional_counts(D, L))
@@ -492,6 +494,8 @@ def factory(name: str):
         return lambda k, seed: _gds(k, seed, "cmim")
     if name == "gds-information":  # the weighing on every set (the default before "auto")
         return lambda k, seed: _gds(k, seed)
+    if name == "gds-five":  # the default on five bins at every size (before n_bins="auto")
+        return lambda k, seed: _gds(k, seed, "auto")
     if name == "gds-jmi":
         return lambda k, seed: _JointMI(k, seed)
     if name == "gds-cmimj":
@@ -656,7 +660,8 @@ def beside_rivals(paths: list[Path]) -> pd.DataFrame:
 
 
 def _what(c: str) -> str:
-    return {"gds": "the default (auto)", "gds-information": "5, information"}.get(c) or str(
+    return {"gds": "the default (auto)", "gds-information": "5, information",
+            "gds-five": "5 at every size, auto"}.get(c) or str(
         BINS.get(c, RELEVANCE.get(c, CONDITIONAL.get(c, NOISE_WHAT.get(
             NOISE.get(c), f"cmim, {CMIM_BINS[c]} bins" if c in CMIM_BINS
             else SUPERVISED_WHAT.get(c, 5))))))

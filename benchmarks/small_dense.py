@@ -62,11 +62,16 @@ REDRAWN = {f"{name}-s2": (*CUTS[name][:4], 2) for name in (
     "emotions-r150", "emotions-r200", "emotions-r300", "scene-r200", "scene-r300", "yeast-r200",
     "yeast-r300", "CAL500-r150", "CAL500-r250")}
 CUTS.update(REDRAWN)
+#: sparse columns with few rows: of the older sparse sets only rcv1subset1 has columns of more
+#: than three values (the others are 0/1), the one place the default's bins change there
+SPARSE_CUTS = {f"rcv1subset1-r{rows}" + ("-s2" if seed == 2 else ""):
+               ("rcv1subset1", rows, None, [5, 10, 20, 50], seed)
+               for rows in (150, 200, 300) for seed in (SEED, 2)}
 
 
 def cut(name: str):
     """``(X, Y, rows of the parent)``: the parent's random rows, then random columns."""
-    parent, rows, columns, _, seed = CUTS[name]
+    parent, rows, columns, _, seed = {**CUTS, **SPARSE_CUTS}[name]
     X, Y, n_rows = load_rows(parent, 0)
     rng = np.random.default_rng(seed)
     keep = np.sort(rng.choice(X.shape[0], size=rows, replace=False))
@@ -102,7 +107,8 @@ WHOLE = {"emotions": 593, "scene": 2407, "yeast": 2417, "CAL500": 502}
 
 def train_rows(name: str) -> int:
     """Rows of a training fold (3 folds): two thirds of the cut's (or the whole set's)."""
-    return (CUTS[name][1] if name in CUTS else WHOLE[name]) * 2 // 3
+    cuts = {**CUTS, **SPARSE_CUTS}
+    return (cuts[name][1] if name in cuts else WHOLE[name]) * 2 // 3
 
 
 def parent_of(name: str) -> str:
@@ -117,14 +123,23 @@ def load() -> pd.DataFrame:
     return df[df.measure.isin(R.MEASURES)]
 
 
+#: the default before its bins followed the rows: five at every size (the base of the rules)
+FORMER = "gds-five"
+
+
 def whole_sets(candidates: list[str]) -> pd.DataFrame:
     """The whole dense sets: the default and the rivals (docs/results/rivals/), the
-    candidates (docs/results/dense_research/)."""
+    candidates (docs/results/dense_research/). Every whole set has more than
+    :data:`~coreselect.core.discretize.FEW_ROWS` training rows, where the default takes five
+    bins: its rows there are :data:`FORMER`'s too."""
     import dense_research as DR
+    from coreselect.core.discretize import FEW_ROWS
 
     frames = []
     for name in WHOLE:
-        frames.append(pd.read_csv(R.OUT / f"{name}.csv"))
+        assert WHOLE[name] * 2 // 3 >= FEW_ROWS, name
+        rivals = pd.read_csv(R.OUT / f"{name}.csv")
+        frames += [rivals, rivals[rivals.method == "gds"].assign(method=FORMER)]
         extra = DR.OUT / f"{name}.csv"
         if extra.exists():
             more = pd.read_csv(extra)
@@ -192,14 +207,15 @@ def candidates_section(df: pd.DataFrame) -> str:
 
 
 def rule_section(df: pd.DataFrame, candidates: list[str]) -> str:
-    """A candidate below a number of training rows, the default from there: the threshold
-    chosen on three dense sets' cuts (and whole sets), judged on the fourth's."""
+    """A candidate below a number of training rows, the former default (:data:`FORMER`) from
+    there: the threshold chosen on three dense sets' cuts (and whole sets), judged on the
+    fourth's; then the default as it is, against the former."""
     whole = whole_sets(candidates)
     rows = []
     for m in candidates:
-        c = Cells(pd.concat([df, whole], ignore_index=True), ["gds", m])
-        hold_m, hold_g = c.holds(m), c.holds("gds")
-        rank_m, rank_g = c.rank(m), c.rank("gds")
+        c = Cells(pd.concat([df, whole], ignore_index=True), [FORMER, m])
+        hold_m, hold_g = c.holds(m), c.holds(FORMER)
+        rank_m, rank_g = c.rank(m), c.rank(FORMER)
 
         def rule(t: int):
             low = c.rows < t
@@ -221,13 +237,54 @@ def rule_section(df: pd.DataFrame, candidates: list[str]) -> str:
         rows.append([m, "all four", "", int(sum(map(len, pooled_rule))),
                      f"{100 * np.concatenate(pooled_rule).mean():.0f} %",
                      f"{100 * np.concatenate(pooled_default).mean():.0f} %"])
+    from coreselect.core.discretize import FEW_ROWS
+
+    # The default as it is: cmim on three bins below FEW_ROWS (chosen on all four sets).
+    c = Cells(pd.concat([df, whole], ignore_index=True), [FORMER, "gds"])
+    for parent in [*WHOLE, "all four"]:
+        test = c.parent == parent if parent in WHOLE else np.ones(len(c.rows), bool)
+        rows.append(["`gds`, the default", parent, f"< {FEW_ROWS}, chosen on all four",
+                     int(test.sum()),
+                     f"{100 * c.holds('gds')[test].mean():.0f} % · {c.rank('gds')[test].mean():.2f}",
+                     f"{100 * c.holds(FORMER)[test].mean():.0f} % · "
+                     f"{c.rank(FORMER)[test].mean():.2f}"])
     return md_table(["candidate below the threshold", "held-out set (its cuts and the whole set)",
                      "threshold of training rows chosen on the other three", "cells",
-                     "rule: wins or ties the best rival · rank", "default: the same"],
-                    rows, align="lllrll")
+                     "rule: wins or ties the best rival · rank",
+                     f"{FORMER}, five bins at every size: the same"], rows, align="lllrll")
 
 
 AUTO = OUT / "auto"
+SPARSE = OUT / "sparse"
+
+
+def run_sparse(names: list[str], folds: int) -> None:
+    """The default and the former default on the sparse cuts (no rivals: what the bins change)."""
+    for name in names:
+        X, Y, n_rows = cut(name)
+        cross_validate(name, X, Y, n_rows, factories(["gds", FORMER]), SPARSE_CUTS[name][3],
+                       SPARSE, folds)
+
+
+def sparse_section() -> str:
+    """The default against :data:`FORMER` on the sparse cuts: win/tie/loss (the larger fold
+    std) and the mean difference, per cut."""
+    frames = [pd.read_csv(p) for p in sorted(SPARSE.glob("*.csv")) if ".stability." not in p.name]
+    if not frames:
+        return "Not run: `python benchmarks/small_dense.py sparse`."
+    df = pd.concat(frames, ignore_index=True)
+    df = df[df.measure.isin(R.MEASURES)]
+    rows = []
+    for name in [n for n in SPARSE_CUTS if n in set(df.dataset)]:
+        st = (df[df.dataset == name].groupby(["evaluator", "measure", "k", "method"])["value"]
+              .agg(["mean", "std"]).unstack("method"))
+        d = st["mean"]["gds"] - st["mean"][FORMER]
+        tol = np.maximum(st["std"]["gds"], st["std"][FORMER])
+        rows.append([name, train_rows(name), len(d), f"{int((d > tol).sum())}/"
+                     f"{int((d.abs() <= tol).sum())}/{int((d < -tol).sum())}",
+                     f"{d.mean():+.4f}", f"{int((d.abs() < 1e-12).sum())}"])
+    return md_table(["cut", "training rows", "cells", "default against five bins: win/tie/loss",
+                     "mean F1 difference", "cells with the same value"], rows, align="lrrlrr")
 
 
 def run_auto(names: list[str], folds: int) -> None:
@@ -307,11 +364,22 @@ def report() -> None:
           "benchmarks/small_dense.py run --methods NAME` and `report`.\n\n"
         + candidates_section(df)
         + "\n\n## A rule by the number of rows\n\n"
-          "A candidate below a number of training rows and the default from there, the number "
-          "chosen leave-one-dataset-out: on the other three dense sets' cuts and whole sets "
-          "(their rows of [rivals.md](rivals.md) and [dense_research.md](dense_research.md)) "
-          "the threshold with the most cells won or tied (then the better rank), judged on the "
-          "held-out set's cuts and whole set.\n\n" + rule_section(df, candidates)
+          "A candidate below a number of training rows and the former default (`gds-five`: "
+          "five bins at every size) from there, the number chosen leave-one-dataset-out: on "
+          "the other three dense sets' cuts and whole sets (their rows of "
+          "[rivals.md](rivals.md) and [dense_research.md](dense_research.md)) the threshold "
+          "with the most cells won or tied (then the better rank), judged on the held-out "
+          "set's cuts and whole set. `cmim` on three bins is the one rule no worse than the "
+          "former default on any held-out set, in both measures; its threshold chosen the same "
+          "way on all four sets, 240 training rows, is the default's now (`n_bins=\"auto\"`: "
+          "three bins below 240 rows, five from there), in its last rows.\n\n"
+        + rule_section(df, candidates)
+        + "\n\n## Sparse columns with few rows\n\n"
+          "The bins change only columns of more than three values; of the older sparse sets "
+          "only rcv1subset1 has them (the others hold 0/1 words). Its cuts to 150, 200 and 300 "
+          "random rows (seeds 1 and 2), the default against `gds-five` (written by `python "
+          "benchmarks/small_dense.py sparse`; no rivals), BRkNN-b and the linear evaluator, "
+          "example and macro F1:\n\n" + sparse_section()
         + "\n\n## Automatic k on the cuts\n\n"
           "The default with `k=\"auto\"` (written by `python benchmarks/small_dense.py auto`) "
           "against its best fixed k of the cut (the ks above, at most half the columns), per "
@@ -331,16 +399,22 @@ def main() -> None:
     au = sub.add_parser("auto", help="cross-validate the default with k='auto'")
     au.add_argument("--sets", default=",".join(CUTS), help="comma-separated cuts")
     au.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    sp_ = sub.add_parser("sparse", help="the default against five bins on sparse cuts")
+    sp_.add_argument("--sets", default=",".join(SPARSE_CUTS), help="comma-separated cuts")
+    sp_.add_argument("--folds", type=int, default=3, help="cross-validation folds")
     sub.add_parser("report", help="write docs/results/small_dense.md")
     a = p.parse_args()
-    if a.cmd in ("run", "auto"):
-        unknown = [s for s in a.sets.split(",") if s not in CUTS]
+    if a.cmd in ("run", "auto", "sparse"):
+        known = SPARSE_CUTS if a.cmd == "sparse" else CUTS
+        unknown = [s for s in a.sets.split(",") if s not in known]
         if unknown:
-            raise SystemExit(f"unknown cuts: {', '.join(unknown)}; choose among {', '.join(CUTS)}")
+            raise SystemExit(f"unknown cuts: {', '.join(unknown)}; choose among {', '.join(known)}")
         if a.cmd == "run":
             run(a.sets.split(","), a.folds, a.methods.split(","))
-        else:
+        elif a.cmd == "auto":
             run_auto(a.sets.split(","), a.folds)
+        else:
+            run_sparse(a.sets.split(","), a.folds)
     else:
         report()
 

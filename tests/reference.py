@@ -17,12 +17,14 @@ TIE_RTOL = 1e-9
 
 
 # -- discretization ------------------------------------------------------------------------
-def discretize_column(x, n_bins=5, strategy="auto", min_bin_count=10, sparse_input=False):
+def discretize_column(x, n_bins="auto", strategy="auto", min_bin_count=10, sparse_input=False):
     """Codes of one column, by the rules in coreselect.core.discretize's docstring.
 
     ``sparse_input`` is accepted and ignored: the rules read the values, not the container."""
     x = np.asarray(x, dtype=float)
     n = x.size
+    if n_bins == "auto":  # three bins below 240 rows, five from there
+        n_bins = 3 if n < 240 else 5
     distinct = np.unique(x)
     if strategy == "none" or distinct.size <= n_bins:
         return np.searchsorted(distinct, x)
@@ -198,7 +200,7 @@ def greedy(codes, labels, k, lam=0.5, p=10, kind="nmi", alternate=False, selecta
 
 
 # -- whole selections (every field a product path reports) -----------------------------------
-def codes_of(X, n_bins=5, strategy="auto", min_bin_count=10):
+def codes_of(X, n_bins="auto", strategy="auto", min_bin_count=10):
     """Codes of every column of ``X`` (dense or sparse), one column at a time."""
     sparse = sp.issparse(X)
     dense = X.toarray() if sparse else np.asarray(X, dtype=float)

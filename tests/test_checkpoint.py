@@ -256,7 +256,7 @@ def _record(path, X, Y, **kwargs):
 @pytest.mark.parametrize("change,words", [
     ({"k": 4}, "k 3 there, 4 here"), ({"lam": 0.2}, "lam"), ({"p": 2}, r"p \d+ there, 2 here"),
     ({"mode": "rows"}, "mode"), ({"relevance": "nmi"}, "relevance"),
-    ({"n_bins": 3}, "n_bins"), ({"keep_constant": True}, "keep_constant"),
+    ({"n_bins": 4}, "n_bins"), ({"keep_constant": True}, "keep_constant"),
 ])
 def test_another_spec_is_refused(tmp_path, change, words):
     X, Y = _data()
@@ -289,6 +289,8 @@ def test_other_data_and_another_store_are_refused(tmp_path):
     _record(path, X, Y)
     X2 = X.copy()
     X2[0, 5] += 7
+    _record(path, X2, Y)  # the same codes (three bins on 80 rows: the top one grew): accepted
+    X2[:, 5] = X[::-1, 5]
     with pytest.raises(CheckpointError, match="other data"):
         _record(path, X2, Y)
     Y2 = Y.copy()

@@ -92,7 +92,8 @@ def test_effective_min_bin_count(n, n_bins, expected):
 
 def test_tiny_data_keep_split_bins():
     """20 samples of distinct values: 5 bins of 4 (min_bin_count=10 used to merge them all
-    into one and call every column constant)."""
+    into one and call every column constant); the default, on fewer than 240 rows, three."""
     X = np.arange(40.0).reshape(20, 2)
-    dm = discretize(X)
+    dm = discretize(X, n_bins=5)
     assert dm.n_codes.tolist() == [5, 5]
+    assert discretize(X).n_codes.tolist() == [3, 3]

@@ -49,7 +49,7 @@ def test_fast_greedy_equals_reference(kind, alternate, relevance, backend):
                                 keep_constant=keep, min_bin_count=5)
         result = problem.run(alternate=alternate, backend=backend)
         codes = np.column_stack([
-            ref.discretize_column(X[:, j], 5, "auto", 5, kind == "sparse") for j in range(X.shape[1])
+            ref.discretize_column(X[:, j], "auto", "auto", 5, kind == "sparse") for j in range(X.shape[1])
         ])
         selectable = [keep or len(set(codes[:, j])) > 1 for j in range(X.shape[1])]
         expected, value = ref.greedy(codes, Y, k, lam, p, relevance, alternate, selectable)

@@ -155,7 +155,7 @@ def test_relieff_equals_the_loop_reference_on_mixed_signs(data):
 
 # -- information gain -------------------------------------------------------------------------
 def _ig_reference(X, Y, sparse):
-    codes = np.column_stack([ref.discretize_column(X[:, j], sparse_input=sparse)
+    codes = np.column_stack([ref.discretize_column(X[:, j], 5, sparse_input=sparse)
                              for j in range(X.shape[1])])
     br = np.array([sum(ref.mutual_information(codes[:, j], Y[:, l]) for l in range(Y.shape[1]))
                    for j in range(X.shape[1])])

@@ -146,7 +146,7 @@ def test_dask_equals_reference(dask_client, relevance, tmp_path):
 def test_boundary_parameters_are_accepted_and_correct(params):
     X, Y = _data("dense", 17)
     k, lam, p = params["k"], params["lam"], params["p"]
-    n_bins, mbc = params.get("n_bins", 5), params.get("min_bin_count", MIN_BIN)
+    n_bins, mbc = params.get("n_bins", "auto"), params.get("min_bin_count", MIN_BIN)
     codes = ref.codes_of(X, n_bins=n_bins, min_bin_count=mbc)
     kwargs = dict(params, min_bin_count=mbc)
     if "partitions" in params:

@@ -129,7 +129,7 @@ def test_nothing_selectable_says_why():
     X[:5] = np.arange(1.0, 6.0)[:, None]
     with pytest.raises(InputError, match="2 have every sample in one bin after bins smaller "
                                          "than 6 samples"):
-        GDSSelector(strategy="quantile").fit(X, np.tile([[0, 1], [1, 0]], (30, 1)))
+        GDSSelector(strategy="quantile", n_bins=5).fit(X, np.tile([[0, 1], [1, 0]], (30, 1)))
     with pytest.raises(InputError, match=r"k=4 is larger .*hold a single value"):
         GDSSelector(k=4).fit(np.column_stack([np.ones(20), np.arange(20.0)]), Y)
 

@@ -95,7 +95,8 @@ def _codes_of(counts_parts, X_parts, n_bins, strategy, mbc, sparse, cap):
 @given(seed=st.integers(0, 2**31 - 1), n=st.sampled_from([1, 2, 9, 40]),
        d=st.integers(1, 6), kind=st.integers(0, 2), zeros=st.floats(0, 1),
        sparse=st.booleans(), strategy=st.sampled_from(["auto", "quantile", "uniform", "none"]),
-       n_bins=st.integers(2, 5), mbc=st.integers(1, 6), cap=st.sampled_from([1, 3, 10**6]))
+       n_bins=st.sampled_from([2, 3, 4, 5, "auto"]), mbc=st.integers(1, 6),
+       cap=st.sampled_from([1, 3, 10**6]))
 def test_binning_from_counts_is_discretize(seed, n, d, kind, zeros, sparse, strategy, n_bins,
                                            mbc, cap):
     rng = np.random.default_rng(seed)

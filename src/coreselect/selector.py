@@ -130,8 +130,10 @@ class GDSSelector(SelectorMixin, BaseEstimator):
         How relevance and diversity are weighed in each greedy step: one of the calibrations
         listed above. None:
         ``coreselect.core.objective.DEFAULT_CALIBRATION`` (``"auto"``).
-    n_bins : int, default=5
-        Bins per split column.
+    n_bins : int or "auto", default="auto"
+        Bins per split column. ``"auto"``: three below 240 samples, five from there (on a few
+        hundred rows of dense columns three bins estimate the conditional tables better;
+        :func:`coreselect.core.discretize.resolve_n_bins`).
     strategy : {"auto", "quantile", "uniform", "none"}, default="auto"
         How columns with more than ``n_bins`` distinct values are split.
     min_bin_count : int, default=10

@@ -592,3 +592,12 @@ def __getattr__(name: str):
 
         return getattr(files, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def int_or_auto(value: str) -> str | int:
+    """'auto' or an integer; anything else goes on to the one check (coreselect.selection.spec,
+    or the store build's)."""
+    try:
+        return int(value)
+    except ValueError:
+        return value

@@ -21,8 +21,8 @@ from click.core import ParameterSource
 from coreselect.cli import _common
 from coreselect.cli._common import (
     LABELS_HELP, QUIET_HELP, VERBOSE_HELP, ShownChoice, expert_option, fail, handle_errors,
-    data_format, header_flag, header_option, help_all_option, labels_as_features_option,
-    load_options, log_to_stderr,
+    data_format, header_flag, header_option, help_all_option, int_or_auto,
+    labels_as_features_option, load_options, log_to_stderr,
 )
 from coreselect.core.objective import CONDITIONAL
 from coreselect.selection.spec import (
@@ -88,7 +88,8 @@ def _calibration_help(every: bool = False) -> str:
                help="mi: raw I in bits (reproduces the paper's Table 2, classifies better); nmi: I/sqrt(H(x)H(l)) as in the paper's text.")
 @click.option("--calibration", default=None, help=_calibration_help(),
               type=ShownChoice(CONSTRAINTS["calibration"].choices(), shown_calibrations()))
-@click.option("--bins", "n_bins", type=int, default=default("n_bins"), show_default=True, help="Bins per split column.")
+@click.option("--bins", "n_bins", default=default("n_bins"), show_default=True, metavar="N|auto",
+              help="Bins per split column, or 'auto': 3 on fewer than 240 samples, 5 from there.")
 @click.option("--min-bin-count", type=int, default=default("min_bin_count"), show_default=True, help="Smallest bin of a split column.")
 @click.option("--strategy", type=_choice("strategy"), default=default("strategy"),
               show_default=True, help="Discretization of columns with more than --bins distinct values.")
@@ -155,7 +156,8 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
     given = {name for name in ctx.params
              if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
     store = None
-    k = _int_or_auto(k) if k is not None else None
+    k = int_or_auto(k) if k is not None else None
+    n_bins = int_or_auto(n_bins) if n_bins is not None else None
     if k == "auto":
         given.add("k_auto")  # the option matrix: --k-curve needs -k auto
     from coreselect.store.fs import local_path, refuse_url, scheme
@@ -214,8 +216,8 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
 
     params = dict(k=k, percentile=percentile, lam=lam, p=p, relevance=relevance, calibration=calibration,
                   keep_constant=keep_constant, mode=mode,
-                  partitions=_int_or_auto(partitions), coreset_size=coreset_size,
-                  row_shards=_int_or_auto(row_shards), engine=engine,
+                  partitions=int_or_auto(partitions), coreset_size=coreset_size,
+                  row_shards=int_or_auto(row_shards), engine=engine,
                   n_workers=n_workers, scheduler=scheduler, backend=backend, progress=progress)
     if temp_dir is not None:
         params["temp_dir"] = temp_dir
@@ -467,14 +469,6 @@ def _refuse_ignored(given: set[str], source: str, mode: str, engine: str,
                   f"a data file ({fmt})" if fmt is not None else "a data file")
             flag = (spelled or {}).get(name, SELECT_OPTIONS[name])
             fail(f"{flag} does not apply to {run} on {on}: {why}")
-
-
-def _int_or_auto(value: str) -> str | int:
-    """'auto' or an integer; anything else goes on to the one check (coreselect.selection.spec)."""
-    try:
-        return int(value)
-    except ValueError:
-        return value
 
 
 def _load(data: str, labels: str | None, labels_as_features: bool = False,

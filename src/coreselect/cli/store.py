@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from coreselect.cli._common import (
-    LABELS_HELP, fail, handle_errors, header_option, labels_as_features_option, load_options,
-    log_to_stderr, quiet_option, reporter, refuse_header_off_csv, verbose_option,
+    LABELS_HELP, fail, handle_errors, header_option, int_or_auto, labels_as_features_option,
+    load_options, log_to_stderr, quiet_option, reporter, refuse_header_off_csv, verbose_option,
 )
 
 
@@ -31,8 +31,8 @@ def store_cmd() -> None:
 @click.option("--labels", default=None, help=LABELS_HELP)
 @labels_as_features_option
 @header_option
-@click.option("--bins", "n_bins", default=5, show_default=True, type=click.IntRange(min=2),
-              help="Bins per split column.")
+@click.option("--bins", "n_bins", default="auto", show_default=True, metavar="N|auto",
+              help="Bins per split column, or 'auto': 3 on fewer than 240 samples, 5 from there.")
 @click.option("--strategy", type=click.Choice(["auto", "quantile", "uniform", "none"]),
               default="auto", show_default=True, help="How many-valued columns are binned.")
 @click.option("--min-bin-count", default=10, show_default=True, type=click.IntRange(min=1),
@@ -115,8 +115,8 @@ def build_cmd(data, store_dir, block_size, row_block_size, seed, labels, labels_
     # A bar per pass on a terminal (bytes read and MiB/s), a line every few seconds in a log.
     progress = reporter(quiet, STAGES, units={"scan": "B", "count": "B", "encode": "B"})
     options = BuildOptions(block_size=block_size, row_block_size=row_block_size, seed=seed,
-                           n_bins=n_bins, strategy=strategy, min_bin_count=min_bin_count,
-                           cap=cap, chunk_rows=chunk_rows,
+                           n_bins=int_or_auto(n_bins), strategy=strategy,
+                           min_bin_count=min_bin_count, cap=cap, chunk_rows=chunk_rows,
                            name=getattr(source, "name", None) or "dataset")
 
     def on_progress(stage: str, done: int, total: int) -> None:

@@ -23,8 +23,16 @@ another column, which is what lets distributed workers bin their own blocks):
    up as present/absent rather than with three bins of its own. ``m`` is ``min_bin_count``,
    shrunk on tiny data so that a split column keeps at least two bins:
    ``m = min(min_bin_count, max(1, n // (2 * n_bins)))`` (:func:`effective_min_bin_count`),
-   a bin need never hold more than half an equal-frequency bin's share. With the defaults
-   (``n_bins=5``, ``min_bin_count=10``) it changes nothing from ``n = 100`` samples on.
+   a bin need never hold more than half an equal-frequency bin's share. With five bins and
+   ``min_bin_count=10`` it changes nothing from ``n = 100`` samples on.
+
+``n_bins="auto"`` (the default) is decided by the rows being binned (:func:`resolve_n_bins`):
+three bins below :data:`FEW_ROWS` rows, five from there. On a few hundred rows of dense
+numeric columns the conditional criterion's tables (bins x bins x label) hold a handful of
+rows per cell with five bins; three bins were the better estimate on every dense set cut to
+that size, five on the whole sets (docs/results/small_dense.md). The rows are known wherever
+columns are binned (in memory, when a store is built, after an ingest's first pass), so every
+mode decides alike.
 
 The result, :class:`DiscreteMatrix`, stores codes in a CSC matrix in which code 0 is each
 column's most frequent bin. Zero cells stay implicit, so sparse data stays sparse and all
@@ -173,6 +181,41 @@ class DiscreteMatrix:
 
 
 # ------------------------------------------------------------------------------------------
+#: ``n_bins="auto"``: :data:`FEW_ROWS_BINS` bins per split column below this many rows,
+#: :data:`DEFAULT_BINS` from there. Chosen leave-one-dataset-out on the dense sets cut to
+#: 150-1200 rows (the threshold of training rows with the most cells won or tied, then the
+#: better rank; docs/results/small_dense.md).
+FEW_ROWS = 240
+FEW_ROWS_BINS = 3
+DEFAULT_BINS = 5
+AUTO_BINS = "auto"
+#: ``n_bins`` above this is refused: a bin's code is at most a 32-bit integer.
+MAX_BINS = 2**31 - 1
+
+
+def resolve_n_bins(n_bins: int | str, n_samples: int) -> int:
+    """The bins per split column that ``n_bins`` stands for over ``n_samples`` rows: the
+    integer itself, or for ``"auto"`` :data:`FEW_ROWS_BINS` below :data:`FEW_ROWS` rows and
+    :data:`DEFAULT_BINS` from there.
+
+    Raises
+    ------
+    InputError
+        When ``n_bins`` is neither ``"auto"`` nor an integer in ``[2, MAX_BINS]``.
+    """
+    if isinstance(n_bins, str):
+        if n_bins != AUTO_BINS:
+            raise InputError(f'n_bins must be "auto" or an integer in [2, {MAX_BINS}], '
+                             f"got {n_bins!r}")
+        return FEW_ROWS_BINS if int(n_samples) < FEW_ROWS else DEFAULT_BINS
+    whole = isinstance(n_bins, (int, np.integer, float)) and not isinstance(n_bins, bool) \
+        and float(n_bins).is_integer()
+    if not whole or not 2 <= int(n_bins) <= MAX_BINS:
+        raise InputError(f'n_bins must be "auto" or an integer in [2, {MAX_BINS}] (codes are '
+                         f"32-bit integers), got {n_bins!r}")
+    return int(n_bins)
+
+
 def effective_min_bin_count(min_bin_count: int, n_samples: int, n_bins: int) -> int:
     """The smallest bin of a split column over ``n_samples`` (rule 4): ``min_bin_count``, but
     at most half an equal-frequency bin's share, ``n_samples // (2 * n_bins)`` (at least 1),
@@ -182,12 +225,13 @@ def effective_min_bin_count(min_bin_count: int, n_samples: int, n_bins: int) -> 
 
 def discretize(
     X: np.ndarray | sp.spmatrix,
-    n_bins: int = 5,
+    n_bins: int | Literal["auto"] = AUTO_BINS,
     strategy: Strategy = "auto",
     min_bin_count: int = 10,
     backend: Literal["auto", "numba", "numpy"] = "auto",
 ) -> DiscreteMatrix:
-    """Discretize every column of ``X`` (dense or scipy.sparse) by the rules of this module.
+    """Discretize every column of ``X`` (dense or scipy.sparse) by the rules of this module
+    (``n_bins="auto"``: by the number of rows, :func:`resolve_n_bins`).
 
     ``backend="numba"`` sorts each column on its own in a compiled loop (several times faster
     on wide sparse data); ``"numpy"`` is the vectorized path; ``"auto"`` takes numba when it
@@ -201,10 +245,7 @@ def discretize(
     """
     if strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
-    if not 2 <= int(n_bins) <= 2**31 - 1:  # a code is at most a 32-bit integer
-        raise InputError(f"n_bins must be an integer in [2, 2147483647] (codes are 32-bit "
-                         f"integers), got {n_bins}")
-    n_bins = int(n_bins)
+    resolve_n_bins(n_bins, 0)  # refused before the data are looked at
     is_sparse = sp.issparse(X)
     if is_sparse:
         X = sp.csc_matrix(X)
@@ -227,6 +268,7 @@ def discretize(
             except (TypeError, ValueError) as exc:
                 raise InputError(f"the data are not numeric: {exc}") from None
     n, d = X.shape
+    n_bins = resolve_n_bins(n_bins, n)
     min_bin_count = effective_min_bin_count(min_bin_count, n, n_bins)
     from coreselect.core._backend import numba_enabled as _numba_enabled
 

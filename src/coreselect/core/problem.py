@@ -67,7 +67,7 @@ class Problem:
         lam: float = 0.5,
         p: int | None = 10,
         relevance: Relevance = "mi",
-        n_bins: int = 5,
+        n_bins: int | str = "auto",
         strategy: Strategy = "auto",
         min_bin_count: int = 10,
         keep_constant: bool = False,

@@ -33,7 +33,7 @@ class CalibratedGDS:
 
     def __init__(self, k: int = 10, *, lam: float | None = 0.5, p: int | None = None,
                  relevance: str | None = "mi",
-                 calibration: str = DEFAULT_CALIBRATION, n_bins: int = 5, strategy: str = "auto",
+                 calibration: str = DEFAULT_CALIBRATION, n_bins: int | str = "auto", strategy: str = "auto",
                  min_bin_count: int = 10, random_state=None):
         if calibration not in accepted_calibrations():
             raise InputError(f"unknown calibration {calibration!r}; choose from "

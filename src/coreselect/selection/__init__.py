@@ -62,7 +62,7 @@ def make_strategy(
     return AltGreedy() if mode == "centralized" else distributed
 
 
-def as_source(data: Any, Y: Any = None, *, n_bins: int | None = None,
+def as_source(data: Any, Y: Any = None, *, n_bins: int | str | None = None,
               strategy: str | None = None, min_bin_count: int | None = None,
               keep_constant: bool | None = None,
               temp_dir: str | os.PathLike | None = None) -> Source:
@@ -130,7 +130,7 @@ def select(
     p: int | None = default("p"),
     relevance: str = default("relevance"),
     calibration: str | None = default("calibration"),
-    n_bins: int | None = None,
+    n_bins: int | str | None = None,
     strategy: str | None = None,
     min_bin_count: int | None = None,
     keep_constant: bool | None = None,
@@ -299,7 +299,7 @@ def unselectable_reason(source: InMemorySource, fix: bool = True) -> str:
     :mod:`coreselect.core.discretize`, with the bound it used and the fix."""
     import scipy.sparse as sp
 
-    from coreselect.core.discretize import effective_min_bin_count
+    from coreselect.core.discretize import effective_min_bin_count, resolve_n_bins
 
     features = source._discrete[0]
     constant = np.flatnonzero(features.is_constant)
@@ -318,14 +318,15 @@ def unselectable_reason(source: InMemorySource, fix: bool = True) -> str:
         lo, hi = (X.min(axis=0), X.max(axis=0)) if n else (np.zeros(constant.size),) * 2
     single = int(np.sum(lo == hi))
     merged = int(constant.size - single)
-    m = effective_min_bin_count(b.min_bin_count, n, b.n_bins)
+    n_bins = resolve_n_bins(b.n_bins, n)
+    m = effective_min_bin_count(b.min_bin_count, n, n_bins)
     parts = []
     if single:
         parts.append(f"{single} of the {source.n_columns} columns hold a single value")
     if merged:
         parts.append(f"{merged} have every sample in one bin after bins smaller than {m} "
                      f"samples were merged (min_bin_count={b.min_bin_count} on {n} samples, "
-                     f"n_bins={b.n_bins}; a smaller min_bin_count or strategy='uniform' "
+                     f"n_bins={n_bins}; a smaller min_bin_count or strategy='uniform' "
                      "keeps more bins)")
     return "; ".join(parts) + (" (keep_constant=True allows constant columns)" if fix else "")
 

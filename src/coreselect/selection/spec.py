@@ -24,11 +24,10 @@ from typing import Any, Callable, get_args
 import numpy as np
 
 from coreselect.core import objective as _objective
-from coreselect.core.discretize import STRATEGIES
+from coreselect.core.discretize import AUTO_BINS, MAX_BINS, STRATEGIES, resolve_n_bins
 from coreselect.core.entropy import RELEVANCES, Backend
 from coreselect.engines import ENGINES
 from coreselect.errors import InputError
-from coreselect.store._format import MAX_BINS
 
 MODES = ("centralized", "distributed", "streaming", "rows")
 BACKENDS: tuple[str, ...] = get_args(Backend)
@@ -156,8 +155,10 @@ CONSTRAINTS: dict[str, Constraint] = {
     # None: coreselect.core.objective.DEFAULT_CALIBRATION when the Objective is made
     "calibration": Constraint("choice", None, options=_calibrations, none=True),
     # the binning
-    # codes are at most 32-bit integers (and more bins than samples split nothing)
-    "n_bins": Constraint("int", 5, low=2, high=MAX_BINS, why="codes are 32-bit integers"),
+    # codes are at most 32-bit integers (and more bins than samples split nothing); "auto":
+    # by the rows binned (coreselect.core.discretize.resolve_n_bins)
+    "n_bins": Constraint("int", AUTO_BINS, low=2, high=MAX_BINS, options=(AUTO_BINS,),
+                         why="codes are 32-bit integers"),
     "strategy": Constraint("choice", "auto", options=STRATEGIES),
     "min_bin_count": Constraint("int", 10, low=1),
     "keep_constant": Constraint("bool", False),
@@ -282,10 +283,12 @@ class Binning:
         for f in fields(self):
             check(f.name, getattr(self, f.name))
 
-    def same_codes(self, other: "Binning") -> bool:
-        """Whether both give the same codes (``keep_constant`` aside)."""
-        return ((self.n_bins, self.strategy, self.min_bin_count)
-                == (other.n_bins, other.strategy, other.min_bin_count))
+    def same_codes(self, other: "Binning", n_samples: int) -> bool:
+        """Whether both give the same codes over ``n_samples`` rows (``keep_constant`` aside;
+        ``n_bins="auto"`` stands for the bins it takes there)."""
+        return ((resolve_n_bins(self.n_bins, n_samples), self.strategy, self.min_bin_count)
+                == (resolve_n_bins(other.n_bins, n_samples), other.strategy,
+                    other.min_bin_count))
 
 
 

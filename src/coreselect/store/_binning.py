@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from coreselect.core.discretize import (
-    _relabel_to_mode, _split_bins, effective_min_bin_count, flip_label_columns,
+    _relabel_to_mode, _split_bins, effective_min_bin_count, flip_label_columns, resolve_n_bins,
 )
 from coreselect.errors import InputError
 
@@ -341,12 +341,14 @@ class BinTable:
         self.__post_init__()
 
 
-def bin_table(counts: ColumnCounts, n_bins: int, strategy: str, min_bin_count: int
+def bin_table(counts: ColumnCounts, n_bins: int | str, strategy: str, min_bin_count: int
               ) -> BinTable:
     """Codes of every distinct value by the rules of :mod:`coreselect.core.discretize`, from
-    the value counts alone (the same steps as its numpy path after grouping)."""
+    the value counts alone (the same steps as its numpy path after grouping; ``n_bins="auto"``
+    by the rows counted)."""
     counts.flush()
     n, d = counts.n_rows, counts.d
+    n_bins = resolve_n_bins(n_bins, n)
     per_col = np.bincount(counts.cols, weights=counts.counts, minlength=d).astype(np.int64)
     zeros = n - per_col
     zc = np.flatnonzero(zeros > 0)

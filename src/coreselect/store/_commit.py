@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from coreselect.core.discretize import resolve_n_bins
 from coreselect.store._count import Plan
 from coreselect.store._format import FORMAT, FORMAT_VERSION, META_FILE, meta_checksum
 from coreselect.store._plan import BuildOptions
@@ -52,7 +53,9 @@ def _finish(tmp: Path, plan: Plan, files: dict, source, options: BuildOptions,
         "row_block_size": int(plan.bounds[1] - plan.bounds[0]),
         "n_row_blocks": int(plan.bounds.size - 1),
         "seed": int(options.seed),
-        "discretization": {"n_bins": int(options.n_bins), "strategy": options.strategy,
+        # what "auto" stood for on these rows: the store's codes have that many bins
+        "discretization": {"n_bins": resolve_n_bins(options.n_bins, plan.n),
+                           "strategy": options.strategy,
                            "min_bin_count": int(options.min_bin_count)},
         "content": "discretized codes (per-column binning over all rows at build time)",
     }

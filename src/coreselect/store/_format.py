@@ -26,8 +26,6 @@ DEFAULT_BLOCK_SIZE = 65536
 TARGET_TILE_NNZ = 1 << 24
 ROW_BLOCK_MULTIPLE = 4096
 ARRAYS = ("indptr", "indices", "data")
-#: ``n_bins`` above this is refused: a bin's code is a 32-bit integer in memory and in a store.
-MAX_BINS = 2**31 - 1
 
 
 def store_error(message: str, block: str | None, path: str | os.PathLike | None = None

@@ -35,7 +35,7 @@ class BuildOptions:
     block_size: int = DEFAULT_BLOCK_SIZE
     row_block_size: int | None = None
     seed: int = 0
-    n_bins: int = 5
+    n_bins: int | str = "auto"
     strategy: str = "auto"
     min_bin_count: int = 10
     cap: int = DEFAULT_CAP

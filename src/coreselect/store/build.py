@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from coreselect.core.discretize import discretize, discretize_labels
+from coreselect.core.discretize import discretize, discretize_labels, resolve_n_bins
 from coreselect.errors import InputError, OutputError
 from coreselect.io.files import atomic_dir, clean_stale, temp_name_prefix
 from coreselect.store._format import (
@@ -48,7 +48,7 @@ def build_store(
     block_size: int = DEFAULT_BLOCK_SIZE,
     row_block_size: int | None = None,
     seed: int = 0,
-    n_bins: int = 5,
+    n_bins: int | str = "auto",
     strategy: str = "auto",
     min_bin_count: int = 10,
     feature_names: Sequence[str] | None = None,
@@ -111,7 +111,7 @@ def build_store_from_chunks(
     block_size: int = DEFAULT_BLOCK_SIZE,
     row_block_size: int | None = None,
     seed: int = 0,
-    n_bins: int = 5,
+    n_bins: int | str = "auto",
     strategy: str = "auto",
     min_bin_count: int = 10,
     feature_names: Sequence[str] | None = None,
@@ -139,6 +139,7 @@ def build_store_from_chunks(
             feature_names=feature_names, label_names=label_names, name=name,
             progress=progress), storage_options)
     block_size, seed = _check_params(block_size, row_block_size, seed)
+    resolve_n_bins(n_bins, 0)  # refused before the chunks are read
     target = Path(path)
     check_build_target(target)
     spill = _spill_dir(target)
@@ -274,6 +275,7 @@ def _build(path, n, d, nnz, columns, get_labels, *, block_size, row_block_size, 
            strategy, min_bin_count, feature_names, label_names, name, progress,
            order=None, column_ids=None) -> ColumnStore:
     block_size, seed = _check_params(block_size, row_block_size, seed)
+    n_bins = resolve_n_bins(n_bins, n)  # "auto": by the rows of the whole data
     target = Path(path)
     check_build_target(target)
     Y = get_labels()

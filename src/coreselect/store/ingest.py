@@ -60,7 +60,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from coreselect.core.discretize import STRATEGIES
+from coreselect.core.discretize import STRATEGIES, resolve_n_bins
 from coreselect.errors import InputError, OutputError
 from coreselect.store._commit import _finish
 # the steps' names stay importable from here, the build's entry point
@@ -119,18 +119,15 @@ def build_store_from_source(source: Any, path: str | os.PathLike, *,
 
 def _check_options(options: BuildOptions) -> None:
     """Refuse bad options before any file is read or written."""
-    from coreselect.store._format import MAX_BINS
     from coreselect.store.build import _check_params
 
     _check_params(options.block_size, options.row_block_size, options.seed)
     if options.strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {options.strategy!r}; choose one of "
                          f"{', '.join(STRATEGIES)}")
-    if int(options.n_bins) < 2 or int(options.min_bin_count) < 1 or int(options.cap) < 1:
-        raise InputError("n_bins must be at least 2, min_bin_count and cap at least 1")
-    if int(options.n_bins) > MAX_BINS:  # a code is a 32-bit integer: refused before any file
-        raise InputError(f"n_bins must be an integer in [2, {MAX_BINS}] (codes are 32-bit "
-                         f"integers), got {options.n_bins}")
+    resolve_n_bins(options.n_bins, 0)  # "auto" or [2, MAX_BINS]: refused before any file
+    if int(options.min_bin_count) < 1 or int(options.cap) < 1:
+        raise InputError("min_bin_count and cap must be at least 1")
 
 
 def _build(source: Any, target: Path, options: BuildOptions, engine: Any,

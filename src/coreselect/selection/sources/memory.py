@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from coreselect.core.discretize import DiscreteMatrix, discretize, discretize_labels
+from coreselect.core.discretize import DiscreteMatrix, discretize, discretize_labels, resolve_n_bins
 from coreselect.core.problem import Problem
 from coreselect.selection.distributed import ProblemParts, partition
 from coreselect.errors import InputError
@@ -332,8 +332,10 @@ class InMemorySource(Source):
                  columns: Sequence[int] | np.ndarray | None = None,
                  feature_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None, name: str = "data"):
-        self.binning = Binning() if binning is None else binning
+        binning = Binning() if binning is None else binning
         X = check_features(X)
+        # "auto" bins stand for what they take on these rows: reports and checkpoints say so
+        self.binning = replace(binning, n_bins=resolve_n_bins(binning.n_bins, X.shape[0]))
         self.Y, classes = _label_matrix(Y, X.shape[0])
         # The labels as given (label lists, class vectors: MultiLabelBinarizer's order).
         self.label_classes = None if classes is None else list(classes)

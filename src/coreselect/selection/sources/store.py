@@ -7,6 +7,7 @@ import logging
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -51,11 +52,13 @@ class StoreSource(Source):
         built = self.built_binning(self.store)
         if binning is None:
             binning = built
-        elif built is not None and not binning.same_codes(built):
+        elif built is not None and not binning.same_codes(built, self.store.n_samples):
             raise InputError(
                 f"the store {self.store.path} was built with n_bins={built.n_bins}, "
                 f"strategy={built.strategy!r}, min_bin_count={built.min_bin_count}; its codes "
                 "cannot be binned again (rebuild it with 'coreselect store build')")
+        if built is not None:  # what "auto" stood for when the store was built
+            binning = replace(binning, n_bins=built.n_bins)
         self.binning = binning or Binning()
         self.label_names = [str(n) for n in self.store.label_names]
         # The name given at build time, else the folder's.
