@@ -97,6 +97,18 @@ def test_an_explicit_number_of_bins_is_used_at_any_size(tmp_path):
     assert select(store, k=3).selected.tolist() == select(X, Y, k=3, n_bins=5).selected.tolist()
     with pytest.raises(InputError, match="built with n_bins=5"):
         select(store, k=3, n_bins=3)
+    # "auto" given to a store built with it stands for the bins it took there (3 on 60 rows)
+    small = build_store(X, Y, tmp_path / "auto")
+    assert select(small, k=3, n_bins="auto").spec["n_bins"] == 3
+    with pytest.raises(InputError, match="built with n_bins=3"):
+        select(small, k=3, n_bins=5)
+
+
+def test_bad_bins_are_refused_before_any_file_is_read(tmp_path):
+    with pytest.raises(InputError, match="n_bins"):  # not "no such file": nothing was read
+        build_store_from_source(WholeFileChunks([str(tmp_path / "missing.svm")]),
+                                tmp_path / "s", options=BuildOptions(n_bins="many"))
+    assert not (tmp_path / "s").exists()
 
 
 def _run(capsys, *args):
@@ -123,6 +135,10 @@ def test_the_command_line_takes_auto_and_refuses_the_rest(capsys, tmp_path):
                               "--bins", bad)
         assert code == 2 and len(err.strip().splitlines()) == 1 and "--bins" in err, err
         assert not (tmp_path / f"s{bad}").exists()
+        code, out, err = _run(capsys, "store", "build", data, tmp_path / f"s{bad}",
+                              "--bins", bad, "--checkpoint", tmp_path / "ck")
+        assert code == 2 and "--bins" in err, err
+        assert not list(tmp_path.glob("ck*")) and not (tmp_path / f"s{bad}").exists()
     code, out, err = _run(capsys, "store", "build", data, tmp_path / "s", "--quiet")
     assert code == 0, err
     meta = json.loads((tmp_path / "s" / "store.json").read_text())

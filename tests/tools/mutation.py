@@ -1117,6 +1117,76 @@ MUTANTS += [
 ]
 
 
+# -- round 17: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# n_bins="auto" (three bins below FEW_ROWS=240 rows, five from there: core.discretize.
+# resolve_n_bins) wherever it is resolved: the rule itself, the store builders (build_store /
+# build_store_from_chunks, the ingest's bin_table and the bins store.json records, its early
+# refusal), the sources (the memory source's recorded bins, a store's same_codes and the bins
+# it reports) and the store build command's --bins. Considered and left out as equivalent:
+# unselectable_reason (selection/__init__.py) taking b.n_bins unresolved for the min_bin_count
+# bound or the message (it is only called on an InMemorySource, whose binning is already
+# resolved, so resolve_n_bins there is the identity); dropping discretize's early
+# resolve_n_bins(n_bins, 0) (the same refusal follows from resolve_n_bins(n_bins, n) a few
+# lines on; only which of two errors comes first on bad data and bad bins at once changes);
+# dropping the bool refusal in resolve_n_bins (True is 1, refused by the range anyway); the
+# select command's own conversion (the select command's --bins N is already pinned by
+# test_bins_by_rows, the store build command's is the one chosen here).
+R17 = in_round(17)
+
+
+MUTANTS += [
+    # -- core/discretize.py: the rule -----------------------------------------------------------
+    R17("core/discretize.py", "return FEW_ROWS_BINS if int(n_samples) < FEW_ROWS else DEFAULT_BINS",
+        "return FEW_ROWS_BINS if int(n_samples) <= FEW_ROWS else DEFAULT_BINS",
+        "resolve_n_bins: the threshold off by one (240 rows still take three bins)"),
+    R17("core/discretize.py", "return FEW_ROWS_BINS if int(n_samples) < FEW_ROWS else DEFAULT_BINS",
+        "return DEFAULT_BINS if int(n_samples) < FEW_ROWS else FEW_ROWS_BINS",
+        "resolve_n_bins: the two bin counts swapped (five bins below 240 rows, three from there)"),
+    # -- store/build.py: build_store_from_chunks ----------------------------------------------------
+    R17("store/build.py", "    resolve_n_bins(n_bins, 0)  # refused before the chunks are read",
+        "    n_bins = resolve_n_bins(n_bins, 0)  # refused before the chunks are read",
+        "build_store_from_chunks keeps what its early check resolved on 0 rows (\"auto\" is "
+        "three bins before any chunk is read, whatever the rows)"),
+    # -- store/_commit.py: the bins store.json records -----------------------------------------------
+    R17("store/_commit.py", '"discretization": {"n_bins": resolve_n_bins(options.n_bins, plan.n),',
+        '"discretization": {"n_bins": resolve_n_bins(options.n_bins, '
+        'int(plan.bounds[1] - plan.bounds[0])),',
+        "the ingest records \"auto\" resolved on the first row block's rows (the line above's "
+        "row_block_size), not on all rows"),
+    # -- store/_binning.py: bin_table ----------------------------------------------------------------
+    R17("store/_binning.py", "    n_bins = resolve_n_bins(n_bins, n)\n",
+        "    n_bins = resolve_n_bins(n_bins, d)\n",
+        "bin_table resolves \"auto\" on the columns counted, not the rows (n and d swapped)"),
+    # -- store/ingest.py: the refusal before any file -------------------------------------------------
+    R17("store/ingest.py",
+        '    resolve_n_bins(options.n_bins, 0)  # "auto" or [2, MAX_BINS]: refused before any file\n',
+        "",
+        "_check_options no longer checks n_bins (a bad one is refused only by bin_table, after "
+        "the first pass over the files)"),
+    # -- selection/spec.py: same_codes ---------------------------------------------------------------
+    R17("selection/spec.py", "return ((resolve_n_bins(self.n_bins, n_samples), self.strategy",
+        "return ((self.n_bins, self.strategy",
+        "Binning.same_codes does not resolve its own \"auto\" (n_bins=\"auto\" on a store built "
+        "with auto is refused as other bins)"),
+    # -- selection/sources/store.py: the bins a store source reports -----------------------------------
+    R17("selection/sources/store.py", "            binning = replace(binning, n_bins=built.n_bins)\n",
+        "            pass\n",
+        "StoreSource keeps a given n_bins=\"auto\" (the spec and checkpoints say \"auto\", not "
+        "the store's bins)"),
+    # -- selection/sources/memory.py: the bins a memory source records ---------------------------------
+    R17("selection/sources/memory.py",
+        "self.binning = replace(binning, n_bins=resolve_n_bins(binning.n_bins, X.shape[0]))",
+        "self.binning = binning",
+        "InMemorySource keeps \"auto\" unresolved in its binning (the codes are the same, the "
+        "spec and checkpoints say \"auto\")"),
+    # -- cli/store.py: --bins ------------------------------------------------------------------------
+    R17("cli/store.py", "n_bins=int_or_auto(n_bins), strategy=strategy,",
+        "n_bins=n_bins, strategy=strategy,",
+        "store build does not convert --bins (the string '4' goes to the build, which refuses "
+        "it: only 'auto' works)"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -1264,6 +1334,26 @@ EXTRA["selection/__init__.py"] = list(dict.fromkeys(["tests/test_imports.py"]
 EXTRA["selection/autok.py"] = list(dict.fromkeys(EXTRA["selection/autok.py"]
                                                 + ["tests/test_imports.py"]))
 
+# Round 17: n_bins="auto"'s own tests first for every file mutated, then the tests already
+# covering them: the ingest's (bin_table against discretize, with "auto" among the bins) for the
+# ingest's files, the build checkpoint's options and the huge --bins refused for the ingest's
+# check, the option matrix and the CLI's seams for the store build command.
+for _file, _tests in {
+    "core/discretize.py": [],
+    "store/build.py": [],
+    "store/_commit.py": ["tests/test_store_ingest.py"],
+    "store/_binning.py": ["tests/test_store_ingest.py"],
+    "store/ingest.py": ["tests/test_store_ingest.py", "tests/test_hostile_seams.py",
+                        "tests/test_store_resume.py"],
+    "selection/spec.py": [],
+    "selection/sources/store.py": [],
+    "selection/sources/memory.py": [],
+    "cli/store.py": ["tests/test_option_matrix.py", "tests/test_hostile_seams.py",
+                     "tests/test_cli_seams.py"],
+}.items():
+    EXTRA[_file] = list(dict.fromkeys(["tests/test_bins_by_rows.py"] + _tests
+                                      + EXTRA.get(_file, [])))
+
 
 def tests_for(file: str) -> list[str]:
     # the most specific keys first ("store/_resume.py" before "store/")
@@ -1403,7 +1493,8 @@ def main() -> None:
                         "prefix step and its dispatch; 15: BRkNN-b's compiled neighbour counts, "
                         "their dispatch and the check of n_neighbors; 16: k=auto's threshold with "
                         "both ends' standard errors, the warm-up of its prefix step, "
-                        "warm_up(auto_k), the CLI's auto_k and the export)")
+                        "warm_up(auto_k), the CLI's auto_k and the export; 17: n_bins='auto' by the "
+                        "rows binned, in the rule, the store builders, the sources and the CLI)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
