@@ -266,6 +266,12 @@ def run_sparse(names: list[str], folds: int) -> None:
                        SPARSE, folds)
 
 
+def _wtl(d: pd.Series, tol: pd.Series) -> list:
+    """Cells, win/tie/loss (beyond ``tol``), the mean difference, the cells of equal value."""
+    return [len(d), f"{int((d > tol).sum())}/{int((d.abs() <= tol).sum())}/"
+                    f"{int((d < -tol).sum())}", f"{d.mean():+.4f}", f"{int((d.abs() < 1e-12).sum())}"]
+
+
 def sparse_section() -> str:
     """The default against :data:`FORMER` on the sparse cuts: win/tie/loss (the larger fold
     std) and the mean difference, per cut."""
@@ -274,15 +280,16 @@ def sparse_section() -> str:
         return "Not run: `python benchmarks/small_dense.py sparse`."
     df = pd.concat(frames, ignore_index=True)
     df = df[df.measure.isin(R.MEASURES)]
-    rows = []
+    rows, every = [], []
     for name in [n for n in SPARSE_CUTS if n in set(df.dataset)]:
         st = (df[df.dataset == name].groupby(["evaluator", "measure", "k", "method"])["value"]
               .agg(["mean", "std"]).unstack("method"))
         d = st["mean"]["gds"] - st["mean"][FORMER]
         tol = np.maximum(st["std"]["gds"], st["std"][FORMER])
-        rows.append([name, train_rows(name), len(d), f"{int((d > tol).sum())}/"
-                     f"{int((d.abs() <= tol).sum())}/{int((d < -tol).sum())}",
-                     f"{d.mean():+.4f}", f"{int((d.abs() < 1e-12).sum())}"])
+        every.append((d, tol))
+        rows.append([name, train_rows(name), *_wtl(d, tol)])
+    d, tol = (pd.concat(x) for x in zip(*every))
+    rows.append(["all", "", *_wtl(d, tol)])
     return md_table(["cut", "training rows", "cells", "default against five bins: win/tie/loss",
                      "mean F1 difference", "cells with the same value"], rows, align="lrrlrr")
 
