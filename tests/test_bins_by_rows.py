@@ -143,3 +143,17 @@ def test_the_command_line_takes_auto_and_refuses_the_rest(capsys, tmp_path):
     assert code == 0, err
     meta = json.loads((tmp_path / "s" / "store.json").read_text())
     assert meta["discretization"]["n_bins"] == 3
+    # The summary says when the command's default took three bins, and only then.
+    said = "bins: 3 per split column, the default on fewer than 240 samples"
+    for args, says in (((), True), (("--mode", "streaming"), True), (("--bins", "3"), False),
+                       (("--bins", "auto"), False)):
+        code, out, err = _run(capsys, "select", data, "-k", 3, *args)
+        assert code == 0 and (said in out) == says, (args, out)
+    code, out, err = _run(capsys, "select", tmp_path / "s", "-k", 3)  # a store: built so
+    assert code == 0 and said not in out
+    large = tmp_path / "large.svm"
+    X, Y = _data(FEW_ROWS)
+    write(Dataset(X, Y, feature_names=IndexedNames(X.shape[1], "x"),
+                  label_names=IndexedNames(3, "y"), name="large"), large)
+    code, out, err = _run(capsys, "select", large, "-k", 3)
+    assert code == 0 and "bins:" not in out

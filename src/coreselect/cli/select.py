@@ -295,7 +295,9 @@ def select_cmd(data, k, percentile, k_curve, lam, p, relevance, calibration, n_b
             if out_tmp is not None:
                 out_tmp.write_text(json.dumps(_json_report(report), indent=2) + "\n")
     click.echo(json.dumps(_json_report(report)) if as_json
-               else _table(report, by_default=calibration is None))
+               else _table(report, by_default=calibration is None,
+                           bins_by_default="n_bins" not in given
+                           and (store is None or stream is not None)))
     if not quiet:
         for path in (out, export, xml, coverage_png, k_curve):
             if path is not None:
@@ -519,9 +521,11 @@ def _k_text(report: dict) -> str:
     return f"auto -> {auto['k']} (best mean at {auto['best_k']}, cap {auto['cap']})"
 
 
-def _table(report: dict, by_default: bool = False) -> str:
+def _table(report: dict, by_default: bool = False, bins_by_default: bool = False) -> str:
     """The selection as the command prints it (``by_default``: the calibration was not given,
-    and the summary says which one the data's default stood for)."""
+    and the summary says which one the data's default stood for; ``bins_by_default``: the
+    command binned the data with ``--bins auto``, and the summary says when that took fewer
+    bins than on larger data)."""
     rows = [f"{'rank':>4}  {'index':>7}  {'relevance':>9}  {'mean dist':>9}  name"]
     names = report.get("names") or [""] * len(report["selected"])
     rel = report.get("feature_relevance") or [math.nan] * len(report["selected"])
@@ -547,6 +551,13 @@ def _table(report: dict, by_default: bool = False) -> str:
             f"lam={report['lam']}, p={_p_text(report['p'])}, {report['relevance_kind']}; "
             f"{report['seconds']:.3f} s selection)"
         )
+    from coreselect.core.discretize import DEFAULT_BINS, FEW_ROWS, FEW_ROWS_BINS
+
+    spec = report.get("spec") or {}
+    if bins_by_default and spec.get("n_bins") == FEW_ROWS_BINS and report.get("n_samples", 0) < FEW_ROWS:
+        rows.append(f"bins: {FEW_ROWS_BINS} per split column, the default on fewer than "
+                    f"{FEW_ROWS} samples ({DEFAULT_BINS} from there); --bins {DEFAULT_BINS} "
+                    "keeps five")
     if report.get("parts"):
         t = report["timings"]
         rows.append(
