@@ -144,7 +144,7 @@ def test_the_command_line_takes_auto_and_refuses_the_rest(capsys, tmp_path):
     meta = json.loads((tmp_path / "s" / "store.json").read_text())
     assert meta["discretization"]["n_bins"] == 3
     # The summary says when the command's default took three bins, and only then.
-    said = "bins: 3 per split column, the default on fewer than 240 samples"
+    said = "bins: 3 per split column, as --bins auto takes on fewer than 240 samples"
     for args, says in (((), True), (("--mode", "streaming"), True), (("--bins", "3"), False),
                        (("--bins", "auto"), False)):
         code, out, err = _run(capsys, "select", data, "-k", 3, *args)

@@ -675,8 +675,8 @@ MUTANTS += [
        "return _Both((self[0] + other[0], self[1]))",
        "cmim rows: the fused pass keeps the first shard's conditional counts, drops the others'"),
     # -- cli/select.py: the summary line ----------------------------------------------------------
-    R7("cli/select.py", "else _table(report, by_default=calibration is None))",
-       "else _table(report, by_default=True))",
+    R7("cli/select.py", "else _table(report, by_default=calibration is None,",
+       "else _table(report, by_default=True,",
        "select: the line saying cmim is the data's default is printed under --calibration cmim too"),
 ]
 

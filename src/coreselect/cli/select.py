@@ -555,9 +555,9 @@ def _table(report: dict, by_default: bool = False, bins_by_default: bool = False
 
     spec = report.get("spec") or {}
     if bins_by_default and spec.get("n_bins") == FEW_ROWS_BINS and report.get("n_samples", 0) < FEW_ROWS:
-        rows.append(f"bins: {FEW_ROWS_BINS} per split column, the default on fewer than "
-                    f"{FEW_ROWS} samples ({DEFAULT_BINS} from there); --bins {DEFAULT_BINS} "
-                    "keeps five")
+        rows.append(f"bins: {FEW_ROWS_BINS} per split column, as --bins auto takes on fewer "
+                    f"than {FEW_ROWS} samples ({DEFAULT_BINS} from there); --bins "
+                    f"{DEFAULT_BINS} keeps five")
     if report.get("parts"):
         t = report["timings"]
         rows.append(
