@@ -4,6 +4,8 @@ hundred rows (and some to a few dozen columns), the size of most public dense mu
     python benchmarks/small_dense.py run [--sets emotions-r200,scene-r300,...] [--folds 3]
                                          [--methods gds,atr,...]
     python benchmarks/small_dense.py auto [--sets ...] [--folds 3]
+    python benchmarks/small_dense.py sparse [--sets ...] [--folds 3]
+    python benchmarks/small_dense.py coarse [--sets ...] [--folds 3]
     python benchmarks/small_dense.py report
 
 ``run`` is ``benchmarks/rivals.py run`` (``run_protocol``, what ``coreselect evaluate`` runs;
@@ -12,11 +14,15 @@ CAL500 (:data:`CUTS`: random rows and columns, seed 1; the smallest drawn again 
 scored by BRkNN-b and the linear evaluator at the ks of :data:`CUTS` (at most half the
 columns); ``--methods`` also takes the candidates of ``dense_research.py``; one CSV per cut in
 docs/results/small_dense/. ``auto`` runs the default with ``k="auto"`` (docs/results/
-small_dense/auto/). ``report`` writes docs/results/small_dense.md: the default against the best
-of all rivals per cell, below random, average ranks with the Friedman test and the Nemenyi
-critical difference, the pairwise win/tie/loss (the tables of rivals.md); each candidate in the
-default's place by band of training rows; a rule "the candidate below a number of training
-rows" with the number chosen leave-one-dataset-out; and ``k="auto"`` against the best fixed k.
+small_dense/auto/). ``sparse`` and ``coarse`` run the default and ``gds-five`` (five bins at
+every size) on rcv1subset1 cut to a few hundred rows (:data:`SPARSE_CUTS`) and on the small
+cuts with every column first cut into 4 or 5 levels (:data:`COARSE_CUTS`): what the default's
+three bins below 240 rows change there. ``report`` writes docs/results/small_dense.md: the
+default against the best of all rivals per cell, below random, average ranks with the Friedman
+test and the Nemenyi critical difference, the pairwise win/tie/loss (the tables of rivals.md);
+each candidate in the default's place by band of training rows; a rule "the candidate below a
+number of training rows" with the number chosen leave-one-dataset-out, and the default's
+against five bins; the sparse and coarse cuts; and ``k="auto"`` against the best fixed k.
 """
 
 from __future__ import annotations
@@ -69,10 +75,33 @@ SPARSE_CUTS = {f"rcv1subset1-r{rows}" + ("-s2" if seed == 2 else ""):
                for rows in (150, 200, 300) for seed in (SEED, 2)}
 
 
+#: columns of four or five values (ordinal codes): the small dense cuts with every column of
+#: the parent coarsened to 4 or 5 equal-frequency levels (alternating), where the default's
+#: three bins merge values that five bins keep
+COARSE_CUTS = {f"{name}-q45": CUTS[name] for name in (
+    "emotions-r150", "emotions-r200", "emotions-r300", "scene-r200", "scene-r300", "yeast-r200",
+    "yeast-r300", "CAL500-r150", "CAL500-r250", "emotions-r200-s2", "scene-r200-s2",
+    "yeast-r200-s2", "CAL500-r150-s2")}
+
+
+def coarsened(X: np.ndarray) -> np.ndarray:
+    """Every column cut into 4 or 5 equal-frequency levels (0, 1, ...) over all its rows."""
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
+    out = np.empty_like(X)
+    for j in range(X.shape[1]):
+        levels = 4 + j % 2
+        cuts = np.quantile(X[:, j], np.arange(1, levels) / levels)
+        out[:, j] = np.searchsorted(np.unique(cuts), X[:, j], side="right")
+    return out
+
+
 def cut(name: str):
-    """``(X, Y, rows of the parent)``: the parent's random rows, then random columns."""
-    parent, rows, columns, _, seed = {**CUTS, **SPARSE_CUTS}[name]
+    """``(X, Y, rows of the parent)``: the parent's random rows, then random columns (for a
+    coarse cut, of the coarsened parent)."""
+    parent, rows, columns, _, seed = {**CUTS, **SPARSE_CUTS, **COARSE_CUTS}[name]
     X, Y, n_rows = load_rows(parent, 0)
+    if name in COARSE_CUTS:
+        X = coarsened(X)
     rng = np.random.default_rng(seed)
     keep = np.sort(rng.choice(X.shape[0], size=rows, replace=False))
     X, Y = X[keep], Y[keep]
@@ -107,7 +136,7 @@ WHOLE = {"emotions": 593, "scene": 2407, "yeast": 2417, "CAL500": 502}
 
 def train_rows(name: str) -> int:
     """Rows of a training fold (3 folds): two thirds of the cut's (or the whole set's)."""
-    cuts = {**CUTS, **SPARSE_CUTS}
+    cuts = {**CUTS, **SPARSE_CUTS, **COARSE_CUTS}
     return (cuts[name][1] if name in cuts else WHOLE[name]) * 2 // 3
 
 
@@ -258,12 +287,16 @@ AUTO = OUT / "auto"
 SPARSE = OUT / "sparse"
 
 
-def run_sparse(names: list[str], folds: int) -> None:
-    """The default and the former default on the sparse cuts (no rivals: what the bins change)."""
+COARSE = OUT / "coarse"
+
+
+def run_against_five(names: list[str], folds: int, out: Path) -> None:
+    """The default and the former default on the sparse or coarse cuts (no rivals: what the
+    bins change)."""
     for name in names:
         X, Y, n_rows = cut(name)
-        cross_validate(name, X, Y, n_rows, factories(["gds", FORMER]), SPARSE_CUTS[name][3],
-                       SPARSE, folds)
+        cross_validate(name, X, Y, n_rows, factories(["gds", FORMER]),
+                       {**SPARSE_CUTS, **COARSE_CUTS}[name][3], out, folds)
 
 
 def _wtl(d: pd.Series, tol: pd.Series) -> list:
@@ -272,16 +305,16 @@ def _wtl(d: pd.Series, tol: pd.Series) -> list:
                     f"{int((d < -tol).sum())}", f"{d.mean():+.4f}", f"{int((d.abs() < 1e-12).sum())}"]
 
 
-def sparse_section() -> str:
-    """The default against :data:`FORMER` on the sparse cuts: win/tie/loss (the larger fold
-    std) and the mean difference, per cut."""
-    frames = [pd.read_csv(p) for p in sorted(SPARSE.glob("*.csv")) if ".stability." not in p.name]
+def against_five_section(folder: Path, cuts: dict, command: str) -> str:
+    """The default against :data:`FORMER` on the sparse or coarse cuts: win/tie/loss (the
+    larger fold std) and the mean difference, per cut and in all."""
+    frames = [pd.read_csv(p) for p in sorted(folder.glob("*.csv")) if ".stability." not in p.name]
     if not frames:
-        return "Not run: `python benchmarks/small_dense.py sparse`."
+        return f"Not run: `python benchmarks/small_dense.py {command}`."
     df = pd.concat(frames, ignore_index=True)
     df = df[df.measure.isin(R.MEASURES)]
     rows, every = [], []
-    for name in [n for n in SPARSE_CUTS if n in set(df.dataset)]:
+    for name in [n for n in cuts if n in set(df.dataset)]:
         st = (df[df.dataset == name].groupby(["evaluator", "measure", "k", "method"])["value"]
               .agg(["mean", "std"]).unstack("method"))
         d = st["mean"]["gds"] - st["mean"][FORMER]
@@ -386,7 +419,16 @@ def report() -> None:
           "only rcv1subset1 has them (the others hold 0/1 words). Its cuts to 150, 200 and 300 "
           "random rows (seeds 1 and 2), the default against `gds-five` (written by `python "
           "benchmarks/small_dense.py sparse`; no rivals), BRkNN-b and the linear evaluator, "
-          "example and macro F1:\n\n" + sparse_section()
+          "example and macro F1:\n\n"
+        + against_five_section(SPARSE, SPARSE_CUTS, "sparse")
+        + "\n\n## Columns of four or five values\n\n"
+          "Three bins merge the values of a column that five bins keep whole (a small category "
+          "code, a count, a rating). The measurements above hold none: every column of the dense "
+          "cuts has more than five values. The small cuts again, with every column of the "
+          "parent set first cut into 4 or 5 equal-frequency levels (alternating; ordinal codes "
+          "with the columns' own signal), the default against `gds-five` (written by `python "
+          "benchmarks/small_dense.py coarse`; no rivals):\n\n"
+        + against_five_section(COARSE, COARSE_CUTS, "coarse")
         + "\n\n## Automatic k on the cuts\n\n"
           "The default with `k=\"auto\"` (written by `python benchmarks/small_dense.py auto`) "
           "against its best fixed k of the cut (the ks above, at most half the columns), per "
@@ -409,10 +451,13 @@ def main() -> None:
     sp_ = sub.add_parser("sparse", help="the default against five bins on sparse cuts")
     sp_.add_argument("--sets", default=",".join(SPARSE_CUTS), help="comma-separated cuts")
     sp_.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    co = sub.add_parser("coarse", help="the default against five bins on cuts of 4-5 values")
+    co.add_argument("--sets", default=",".join(COARSE_CUTS), help="comma-separated cuts")
+    co.add_argument("--folds", type=int, default=3, help="cross-validation folds")
     sub.add_parser("report", help="write docs/results/small_dense.md")
     a = p.parse_args()
-    if a.cmd in ("run", "auto", "sparse"):
-        known = SPARSE_CUTS if a.cmd == "sparse" else CUTS
+    if a.cmd in ("run", "auto", "sparse", "coarse"):
+        known = {"sparse": SPARSE_CUTS, "coarse": COARSE_CUTS}.get(a.cmd, CUTS)
         unknown = [s for s in a.sets.split(",") if s not in known]
         if unknown:
             raise SystemExit(f"unknown cuts: {', '.join(unknown)}; choose among {', '.join(known)}")
@@ -421,7 +466,7 @@ def main() -> None:
         elif a.cmd == "auto":
             run_auto(a.sets.split(","), a.folds)
         else:
-            run_sparse(a.sets.split(","), a.folds)
+            run_against_five(a.sets.split(","), a.folds, SPARSE if a.cmd == "sparse" else COARSE)
     else:
         report()
 
