@@ -82,6 +82,8 @@ COARSE_CUTS = {f"{name}-q45": CUTS[name] for name in (
     "emotions-r150", "emotions-r200", "emotions-r300", "scene-r200", "scene-r300", "yeast-r200",
     "yeast-r300", "CAL500-r150", "CAL500-r250", "emotions-r200-s2", "scene-r200-s2",
     "yeast-r200-s2", "CAL500-r150-s2")}
+#: every cut by name
+ALL_CUTS = {**CUTS, **SPARSE_CUTS, **COARSE_CUTS}
 
 
 def coarsened(X: np.ndarray) -> np.ndarray:
@@ -98,7 +100,7 @@ def coarsened(X: np.ndarray) -> np.ndarray:
 def cut(name: str):
     """``(X, Y, rows of the parent)``: the parent's random rows, then random columns (for a
     coarse cut, of the coarsened parent)."""
-    parent, rows, columns, _, seed = {**CUTS, **SPARSE_CUTS, **COARSE_CUTS}[name]
+    parent, rows, columns, _, seed = ALL_CUTS[name]
     X, Y, n_rows = load_rows(parent, 0)
     if name in COARSE_CUTS:
         X = coarsened(X)
@@ -136,8 +138,7 @@ WHOLE = {"emotions": 593, "scene": 2407, "yeast": 2417, "CAL500": 502}
 
 def train_rows(name: str) -> int:
     """Rows of a training fold (3 folds): two thirds of the cut's (or the whole set's)."""
-    cuts = {**CUTS, **SPARSE_CUTS, **COARSE_CUTS}
-    return (cuts[name][1] if name in cuts else WHOLE[name]) * 2 // 3
+    return (ALL_CUTS[name][1] if name in ALL_CUTS else WHOLE[name]) * 2 // 3
 
 
 def parent_of(name: str) -> str:
@@ -285,8 +286,6 @@ def rule_section(df: pd.DataFrame, candidates: list[str]) -> str:
 
 AUTO = OUT / "auto"
 SPARSE = OUT / "sparse"
-
-
 COARSE = OUT / "coarse"
 
 
@@ -296,7 +295,7 @@ def run_against_five(names: list[str], folds: int, out: Path) -> None:
     for name in names:
         X, Y, n_rows = cut(name)
         cross_validate(name, X, Y, n_rows, factories(["gds", FORMER]),
-                       {**SPARSE_CUTS, **COARSE_CUTS}[name][3], out, folds)
+                       ALL_CUTS[name][3], out, folds)
 
 
 def _wtl(d: pd.Series, tol: pd.Series) -> list:
@@ -441,23 +440,20 @@ def main() -> None:
     p = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     sub = p.add_subparsers(dest="cmd", required=True,
                            help="run: cross-validate on the cuts; report: write the tables")
-    r = sub.add_parser("run", help="cross-validate the default and the rivals")
-    r.add_argument("--sets", default=",".join(CUTS), help="comma-separated cuts")
-    r.add_argument("--folds", type=int, default=3, help="cross-validation folds")
-    r.add_argument("--methods", default=",".join(R.RANKED), help="comma-separated methods")
-    au = sub.add_parser("auto", help="cross-validate the default with k='auto'")
-    au.add_argument("--sets", default=",".join(CUTS), help="comma-separated cuts")
-    au.add_argument("--folds", type=int, default=3, help="cross-validation folds")
-    sp_ = sub.add_parser("sparse", help="the default against five bins on sparse cuts")
-    sp_.add_argument("--sets", default=",".join(SPARSE_CUTS), help="comma-separated cuts")
-    sp_.add_argument("--folds", type=int, default=3, help="cross-validation folds")
-    co = sub.add_parser("coarse", help="the default against five bins on cuts of 4-5 values")
-    co.add_argument("--sets", default=",".join(COARSE_CUTS), help="comma-separated cuts")
-    co.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+    runs = {"run": ("cross-validate the default and the rivals", CUTS),
+            "auto": ("cross-validate the default with k='auto'", CUTS),
+            "sparse": ("the default against five bins on sparse cuts", SPARSE_CUTS),
+            "coarse": ("the default against five bins on cuts of 4-5 values", COARSE_CUTS)}
+    for cmd, (text, cuts) in runs.items():
+        r = sub.add_parser(cmd, help=text)
+        r.add_argument("--sets", default=",".join(cuts), help="comma-separated cuts")
+        r.add_argument("--folds", type=int, default=3, help="cross-validation folds")
+        if cmd == "run":
+            r.add_argument("--methods", default=",".join(R.RANKED), help="comma-separated methods")
     sub.add_parser("report", help="write docs/results/small_dense.md")
     a = p.parse_args()
-    if a.cmd in ("run", "auto", "sparse", "coarse"):
-        known = {"sparse": SPARSE_CUTS, "coarse": COARSE_CUTS}.get(a.cmd, CUTS)
+    if a.cmd in runs:
+        known = runs[a.cmd][1]
         unknown = [s for s in a.sets.split(",") if s not in known]
         if unknown:
             raise SystemExit(f"unknown cuts: {', '.join(unknown)}; choose among {', '.join(known)}")

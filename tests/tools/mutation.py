@@ -1123,9 +1123,9 @@ MUTANTS += [
 # build_store_from_chunks, the ingest's bin_table and the bins store.json records, its early
 # refusal), the sources (the memory source's recorded bins, a store's same_codes and the bins
 # it reports) and the store build command's --bins. Considered and left out as equivalent:
-# unselectable_reason (selection/__init__.py) taking b.n_bins unresolved for the min_bin_count
-# bound or the message (it is only called on an InMemorySource, whose binning is already
-# resolved, so resolve_n_bins there is the identity); dropping discretize's early
+# unselectable_reason (selection/__init__.py) resolving b.n_bins for the min_bin_count bound or
+# the message (it is only called on an InMemorySource, whose binning is already resolved; it
+# no longer resolves it again); dropping discretize's early
 # resolve_n_bins(n_bins, 0) (the same refusal follows from resolve_n_bins(n_bins, n) a few
 # lines on; only which of two errors comes first on bad data and bad bins at once changes);
 # dropping the bool refusal in resolve_n_bins (True is 1, refused by the range anyway); the

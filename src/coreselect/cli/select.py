@@ -553,8 +553,8 @@ def _table(report: dict, by_default: bool = False, bins_by_default: bool = False
         )
     from coreselect.core.discretize import DEFAULT_BINS, FEW_ROWS, FEW_ROWS_BINS
 
-    spec = report.get("spec") or {}
-    if bins_by_default and spec.get("n_bins") == FEW_ROWS_BINS and report.get("n_samples", 0) < FEW_ROWS:
+    # by default the bins are "auto", which takes FEW_ROWS_BINS exactly below FEW_ROWS samples
+    if bins_by_default and (report.get("spec") or {}).get("n_bins") == FEW_ROWS_BINS:
         rows.append(f"bins: {FEW_ROWS_BINS} per split column, as --bins auto takes on fewer "
                     f"than {FEW_ROWS} samples ({DEFAULT_BINS} from there); --bins "
                     f"{DEFAULT_BINS} keeps five")

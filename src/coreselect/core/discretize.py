@@ -203,10 +203,7 @@ def resolve_n_bins(n_bins: int | str, n_samples: int) -> int:
     InputError
         When ``n_bins`` is neither ``"auto"`` nor an integer in ``[2, MAX_BINS]``.
     """
-    if isinstance(n_bins, str):
-        if n_bins != AUTO_BINS:
-            raise InputError(f'n_bins must be "auto" or an integer in [2, {MAX_BINS}], '
-                             f"got {n_bins!r}")
+    if isinstance(n_bins, str) and n_bins == AUTO_BINS:
         return FEW_ROWS_BINS if int(n_samples) < FEW_ROWS else DEFAULT_BINS
     whole = isinstance(n_bins, (int, np.integer, float)) and not isinstance(n_bins, bool) \
         and float(n_bins).is_integer()

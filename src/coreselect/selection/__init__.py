@@ -299,7 +299,7 @@ def unselectable_reason(source: InMemorySource, fix: bool = True) -> str:
     :mod:`coreselect.core.discretize`, with the bound it used and the fix."""
     import scipy.sparse as sp
 
-    from coreselect.core.discretize import effective_min_bin_count, resolve_n_bins
+    from coreselect.core.discretize import effective_min_bin_count
 
     features = source._discrete[0]
     constant = np.flatnonzero(features.is_constant)
@@ -318,15 +318,14 @@ def unselectable_reason(source: InMemorySource, fix: bool = True) -> str:
         lo, hi = (X.min(axis=0), X.max(axis=0)) if n else (np.zeros(constant.size),) * 2
     single = int(np.sum(lo == hi))
     merged = int(constant.size - single)
-    n_bins = resolve_n_bins(b.n_bins, n)
-    m = effective_min_bin_count(b.min_bin_count, n, n_bins)
+    m = effective_min_bin_count(b.min_bin_count, n, b.n_bins)  # resolved by the source
     parts = []
     if single:
         parts.append(f"{single} of the {source.n_columns} columns hold a single value")
     if merged:
         parts.append(f"{merged} have every sample in one bin after bins smaller than {m} "
                      f"samples were merged (min_bin_count={b.min_bin_count} on {n} samples, "
-                     f"n_bins={n_bins}; a smaller min_bin_count or strategy='uniform' "
+                     f"n_bins={b.n_bins}; a smaller min_bin_count or strategy='uniform' "
                      "keeps more bins)")
     return "; ".join(parts) + (" (keep_constant=True allows constant columns)" if fix else "")
 
