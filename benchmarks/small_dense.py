@@ -6,6 +6,7 @@ hundred rows (and some to a few dozen columns), the size of most public dense mu
     python benchmarks/small_dense.py auto [--sets ...] [--folds 3]
     python benchmarks/small_dense.py sparse [--sets ...] [--folds 3]
     python benchmarks/small_dense.py coarse [--sets ...] [--folds 3]
+    python benchmarks/small_dense.py nominal [--sets ...] [--folds 3]
     python benchmarks/small_dense.py report
 
 ``run`` is ``benchmarks/rivals.py run`` (``run_protocol``, what ``coreselect evaluate`` runs;
@@ -17,12 +18,15 @@ docs/results/small_dense/. ``auto`` runs the default with ``k="auto"`` (docs/res
 small_dense/auto/). ``sparse`` and ``coarse`` run the default and ``gds-five`` (five bins at
 every size) on rcv1subset1 cut to a few hundred rows (:data:`SPARSE_CUTS`) and on the small
 cuts with every column first cut into 4 or 5 levels (:data:`COARSE_CUTS`): what the default's
-three bins below 240 rows change there. ``report`` writes docs/results/small_dense.md: the
+three bins below 240 rows change there. ``nominal`` runs the default on the small cuts with
+every column first cut into 6 to 10 levels (:data:`NOMINAL_CUTS`), which the selection sees in
+their order or under codes in no order (a nominal attribute's), grouped by frequency or not.
+``report`` writes docs/results/small_dense.md: the
 default against the best of all rivals per cell, below random, average ranks with the Friedman
 test and the Nemenyi critical difference, the pairwise win/tie/loss (the tables of rivals.md);
 each candidate in the default's place by band of training rows; a rule "the candidate below a
 number of training rows" with the number chosen leave-one-dataset-out, and the default's
-against five bins; the sparse and coarse cuts; and ``k="auto"`` against the best fixed k.
+against five bins; the sparse, coarse and nominal cuts; and ``k="auto"`` against the best fixed k.
 """
 
 from __future__ import annotations
@@ -82,8 +86,11 @@ COARSE_CUTS = {f"{name}-q45": CUTS[name] for name in (
     "emotions-r150", "emotions-r200", "emotions-r300", "scene-r200", "scene-r300", "yeast-r200",
     "yeast-r300", "CAL500-r150", "CAL500-r250", "emotions-r200-s2", "scene-r200-s2",
     "yeast-r200-s2", "CAL500-r150-s2")}
+#: the same small cuts with every column cut into 6, 8 or 10 levels, which the selectors see
+#: under codes in no order (a nominal attribute: its declared values carry no order)
+NOMINAL_CUTS = {f"{name[:-4]}-nom": cut for name, cut in COARSE_CUTS.items()}
 #: every cut by name
-ALL_CUTS = {**CUTS, **SPARSE_CUTS, **COARSE_CUTS}
+ALL_CUTS = {**CUTS, **SPARSE_CUTS, **COARSE_CUTS, **NOMINAL_CUTS}
 
 
 def coarsened(X: np.ndarray) -> np.ndarray:
@@ -97,6 +104,80 @@ def coarsened(X: np.ndarray) -> np.ndarray:
     return out
 
 
+def leveled(X: np.ndarray) -> np.ndarray:
+    """Every column cut into 6, 8 or 10 equal-frequency levels (0, 1, ...; alternating) over
+    all its rows: categories with the column's own signal, in their order."""
+    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
+    out = np.empty_like(X)
+    for j in range(X.shape[1]):
+        levels = (6, 8, 10)[j % 3]
+        cuts = np.quantile(X[:, j], np.arange(1, levels) / levels)
+        out[:, j] = np.searchsorted(np.unique(cuts), X[:, j], side="right")
+    return out
+
+
+def unordered(X: np.ndarray) -> np.ndarray:
+    """The levels of :func:`leveled` under codes in no order: each column's own random
+    permutation of its codes (seeded by the column), as a nominal attribute's declaration
+    order would code them."""
+    out = np.empty_like(X)
+    for j in range(X.shape[1]):
+        perm = np.random.default_rng(1000 + j).permutation(int(X[:, j].max()) + 1)
+        out[:, j] = perm[X[:, j].astype(np.int64)]
+    return out
+
+
+def most_frequent(X: np.ndarray, keep: int) -> np.ndarray:
+    """Each column's ``keep - 1`` most frequent codes kept (ties: the smaller code), the
+    others pooled into one code."""
+    out = np.zeros_like(X)
+    for j in range(X.shape[1]):
+        values, counts = np.unique(X[:, j], return_counts=True)
+        top = values[np.lexsort((values, -counts))][:keep - 1]
+        for i, v in enumerate(top):
+            out[X[:, j] == v, j] = i + 1
+    return out
+
+
+class Nominal:
+    """The default on the nominal cuts as a ranker: the evaluators see the levels in order
+    (``fit`` is given them), the selection sees them as ``how`` says: ``"ordered"`` the levels
+    themselves (what ordered codes give), ``"unordered"`` codes in no order (the default as
+    it takes a nominal attribute), ``"frequent"`` those codes with the most frequent
+    categories kept and the rest pooled, as many groups as the default's bins for the rows,
+    ``"every"`` those codes with every category its own bin (``n_bins=10``)."""
+
+    is_ranker = True
+
+    def __init__(self, k: int, seed: int, how: str):
+        self.k, self.seed, self.how = k, seed, how
+
+    @property
+    def ranking_(self) -> np.ndarray:
+        return self.selected_
+
+    def fit(self, X, Y) -> "Nominal":
+        import time
+
+        from coreselect.core.discretize import resolve_n_bins
+        from coreselect.evaluation.gds import CalibratedGDS
+
+        began = time.perf_counter()
+        codes = X if self.how == "ordered" else unordered(X)
+        options = {"n_bins": 10} if self.how == "every" else {}
+        if self.how == "frequent":
+            codes = most_frequent(codes, resolve_n_bins("auto", codes.shape[0]))
+        self.selected_ = CalibratedGDS(k=self.k, random_state=self.seed,
+                                       **options).fit(codes, Y).selected_
+        self.seconds_ = time.perf_counter() - began
+        return self
+
+
+#: the nominal cuts' selections: method name -> :class:`Nominal`'s ``how``
+NOMINAL_METHODS = {"nominal-ordered": "ordered", "nominal-default": "unordered",
+                   "nominal-frequent": "frequent", "nominal-every": "every"}
+
+
 def cut(name: str):
     """``(X, Y, rows of the parent)``: the parent's random rows, then random columns (for a
     coarse cut, of the coarsened parent)."""
@@ -104,6 +185,8 @@ def cut(name: str):
     X, Y, n_rows = load_rows(parent, 0)
     if name in COARSE_CUTS:
         X = coarsened(X)
+    elif name in NOMINAL_CUTS:
+        X = leveled(X)
     rng = np.random.default_rng(seed)
     keep = np.sort(rng.choice(X.shape[0], size=rows, replace=False))
     X, Y = X[keep], Y[keep]
@@ -287,6 +370,7 @@ def rule_section(df: pd.DataFrame, candidates: list[str]) -> str:
 AUTO = OUT / "auto"
 SPARSE = OUT / "sparse"
 COARSE = OUT / "coarse"
+NOMINAL = OUT / "nominal"
 
 
 def run_against_five(names: list[str], folds: int, out: Path) -> None:
@@ -296,6 +380,43 @@ def run_against_five(names: list[str], folds: int, out: Path) -> None:
         X, Y, n_rows = cut(name)
         cross_validate(name, X, Y, n_rows, factories(["gds", FORMER]),
                        ALL_CUTS[name][3], out, folds)
+
+
+def run_nominal(names: list[str], folds: int) -> None:
+    """The default on the nominal cuts, given the levels in order, in no order, and in no
+    order with its categories grouped by frequency or each kept (no rivals)."""
+    made = {m: (lambda how: lambda k, seed: Nominal(k, seed, how))(how)
+            for m, how in NOMINAL_METHODS.items()}
+    for name in names:
+        X, Y, n_rows = cut(name)
+        cross_validate(name, X, Y, n_rows, made, ALL_CUTS[name][3], NOMINAL, folds)
+
+
+def nominal_section() -> str:
+    """Each selection of the nominal cuts against the default on codes in no order:
+    win/tie/loss (the larger fold std), the mean difference; and the four's average rank."""
+    frames = [pd.read_csv(p) for p in sorted(NOMINAL.glob("*.csv")) if ".stability." not in p.name]
+    if not frames:
+        return "Not run: `python benchmarks/small_dense.py nominal`."
+    df = pd.concat(frames, ignore_index=True)
+    df = df[df.measure.isin(R.MEASURES)]
+    st = (df.groupby(["dataset", "evaluator", "measure", "k", "method"])["value"]
+          .agg(["mean", "std"]).unstack("method"))
+    ranks = st["mean"].rank(axis=1, ascending=False).mean()
+    base = "nominal-default"
+    what = {"nominal-ordered": "the same categories coded in their order",
+            "nominal-default": "the default (codes in no order)",
+            "nominal-frequent": "the most frequent categories kept, the rest pooled",
+            "nominal-every": "every category its own bin (`n_bins=10`)"}
+    rows = []
+    for m in NOMINAL_METHODS:
+        cells = (["–", "–", "–", "–"] if m == base else
+                 _wtl(st["mean"][m] - st["mean"][base],
+                      np.maximum(st["std"][m], st["std"][base])))
+        rows.append([f"`{m}`", what[m], f"{ranks[m]:.2f}", *cells[:3]])
+    return md_table(["selection", "what the selection sees", "average rank of the four",
+                     "cells", "against the default: win/tie/loss", "mean F1 difference"],
+                    rows, align="llrrlr")
 
 
 def _wtl(d: pd.Series, tol: pd.Series) -> list:
@@ -428,6 +549,17 @@ def report() -> None:
           "with the columns' own signal), the default against `gds-five` (written by `python "
           "benchmarks/small_dense.py coarse`; no rivals):\n\n"
         + against_five_section(COARSE, COARSE_CUTS, "coarse")
+        + "\n\n## Category codes in no order\n\n"
+          "A nominal attribute (an ARFF `{a, b, c}` declaration, a category id) is read as "
+          "its values' codes, and the bins group neighbouring codes, which the declaration "
+          "order puts together by chance. The 13 small cuts again, every column of the parent "
+          "set first cut into 6, 8 or 10 equal-frequency levels (alternating), which the "
+          "evaluators see in their order, and the default given them in their order or under "
+          "codes permuted per column, with the most frequent categories kept and the rest "
+          "pooled (as many groups as its bins), or with every category its own bin (written "
+          "by `python benchmarks/small_dense.py nominal`; no rivals), BRkNN-b and the linear "
+          "evaluator, example and macro F1:\n\n"
+        + nominal_section()
         + "\n\n## Automatic k on the cuts\n\n"
           "The default with `k=\"auto\"` (written by `python benchmarks/small_dense.py auto`) "
           "against its best fixed k of the cut (the ks above, at most half the columns), per "
@@ -443,7 +575,8 @@ def main() -> None:
     runs = {"run": ("cross-validate the default and the rivals", CUTS),
             "auto": ("cross-validate the default with k='auto'", CUTS),
             "sparse": ("the default against five bins on sparse cuts", SPARSE_CUTS),
-            "coarse": ("the default against five bins on cuts of 4-5 values", COARSE_CUTS)}
+            "coarse": ("the default against five bins on cuts of 4-5 values", COARSE_CUTS),
+            "nominal": ("the default on cuts of category codes in no order", NOMINAL_CUTS)}
     for cmd, (text, cuts) in runs.items():
         r = sub.add_parser(cmd, help=text)
         r.add_argument("--sets", default=",".join(cuts), help="comma-separated cuts")
@@ -461,6 +594,8 @@ def main() -> None:
             run(a.sets.split(","), a.folds, a.methods.split(","))
         elif a.cmd == "auto":
             run_auto(a.sets.split(","), a.folds)
+        elif a.cmd == "nominal":
+            run_nominal(a.sets.split(","), a.folds)
         else:
             run_against_five(a.sets.split(","), a.folds, SPARSE if a.cmd == "sparse" else COARSE)
     else:
