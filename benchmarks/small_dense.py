@@ -42,6 +42,7 @@ import pandas as pd  # noqa: E402
 
 from _common import REPO_ROOT, cross_validate, emit, md_table  # noqa: E402
 from published import load_rows  # noqa: E402
+import dense_research as DR  # noqa: E402
 import rivals as R  # noqa: E402
 
 OUT = REPO_ROOT / "docs" / "results" / "small_dense"
@@ -93,25 +94,15 @@ NOMINAL_CUTS = {f"{name[:-4]}-nom": cut for name, cut in COARSE_CUTS.items()}
 ALL_CUTS = {**CUTS, **SPARSE_CUTS, **COARSE_CUTS, **NOMINAL_CUTS}
 
 
-def coarsened(X: np.ndarray) -> np.ndarray:
-    """Every column cut into 4 or 5 equal-frequency levels (0, 1, ...) over all its rows."""
+def leveled(X: np.ndarray, levels: tuple[int, ...]) -> np.ndarray:
+    """Every column cut into equal-frequency levels (0, 1, ...) over all its rows, column ``j``
+    into ``levels[j % len(levels)]``: codes with the column's own signal, in their order
+    (``(4, 5)``: the coarse cuts; ``(6, 8, 10)``: the nominal cuts' categories)."""
     X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
     out = np.empty_like(X)
     for j in range(X.shape[1]):
-        levels = 4 + j % 2
-        cuts = np.quantile(X[:, j], np.arange(1, levels) / levels)
-        out[:, j] = np.searchsorted(np.unique(cuts), X[:, j], side="right")
-    return out
-
-
-def leveled(X: np.ndarray) -> np.ndarray:
-    """Every column cut into 6, 8 or 10 equal-frequency levels (0, 1, ...; alternating) over
-    all its rows: categories with the column's own signal, in their order."""
-    X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
-    out = np.empty_like(X)
-    for j in range(X.shape[1]):
-        levels = (6, 8, 10)[j % 3]
-        cuts = np.quantile(X[:, j], np.arange(1, levels) / levels)
+        count = levels[j % len(levels)]
+        cuts = np.quantile(X[:, j], np.arange(1, count) / count)
         out[:, j] = np.searchsorted(np.unique(cuts), X[:, j], side="right")
     return out
 
@@ -139,7 +130,7 @@ def most_frequent(X: np.ndarray, keep: int) -> np.ndarray:
     return out
 
 
-class Nominal:
+class Nominal(DR._Ranker):
     """The default on the nominal cuts as a ranker: the evaluators see the levels in order
     (``fit`` is given them), the selection sees them as ``how`` says: ``"ordered"`` the levels
     themselves (what ordered codes give), ``"unordered"`` codes in no order (the default as
@@ -147,14 +138,9 @@ class Nominal:
     categories kept and the rest pooled, as many groups as the default's bins for the rows,
     ``"every"`` those codes with every category its own bin (``n_bins=10``)."""
 
-    is_ranker = True
-
     def __init__(self, k: int, seed: int, how: str):
-        self.k, self.seed, self.how = k, seed, how
-
-    @property
-    def ranking_(self) -> np.ndarray:
-        return self.selected_
+        super().__init__(k, seed)
+        self.how = how
 
     def fit(self, X, Y) -> "Nominal":
         import time
@@ -184,9 +170,9 @@ def cut(name: str):
     parent, rows, columns, _, seed = ALL_CUTS[name]
     X, Y, n_rows = load_rows(parent, 0)
     if name in COARSE_CUTS:
-        X = coarsened(X)
+        X = leveled(X, (4, 5))
     elif name in NOMINAL_CUTS:
-        X = leveled(X)
+        X = leveled(X, (6, 8, 10))
     rng = np.random.default_rng(seed)
     keep = np.sort(rng.choice(X.shape[0], size=rows, replace=False))
     X, Y = X[keep], Y[keep]
@@ -197,8 +183,6 @@ def cut(name: str):
 
 def factories(methods: list[str]) -> dict:
     """The rivals' factories (``rivals.py``), and the candidates of ``dense_research.py``."""
-    import dense_research as DR
-
     known = set(R.METHODS) | set(R.CANDIDATES)
     made = R.factories([m for m in methods if m in known])
     return {m: made[m] if m in known else DR.factory(m) for m in methods}
@@ -245,7 +229,6 @@ def whole_sets(candidates: list[str]) -> pd.DataFrame:
     candidates (docs/results/dense_research/). Every whole set has more than
     :data:`~coreselect.core.discretize.FEW_ROWS` training rows, where the default takes five
     bins: its rows there are :data:`FORMER`'s too."""
-    import dense_research as DR
     from coreselect.core.discretize import FEW_ROWS
 
     frames = []
@@ -299,8 +282,6 @@ class Cells:
 
 
 def candidates_section(df: pd.DataFrame) -> str:
-    import dense_research as DR
-
     every = set(CUTS)
     cands = [m for m in sorted(set(df.method)) if m.startswith("gds-")
              and every <= set(df[df.method == m].dataset)]
@@ -410,10 +391,10 @@ def nominal_section() -> str:
             "nominal-every": "every category its own bin (`n_bins=10`)"}
     rows = []
     for m in NOMINAL_METHODS:
-        cells = (["–", "–", "–", "–"] if m == base else
+        cells = (["–", "–", "–"] if m == base else
                  _wtl(st["mean"][m] - st["mean"][base],
-                      np.maximum(st["std"][m], st["std"][base])))
-        rows.append([f"`{m}`", what[m], f"{ranks[m]:.2f}", *cells[:3]])
+                      np.maximum(st["std"][m], st["std"][base]))[:3])
+        rows.append([f"`{m}`", what[m], f"{ranks[m]:.2f}", *cells])
     return md_table(["selection", "what the selection sees", "average rank of the four",
                      "cells", "against the default: win/tie/loss", "mean F1 difference"],
                     rows, align="llrrlr")
