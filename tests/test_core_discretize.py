@@ -299,3 +299,31 @@ def test_zero_bin_needs_more_than_half_zeros(backend, zeros):
     dm = discretize(x[:, None], n_bins=3, min_bin_count=1, backend=backend)
     expected = ref.discretize_column(x, 3, "auto", 1, False)
     assert ref.same_partition(dm.dense_codes()[:, 0], expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([0, 1, 2, 9, 130]),
+       n_labels=st.sampled_from([1, 2, 5, 70]), density=st.sampled_from([0.0, 0.05, 0.5, 1.0]),
+       dtype=st.sampled_from([np.int8, np.int64, np.uint8, np.float32, np.float64, bool]),
+       order=st.sampled_from("CF"))
+def test_dense_labels_become_the_matrix_scipy_makes_of_them(seed, n, n_labels, density, dtype,
+                                                            order):
+    """A dense 0/1 label matrix read label by label from its transpose: the CSC matrix
+    scipy builds from it (the same index types, sorted rows, no stored zero), flipped where
+    a label is on in more than half of the rows, and what the sparse form of it gives."""
+    rng = np.random.default_rng(seed)
+    Y = np.asarray(rng.random((n, n_labels)) < density, dtype=dtype, order=order)
+    got = discretize_labels(Y)
+    want = discretize_labels(sp.csr_matrix(Y))
+    plain = sp.csc_matrix(Y, dtype=np.int8)
+    plain.eliminate_zeros()
+    from coreselect.core.discretize import _ones_by_column
+
+    ones = _ones_by_column(Y)
+    for a, b in ((ones, plain), (got.codes, want.codes)):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        assert a.indices.dtype == b.indices.dtype and a.indptr.dtype == b.indptr.dtype
+        assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+        assert np.array_equal(a.data, b.data)
+    assert ones.has_canonical_format
+    assert np.array_equal(got.n_codes, want.n_codes)

@@ -810,10 +810,10 @@ MUTANTS += [
         "compiled binning, short columns: insertion sort never moves a value before the first "
         "(a column whose first stored value is not its smallest is grouped unsorted)"),
     # -- core/objective.py: the first rise in one compiled pass ------------------------------------
-    R10("core/objective.py", "kept = self._lower(column, act, act.size, low, high, self.gains)",
-        "kept = self._lower(column, act.copy(), act.size, low, high, self.gains)",
+    R10("core/objective.py", "kept = self._lower(column, self._front, column.size, low, high, self.gains, True)",
+        "kept = self._lower(column, self._front.copy(), column.size, low, high, self.gains, True)",
         "relevance gains (compiled first rise): the kernel keeps the survivors in a copy, so a "
-        "label keeps its first candidates by index, not those still above its threshold"),
+        "label keeps stale candidates (zeros), not those still above its threshold"),
     # -- core/problem.py: take_rows ------------------------------------------------------------------
     R10("core/problem.py", "for column in range(matrix.shape[1]):",
         "for column in range(matrix.shape[1] - 1):",

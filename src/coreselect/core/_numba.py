@@ -260,6 +260,30 @@ def _to_distances(out, h_u, entropies, v_lo):  # pragma: no cover
             out[t] = 0.0
 
 
+@njit(cache=True, nogil=True)
+def relevance_in_place(info, h_x, h_l, inv_x, inv_l, normalized, by_label):  # pragma: no cover
+    """:func:`coreselect.core.entropy.relevance_from_entropies` in one pass over ``info``
+    (``H(x, l)`` in, relevance out): ``max(H(x) - H(x, l) + H(l), 0)``, then for the
+    normalized form ``* inv_x[x] * inv_l[l]`` and ``min(., 1)``; the numpy path's operations in
+    its order, with its NaN and signed-zero rules (``np.maximum`` keeps ``x`` unless ``x < 0``).
+    ``by_label``: labels in the outer loop (``info`` column-major, as the joint kernel writes
+    it)."""
+    d, n_labels = info.shape
+    outer = n_labels if by_label else d
+    inner = d if by_label else n_labels
+    for o in range(outer):
+        for t in range(inner):
+            x, label = (t, o) if by_label else (o, t)
+            v = (h_x[x] - info[x, label]) + h_l[label]
+            if v < 0.0:
+                v = 0.0
+            if normalized:
+                v = v * inv_x[x] * inv_l[label]
+                if v > 1.0:
+                    v = 1.0
+            info[x, label] = v
+
+
 # -- fused kernels over blocks (each block's outputs are written by one call only) ------------
 @njit(cache=True, nogil=True)
 def _max_codes(n_codes, lo, hi):  # pragma: no cover
@@ -493,13 +517,15 @@ def enter_top(top, vals, raised, old, new):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def lower_gains(column, active, n_active, low, high, gains):  # pragma: no cover
+def lower_gains(column, active, n_active, low, high, gains, every):  # pragma: no cover
     """A label's threshold rose from ``low`` to ``high``: lower the gains of the active
     candidates by ``clip(MI, low, high) - low`` and keep those still above ``high`` (in place,
-    at the front of ``active``). Returns how many stay active."""
+    at the front of ``active``). Returns how many stay active. ``every``: the label's first
+    rise, when the candidates ``0 .. n_active - 1`` are all active (``active`` is only
+    written: no index list to build and read)."""
     kept = 0
     for t in range(n_active):  # no data-dependent branch: whether m > high is a coin toss
-        v = active[t]
+        v = t if every else active[t]
         m = column[v]
         drop = (m if m < high else high) - low
         gains[v] -= drop if drop > 0.0 else 0.0  # 0 for m <= low, exactly as skipping it

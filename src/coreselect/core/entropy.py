@@ -152,14 +152,14 @@ def relevance_matrix(
     varying = ~features.is_constant
     if 2 * int(varying.sum()) > varying.size:
         return relevance_from_entropies(entropy(features), entropy(labels),
-                                        joint_entropy(features, labels, backend), kind)
+                                        joint_entropy(features, labels, backend), kind, backend)
     # A constant column carries no information about anything: its row is 0 by definition.
     # Most columns of wide text data are constant on a sample of rows, and their joint
     # tables would be most of the work.
     live = np.flatnonzero(varying)
     sub = features.take(live)
     values = relevance_from_entropies(entropy(sub), entropy(labels),
-                                      joint_entropy(sub, labels, backend), kind)
+                                      joint_entropy(sub, labels, backend), kind, backend)
     out = np.zeros((labels.n_columns, features.n_columns)).T  # column-major, as the kernel's
     for label in range(labels.n_columns):  # one column at a time: contiguous, no temporaries
         out[live, label] = values[:, label]
@@ -167,18 +167,27 @@ def relevance_matrix(
 
 
 def relevance_from_entropies(h_x: np.ndarray, h_l: np.ndarray, h_xl: np.ndarray,
-                             kind: Relevance = "nmi") -> np.ndarray:
+                             kind: Relevance = "nmi", backend: Backend = "auto") -> np.ndarray:
     """Relevance from the entropies of features, labels and their pairs; ``h_xl`` (d x L) is
-    overwritten and returned (it is the largest array of a run). Row-sharded runs share it."""
+    overwritten and returned (it is the largest array of a run). Row-sharded runs share it.
+    ``backend="numba"`` does the same float operations in one compiled pass over ``h_xl``
+    (the numpy path reads and writes it six times), so the same bits."""
+    with np.errstate(divide="ignore"):
+        inv_x = np.where(h_x >= ZERO_ENTROPY, 1.0 / np.sqrt(h_x), 0.0)
+        inv_l = np.where(h_l >= ZERO_ENTROPY, 1.0 / np.sqrt(h_l), 0.0)
+    if _numba_enabled(backend) and h_xl.ndim == 2 and h_xl.dtype == np.float64:
+        from coreselect.core._numba import relevance_in_place
+
+        relevance_in_place(h_xl, np.asarray(h_x, dtype=np.float64),
+                           np.asarray(h_l, dtype=np.float64), inv_x, inv_l, kind != "mi",
+                           not h_xl.flags.c_contiguous)
+        return h_xl
     info = h_xl
     np.subtract(h_x[:, None], info, out=info)
     info += h_l[None, :]
     np.maximum(info, 0.0, out=info)
     if kind == "mi":
         return info
-    with np.errstate(divide="ignore"):
-        inv_x = np.where(h_x >= ZERO_ENTROPY, 1.0 / np.sqrt(h_x), 0.0)
-        inv_l = np.where(h_l >= ZERO_ENTROPY, 1.0 / np.sqrt(h_l), 0.0)
     info *= inv_x[:, None]
     info *= inv_l[None, :]
     return np.minimum(info, 1.0, out=info)
@@ -243,11 +252,11 @@ def warm_up() -> bool:
     from coreselect.core.discretize import discretize, discretize_labels
 
     tiny = discretize(np.array([[0, 1], [1, 1], [1, 0], [0, 0]]), strategy="none")
-    joint_entropy(tiny, discretize_labels(np.array([[0, 1], [1, 1], [1, 0], [0, 0]])))
+    relevance_matrix(tiny, discretize_labels(np.array([[0, 1], [1, 1], [1, 0], [0, 0]])))
     DistanceOracle(tiny).add_distances_from(0, np.zeros(2), np.zeros(2), np.zeros(2, bool))
     add_distances(np.zeros(2), 0.0, np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2, bool),
                   use_numba=True)
-    lower_gains(np.zeros(2), np.arange(2), 2, 0.0, 1.0, np.zeros(2))
+    lower_gains(np.zeros(2), np.arange(2), 2, 0.0, 1.0, np.zeros(2), False)
     enter_top(np.zeros((2, 2)), np.zeros((2, 2), order="F")[0],  # a row of the relevance
               np.empty(2, np.int64), np.empty(2), np.empty(2))
     range_pick(np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2, dtype=bool), True, 0.0, 0.5,

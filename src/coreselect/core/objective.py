@@ -286,6 +286,7 @@ class RelevanceGains:
             from coreselect.core._numba import lower_gains
 
             self._lower, self._enter = lower_gains, enter_compiled
+            self._front = np.zeros(d, dtype=np.int64)  # a first rise's survivors, then copied
             self._raised = np.empty(n_labels, dtype=np.int64)
             self._old, self._new = np.empty(n_labels), np.empty(n_labels)
 
@@ -310,9 +311,8 @@ class RelevanceGains:
         act = self.active[label]
         if act is None and self._lower is not None:
             # First rise: every candidate is active (the same update, in one compiled pass).
-            act = np.arange(column.size)
-            kept = self._lower(column, act, act.size, low, high, self.gains)
-            self.active[label] = act[:kept].copy()
+            kept = self._lower(column, self._front, column.size, low, high, self.gains, True)
+            self.active[label] = self._front[:kept].copy()
             self.n_active[label] = kept
             return
         if act is None:
@@ -323,7 +323,8 @@ class RelevanceGains:
             return
         count = int(self.n_active[label])
         if self._lower is not None:
-            self.n_active[label] = self._lower(column, act, count, low, high, self.gains)
+            self.n_active[label] = self._lower(column, act, count, low, high, self.gains,
+                                               False)
             return
         live = act[:count]
         vals = column[live]
