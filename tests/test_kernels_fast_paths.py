@@ -528,11 +528,12 @@ def test_compiled_relevance_transform_is_numpys_bit_for_bit(seed, d, n_labels, k
     of the marginals (a negative MI, clipped), values that normalize above 1, signed zeros and
     NaN."""
     rng = np.random.default_rng(seed)
-    h_x = rng.choice([0.0, 1e-13, 0.5, 1.0, 2.7], d) * rng.random(d).round(1)
-    h_l = rng.choice([0.0, 0.3, 1.0], n_labels) * rng.random(n_labels).round(1)
+    h_x = rng.choice([-0.0, 0.0, 1e-13, 0.5, 1.0, 2.7], d) * rng.random(d).round(1)
+    h_l = rng.choice([-0.0, 0.0, 0.3, 1.0], n_labels) * rng.random(n_labels).round(1)
     h_xl = h_x[:, None] + h_l[None, :] - rng.choice([0.0, 0.25, -0.5, 2.0], (d, n_labels))
     h_xl[rng.random((d, n_labels)) < 0.1] = np.nan
     h_xl[rng.random((d, n_labels)) < 0.1] = -0.0
+    h_xl[rng.random((d, n_labels)) < 0.1] = 0.0
     h_xl = np.asarray(h_xl, order=order)
     want = E.relevance_from_entropies(h_x, h_l, h_xl.copy(order=order), kind, "numpy")
     got = E.relevance_from_entropies(h_x, h_l, h_xl.copy(order=order), kind, "numba")

@@ -1187,6 +1187,84 @@ MUTANTS += [
 ]
 
 
+# -- round 18: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# the relevance from entropies in one compiled pass (core/_numba.py relevance_in_place, numpy's
+# six passes in entropy.relevance_from_entropies the reference) and its dispatch; the dense label
+# matrix read label by label from its transpose (discretize._ones_by_column); a label's first
+# threshold rise with no index list (lower_gains(..., every) and RelevanceGains._raise).
+# Considered and left out as equivalent: the loop order of relevance_in_place (by_label inverted,
+# or the c_contiguous flag ignored either way: every cell is computed from its own inputs and
+# written once, only the speed changes); kind == "nmi" for kind != "mi" in the dispatch (Relevance
+# is Literal["nmi", "mi"]); v = min(v, 1.0) for the upper clip (numba's min keeps its first
+# argument when it is NaN and the values are equal otherwise: numpy's np.minimum bits; min(1.0, v)
+# below is not); _numba_enabled("auto") for _numba_enabled(backend) in the dispatch, or
+# relevance_matrix not passing backend (the compiled pass gives numpy's bits: only which code runs
+# changes); in _ones_by_column, the transposed 0/1 array left in Y's memory order
+# (np.asarray(Y.T), order="F": flatnonzero and count_nonzero read the logical order, whatever the
+# memory order), flat % n for flat % max(n, 1) (it differs only at n = 0, where flat is empty and
+# an empty array modulo 0 is empty, no error or warning), != 0 read as == 1 or > 0 (the values are
+# checked 0/1 above), an int32 indptr (scipy's constructor picks the index dtype from the contents
+# anyway; it differs only past 2**31 ones); in the first rise, self.n_active[label] or d for
+# column.size (n_active is d until a label's first rise) and an int32 _front (indices below
+# 2**31). The lower clip's v <= 0.0 as v < 0.0 was found here as a bug of the kernel (it kept
+# -0.0 where the numpy path gives +0.0, for h_x = h_l = -0.0; entropies pass zero_small, so no
+# caller gave -0.0): the kernel and the numpy path now both make a zero +0.0, and that slip is
+# a mutant of this round. Left out as
+# writing outside an array (a kill would be a crash, not an assertion): the loop bounds or (x,
+# label) swapped in relevance_in_place, inv_x and inv_l swapped in the call.
+R18 = in_round(18)
+
+
+MUTANTS += [
+    # -- core/_numba.py: relevance_in_place ------------------------------------------------------
+    R18("core/_numba.py", "v = (h_x[x] - info[x, label]) + h_l[label]",
+        "v = h_x[x] + h_l[label] - info[x, label]",
+        "compiled relevance: H(x) + H(l) - H(x, l), the textbook order, not numpy's (H(x) - "
+        "H(x, l)) + H(l) (other rounding: not numpy's bits)"),
+    R18("core/_numba.py", "            if v <= 0.0:\n                v = 0.0\n            if normalized:",
+        "            if v < 0.0:\n                v = 0.0\n            if normalized:",
+        "compiled relevance: the lower clip keeps -0.0 (the numpy path makes a zero +0.0)"),
+    R18("core/_numba.py", "v = v * inv_x[x] * inv_l[label]", "v = v * inv_x[x]",
+        "compiled relevance: NMI normalized by the feature's side only (the label's "
+        "1 / sqrt(H(l)) dropped)"),
+    R18("core/_numba.py", "                if v > 1.0:\n                    v = 1.0\n",
+        "                v = min(1.0, v)\n",
+        "compiled relevance: the cap at 1 as min(1.0, v) (a NaN becomes 1, where np.minimum "
+        "keeps NaN)"),
+    # -- core/entropy.py: the dispatch -------------------------------------------------------------
+    R18("core/entropy.py", 'np.asarray(h_l, dtype=np.float64), inv_x, inv_l, kind != "mi",',
+        'np.asarray(h_l, dtype=np.float64), inv_x, inv_l, kind != "nmi",',
+        "the compiled relevance's normalized flag inverted (kind=\"mi\" normalized, \"nmi\" "
+        "not)"),
+    # -- core/discretize.py: _ones_by_column ------------------------------------------------------
+    R18("core/discretize.py", "flat % max(n, 1)", "flat % max(n_labels, 1)",
+        "dense labels: the row of a one taken modulo the number of labels, not of rows"),
+    R18("core/discretize.py", "np.cumsum(np.count_nonzero(ones, axis=1), out=indptr[1:])",
+        "np.cumsum(np.count_nonzero(ones, axis=0), out=indptr[1:])",
+        "dense labels: the ones counted per row, not per label (axis 0 of the transpose)"),
+    # -- core/objective.py and core/_numba.py: the first rise and later rises ----------------------
+    R18("core/objective.py",
+        "kept = self._lower(column, self._front, column.size, low, high, self.gains, True)",
+        "kept = self._lower(column, self._front, column.size, low, high, self.gains, False)",
+        "relevance gains (compiled first rise): every=False, so the candidates are read from "
+        "_front (zeros, or an earlier label's survivors), not 0 .. d - 1"),
+    R18("core/objective.py", "self.active[label] = self._front[:kept].copy()",
+        "self.active[label] = self._front[:kept]",
+        "relevance gains (compiled first rise): a label keeps a view of the shared _front (the "
+        "next label's first rise overwrites its survivors)"),
+    R18("core/objective.py",
+        "self.n_active[label] = self._lower(column, act, count, low, high, self.gains,\n"
+        "                                               False)",
+        "self.n_active[label] = self._lower(column, act, count, low, high, self.gains,\n"
+        "                                               True)",
+        "relevance gains (compiled later rise): every=True, so candidates 0 .. n_active - 1 are "
+        "lowered, not the label's active ones"),
+    R18("core/_numba.py", "active[kept] = v", "active[kept] = t",
+        "lower_gains keeps the loop position, not the candidate (the same on a first rise, "
+        "positions instead of candidates on a later one)"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -1355,6 +1433,15 @@ for _file, _tests in {
                                       + EXTRA.get(_file, [])))
 
 
+# Round 18: the compiled gains step by step against numpy's (test_core_greedy) first for the
+# first rise in objective.py, and second for the compiled kernels (after their own tests).
+EXTRA["core/objective.py"] = list(dict.fromkeys(["tests/test_core_greedy.py"]
+                                               + EXTRA["core/objective.py"]))
+EXTRA["core/_numba.py"] = list(dict.fromkeys(EXTRA["core/_numba.py"][:1]
+                                            + ["tests/test_core_greedy.py"]
+                                            + EXTRA["core/_numba.py"][1:]))
+
+
 def tests_for(file: str) -> list[str]:
     # the most specific keys first ("store/_resume.py" before "store/")
     extra = [t for key, ts in sorted(EXTRA.items(), key=lambda kv: -len(kv[0]))
@@ -1494,7 +1581,10 @@ def main() -> None:
                         "their dispatch and the check of n_neighbors; 16: k=auto's threshold with "
                         "both ends' standard errors, the warm-up of its prefix step, "
                         "warm_up(auto_k), the CLI's auto_k and the export; 17: n_bins='auto' by the "
-                        "rows binned, in the rule, the store builders, the sources and the CLI)")
+                        "rows binned, in the rule, the store builders, the sources and the CLI; "
+                        "18: the relevance from entropies in one compiled pass and its "
+                        "dispatch, the dense labels read from their transpose, the first "
+                        "rise of a label's threshold with lower_gains(every=True))")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",

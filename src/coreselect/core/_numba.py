@@ -265,7 +265,7 @@ def relevance_in_place(info, h_x, h_l, inv_x, inv_l, normalized, by_label):  # p
     """:func:`coreselect.core.entropy.relevance_from_entropies` in one pass over ``info``
     (``H(x, l)`` in, relevance out): ``max(H(x) - H(x, l) + H(l), 0)``, then for the
     normalized form ``* inv_x[x] * inv_l[l]`` and ``min(., 1)``; the numpy path's operations in
-    its order, with its NaN and signed-zero rules (``np.maximum`` keeps ``x`` unless ``x < 0``).
+    its order, with its rules: NaN stays NaN, a zero is +0.0.
     ``by_label``: labels in the outer loop (``info`` column-major, as the joint kernel writes
     it)."""
     d, n_labels = info.shape
@@ -275,7 +275,7 @@ def relevance_in_place(info, h_x, h_l, inv_x, inv_l, normalized, by_label):  # p
         for t in range(inner):
             x, label = (t, o) if by_label else (o, t)
             v = (h_x[x] - info[x, label]) + h_l[label]
-            if v < 0.0:
+            if v <= 0.0:
                 v = 0.0
             if normalized:
                 v = v * inv_x[x] * inv_l[label]

@@ -462,9 +462,9 @@ def _discretize_block(X, n_bins, strategy, min_bin_count, is_sparse) -> _Block:
 def _ones_by_column(Y: np.ndarray) -> sp.csc_matrix:
     """The CSC int8 matrix of a dense 0/1 ``Y``, read label by label from its transpose (a
     third of the time scipy takes from a dense matrix, through (row, column) pairs sorted
-    again by column)."""
+    again by column). One temporary of a byte per cell, as the caller's 0/1 check."""
     n, n_labels = Y.shape
-    ones = np.ascontiguousarray(Y.T) != 0
+    ones = np.not_equal(Y.T, 0, order="C")  # written label-major, whatever Y's order
     flat = np.flatnonzero(ones)  # label-major: each label's rows come out in order
     indptr = np.zeros(n_labels + 1, dtype=np.int64)
     np.cumsum(np.count_nonzero(ones, axis=1), out=indptr[1:])

@@ -186,6 +186,7 @@ def relevance_from_entropies(h_x: np.ndarray, h_l: np.ndarray, h_xl: np.ndarray,
     np.subtract(h_x[:, None], info, out=info)
     info += h_l[None, :]
     np.maximum(info, 0.0, out=info)
+    info += 0.0  # a zero is +0.0 (the sign np.maximum gives a zero is not specified)
     if kind == "mi":
         return info
     info *= inv_x[:, None]
