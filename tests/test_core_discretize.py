@@ -327,3 +327,43 @@ def test_dense_labels_become_the_matrix_scipy_makes_of_them(seed, n, n_labels, d
         assert np.array_equal(a.data, b.data)
     assert ones.has_canonical_format
     assert np.array_equal(got.n_codes, want.n_codes)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), n_bins=st.integers(2, 7), min_count=st.integers(1, 12),
+       strategy=st.sampled_from(["auto", "quantile", "uniform"]),
+       values=st.sampled_from(["fractions", "wide integers", "few", "signed zeros"]),
+       dense=st.booleans())
+def test_compiled_equals_numpy_on_columns_numpy_sorts(seed, n_bins, min_count, strategy, values,
+                                                      dense):
+    """Long columns (more stored values than the insertion sort takes) are sorted by numpy in
+    rows padded to a power of two: columns of every length around the widths (33, 63 to 65,
+    127 to 129, 200), fractions, integers over a span too wide to count, few distinct values,
+    zeros of both signs, beside short and integer columns that the kernel handles itself:
+    the numpy path's codes, bit for bit, and the reference's partition."""
+    from coreselect.core import _numba_discretize as kernel
+
+    rng = np.random.default_rng(seed)
+    cut = kernel.INSERTION_MAX
+    sizes = [cut + 1, 63, 64, 65, 127, 128, 129, 200, 5, 0]
+    n = 210
+    X = np.zeros((n, len(sizes) + 1))
+    for j, m in enumerate(sizes):
+        rows = rng.choice(n, m, replace=False)
+        if values == "fractions":
+            X[rows, j] = rng.normal(size=m).round(rng.integers(1, 4))
+        elif values == "wide integers":
+            X[rows, j] = rng.integers(-10**6, 10**6, m)
+        elif values == "few":
+            X[rows, j] = rng.choice([-2.5, 0.5, 1.5, 7.25], m)
+        else:
+            X[rows, j] = rng.choice([-0.0, 0.0, -1.5, 2.5, 3.75], m)
+    X[:, -1] = rng.integers(0, 4, n)  # a counted column beside them
+    params = dict(n_bins=n_bins, strategy=strategy, min_bin_count=min_count)
+    data = X if dense else sp.csc_matrix(X)
+    got = discretize(data, backend="numba", **params)
+    _same_bits(got, discretize(data, backend="numpy", **params))
+    codes = got.dense_codes()
+    for j in range(X.shape[1]):
+        expected = ref.discretize_column(X[:, j], n_bins, strategy, min_count, not dense)
+        assert ref.same_partition(codes[:, j], expected), (j, values)

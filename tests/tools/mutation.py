@@ -805,8 +805,8 @@ MUTANTS += [
         "non-integer column counts the previous columns' samples)"),
     R10("core/_numba_discretize.py", "n_codes[j] = 1 if n > 0 else 0", "n_codes[j] = 0",
         "compiled binning: a sparse column with no stored cell reports 0 codes, not 1"),
-    R10("core/_numba_discretize.py", "while k > 0 and x[order[k - 1]] > v:",
-        "while k > 1 and x[order[k - 1]] > v:",
+    R10("core/_numba_discretize.py", "while k > 0 and ordered[k - 1] > v:",
+        "while k > 1 and ordered[k - 1] > v:",
         "compiled binning, short columns: insertion sort never moves a value before the first "
         "(a column whose first stored value is not its smallest is grouped unsorted)"),
     # -- core/objective.py: the first rise in one compiled pass ------------------------------------

@@ -30,10 +30,12 @@ INSERTION_MAX = 32
 @njit(cache=True, nogil=True)
 def discretize_columns(phase, lo, hi, indptr, rows, vals, n, is_sparse, n_bins, strategy,
                        min_count, cell_code, n_codes, zero_code, out_count, out_ptr,
-                       out_rows, out_codes):  # pragma: no cover
+                       out_rows, out_codes, presorted, flags):  # pragma: no cover
     """Phase 0 or 1 (module docstring) on columns ``lo <= j < hi`` of a CSC matrix
     (``indptr``, ``rows``, ``vals``; ``rows`` empty: a dense column-major block, row
-    ``t - indptr[j]``). ``cell_code`` is indexed like ``vals``; the other outputs by column."""
+    ``t - indptr[j]``). ``cell_code`` is indexed like ``vals``; the other outputs by column.
+    The columns :func:`sort_plan` flags (``flags[j] == 1``) come sorted in ``presorted``
+    (indexed like ``vals``; numpy's vectorized sort is several times numba's)."""
     # Scratch for the largest column of the range, reused by every column: a wide sparse
     # matrix has tens of thousands of small columns, where a dozen allocations per column
     # cost more than the binning itself.
@@ -44,7 +46,9 @@ def discretize_columns(phase, lo, hi, indptr, rows, vals, n, is_sparse, n_bins, 
     u_val_buf = np.empty(width + 1)
     u_w_buf = np.zeros(width + 1, dtype=np.int64)
     g_buf = np.empty(width, dtype=np.int64)
-    order_buf = np.empty(width, dtype=np.int64)
+    sorted_buf = np.empty(width)
+    run_code = np.empty(width + 1, dtype=np.int64)
+    run_top = np.empty(width + 1)
     bins_buf = np.empty(width + 1, dtype=np.int64)
     code_buf = np.empty(width + 1, dtype=np.int64)
     count_buf = np.zeros(width + 1, dtype=np.int64)
@@ -73,11 +77,16 @@ def discretize_columns(phase, lo, hi, indptr, rows, vals, n, is_sparse, n_bins, 
         u_w = u_w_buf[:m + 1]
         u_w[:] = 0
         g_of = g_buf[:m]  # group of each cell, by position in the column
-        lo_v, span = _integer_span(x)
-        if span >= 0 and span <= 2 * m + 16:
+        counted, lo_v, span = _counted(x)
+        if counted:
             G, zero_g = _groups_counted(x, z, lo_v, span, u_val, u_w, g_of)
         else:
-            G, zero_g = _groups_sorted(x, z, u_val, u_w, g_of, order_buf[:m])
+            if flags.size > 0 and flags[j] == 1:
+                ordered = presorted[s:e]
+            else:
+                ordered = sorted_buf[:m]
+                _sort_into(x, ordered)
+            G, zero_g = _groups_sorted(ordered, z, u_val, u_w)
         bins = bins_buf[:G]
         for g in range(G):
             bins[g] = g  # rule 1: one bin per distinct value
@@ -100,15 +109,81 @@ def discretize_columns(phase, lo, hi, indptr, rows, vals, n, is_sparse, n_bins, 
             b = bins[g]
             code[g] = 0 if b == mode else (mode if b == 0 else b)
         stored = 0
-        for t in range(m):
-            c = code[g_of[t]]
-            cell_code[s + t] = c
-            if c != 0:
-                stored += 1
+        if counted:
+            for t in range(m):
+                c = code[g_of[t]]
+                cell_code[s + t] = c
+                if c != 0:
+                    stored += 1
+        else:
+            # A sorted column's cells find their code by value: a binary search over the runs
+            # of groups that share a code (as many as the bins), not over the groups.
+            runs = 0
+            for g in range(G):
+                if runs > 0 and code[g] == run_code[runs - 1]:
+                    run_top[runs - 1] = u_val[g]
+                else:
+                    run_code[runs] = code[g]
+                    run_top[runs] = u_val[g]
+                    runs += 1
+            for t in range(m):
+                v = x[t]
+                a = 0
+                b = runs - 1
+                while a < b:  # the first run whose largest value is at least v
+                    mid = (a + b) >> 1
+                    if run_top[mid] < v:
+                        a = mid + 1
+                    else:
+                        b = mid
+                c = run_code[a]
+                cell_code[s + t] = c
+                if c != 0:
+                    stored += 1
         zc = code[zero_g] if zero_g >= 0 and z > 0 else 0
         zero_code[j] = zc
         out_count[j] = stored + (z if zc != 0 else 0)
         n_codes[j] = nc
+
+
+@njit(cache=True, nogil=True)
+def _counted(x):  # pragma: no cover
+    """(whether the column's distinct values are found by counting, its min, its span):
+    integers over a span small enough to count; else the column is sorted."""
+    lo_v, span = _integer_span(x)
+    return span >= 0 and span <= 2 * x.size + 16, lo_v, span
+
+
+@njit(cache=True, nogil=True)
+def sort_plan(lo, hi, indptr, vals, flags):  # pragma: no cover
+    """``flags[j] = 1`` for the columns ``lo <= j < hi`` that :func:`discretize_columns` would
+    sort with more than :data:`INSERTION_MAX` values: the caller sorts them with numpy."""
+    for j in range(lo, hi):
+        s = indptr[j]
+        e = indptr[j + 1]
+        flags[j] = 1 if e - s > INSERTION_MAX and not _counted(vals[s:e])[0] else 0
+
+
+@njit(cache=True, nogil=True)
+def pad_columns(cols, indptr, vals, padded):  # pragma: no cover
+    """Row ``r`` of ``padded`` = the values of column ``cols[r]``, then ``inf`` (sorted last)."""
+    width = padded.shape[1]
+    for r in range(cols.size):
+        s = indptr[cols[r]]
+        m = indptr[cols[r] + 1] - s
+        for t in range(m):
+            padded[r, t] = vals[s + t]
+        for t in range(m, width):
+            padded[r, t] = np.inf
+
+
+@njit(cache=True, nogil=True)
+def unpad_columns(cols, indptr, padded, out):  # pragma: no cover
+    """The inverse of :func:`pad_columns` into ``out`` (indexed like the values)."""
+    for r in range(cols.size):
+        s = indptr[cols[r]]
+        for t in range(indptr[cols[r] + 1] - s):
+            out[s + t] = padded[r, t]
 
 
 @njit(cache=True, nogil=True)
@@ -162,16 +237,14 @@ def _groups_counted(x, z, lo, span, u_val, u_w, g_of):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def _groups_sorted(x, z, u_val, u_w, g_of, order):  # pragma: no cover
-    """The distinct values of a column in increasing order (``u_val``) with their numbers of
-    samples (``u_w``), the group of every stored cell (``g_of``), and, with ``z`` implicit
-    zeros (sparse input: none stored), the zero as one more group; returns (groups, the zero's
-    group or -1). ``order`` is scratch of ``x``'s size."""
-    _argsort_into(x, order)
+def _groups_sorted(ordered, z, u_val, u_w):  # pragma: no cover
+    """The distinct values of a column, given sorted (``ordered``), in increasing order
+    (``u_val``) with their numbers of samples (``u_w``) and, with ``z`` implicit zeros
+    (sparse input: none stored), the zero as one more group; returns (groups, the zero's
+    group or -1)."""
     G = 0
     zero_g = -1
-    for r in range(x.size):
-        v = x[order[r]]
+    for v in ordered:
         if z > 0 and zero_g < 0 and v > 0:
             zero_g = G
             u_val[G] = 0.0
@@ -181,7 +254,6 @@ def _groups_sorted(x, z, u_val, u_w, g_of, order):  # pragma: no cover
             u_val[G] = v
             G += 1
         u_w[G - 1] += 1
-        g_of[order[r]] = G - 1
     if z > 0 and zero_g < 0:
         zero_g = G
         u_val[G] = 0.0
@@ -191,21 +263,21 @@ def _groups_sorted(x, z, u_val, u_w, g_of, order):  # pragma: no cover
 
 
 @njit(cache=True, nogil=True)
-def _argsort_into(x, order):  # pragma: no cover
-    """``order`` = an argsort of ``x`` (ties in any order: only the groups of equal values
-    matter). Short columns, most of a wide sparse matrix's, by insertion, which needs no
-    allocation and beats a general sort's set-up there."""
+def _sort_into(x, ordered):  # pragma: no cover
+    """``ordered`` = ``x`` sorted. Short columns, most of a wide sparse matrix's, by
+    insertion, which needs no allocation and beats a general sort's set-up there."""
     m = x.size
     if m > INSERTION_MAX:
-        order[:] = np.argsort(x)
+        ordered[:] = x
+        ordered.sort()
         return
     for i in range(m):
         v = x[i]
         k = i
-        while k > 0 and x[order[k - 1]] > v:
-            order[k] = order[k - 1]
+        while k > 0 and ordered[k - 1] > v:
+            ordered[k] = ordered[k - 1]
             k -= 1
-        order[k] = i
+        ordered[k] = v
 
 
 @njit(cache=True, nogil=True)

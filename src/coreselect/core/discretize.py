@@ -371,11 +371,14 @@ def _discretize_block_compiled(X, c0, c1, n_bins, strategy, min_bin_count, is_sp
     parts = _blocks(np.diff(col_ptr) + 1, max(1, (vals.size + d) // (4 * max(1, n_threads()))
                                              + 1))
 
+    presorted, flags = _presorted(col_ptr, vals, parts)
+
     def run(phase: int) -> Callable[[int], None]:
         def one(b: int) -> None:
             discretize_columns(phase, int(parts[b]), int(parts[b + 1]), col_ptr, rows, vals, n,
                                is_sparse, n_bins, code, min_bin_count, cell_code, n_codes,
-                               zero_code, out_count, out_ptr, out_rows, out_codes)
+                               zero_code, out_count, out_ptr, out_rows, out_codes, presorted,
+                               flags)
         return one
 
     run_blocks(run(0), len(parts) - 1)
@@ -384,6 +387,45 @@ def _discretize_block_compiled(X, c0, c1, n_bins, strategy, min_bin_count, is_sp
     out_codes = np.empty(int(out_ptr[-1]), dtype=idx_dtype)
     run_blocks(run(1), len(parts) - 1)
     return _Block(out_ptr, out_rows, out_codes, n_codes)
+
+
+def _presorted(col_ptr: np.ndarray, vals: np.ndarray, parts: np.ndarray,
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The values of the columns the compiled kernel would sort itself with a general sort
+    (:func:`~coreselect.core._numba_discretize.sort_plan`), sorted by numpy instead, in rows
+    of a power-of-two width padded with ``inf`` (numpy's vectorized sort of short rows is
+    several times numba's; sorted values are the same whoever sorts them), on the kernels'
+    threads (numpy's sort releases the GIL). Returns the sorted values indexed like ``vals``
+    (only the flagged columns' ranges written) and the flags; empty arrays when none."""
+    from coreselect.core._numba_discretize import pad_columns, sort_plan, unpad_columns
+    from coreselect.core._threads import n_threads, run_blocks
+
+    d = col_ptr.size - 1
+    flags = np.zeros(d, dtype=np.uint8)
+    run_blocks(lambda b: sort_plan(int(parts[b]), int(parts[b + 1]), col_ptr, vals, flags),
+               len(parts) - 1)
+    cols = np.flatnonzero(flags)
+    if cols.size == 0:
+        return np.zeros(0), np.zeros(0, dtype=np.uint8)
+    sizes = col_ptr[cols + 1] - col_ptr[cols]
+    widths = np.left_shift(1, np.ceil(np.log2(sizes)).astype(np.int64))
+    presorted = np.empty(vals.size)
+    cells_per_task = max(64, (1 << 16) // max(1, n_threads()))  # a few tasks per thread
+    tasks = []
+    for width in np.unique(widths):
+        group = cols[widths == width]
+        step = max(1, cells_per_task // int(width))
+        tasks += [(group[a:a + step], int(width)) for a in range(0, group.size, step)]
+
+    def sort_task(t: int) -> None:  # each task writes only its own columns' ranges
+        group, width = tasks[t]
+        padded = np.empty((group.size, width))
+        pad_columns(group, col_ptr, vals, padded)
+        padded.sort(axis=1)
+        unpad_columns(group, col_ptr, padded, presorted)
+
+    run_blocks(sort_task, len(tasks))
+    return presorted, flags
 
 
 def _discretize_block(X, n_bins, strategy, min_bin_count, is_sparse) -> _Block:

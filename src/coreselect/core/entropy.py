@@ -253,6 +253,7 @@ def warm_up() -> bool:
     from coreselect.core.discretize import discretize, discretize_labels
 
     tiny = discretize(np.array([[0, 1], [1, 1], [1, 0], [0, 0]]), strategy="none")
+    discretize(np.linspace(0.0, 1.0, 80).reshape(40, 2))  # long columns, sorted by numpy
     relevance_matrix(tiny, discretize_labels(np.array([[0, 1], [1, 1], [1, 0], [0, 0]])))
     DistanceOracle(tiny).add_distances_from(0, np.zeros(2), np.zeros(2), np.zeros(2, bool))
     add_distances(np.zeros(2), 0.0, np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2, bool),
