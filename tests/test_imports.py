@@ -113,9 +113,13 @@ assert coreselect.warm_up() is True
 warmed = loaded()
 rng = np.random.default_rng(0)
 dense = rng.normal(size=(300, 40))  # numeric: the default is CMIM
-sparse = sp.random(2000, 1500, density=0.01, random_state=0, format="csr")  # the greedy
+sparse = sp.random(2000, 1500, density=0.05, random_state=0, format="csr")  # the greedy
 for X in (dense, sparse):
     Y = (rng.random((X.shape[0], 6)) < 0.3).astype(int)
+    if sp.issparse(X):  # a first pick of five even bins (most rows non-zero): a step of
+        # many cells, on threads
+        first = 5 * Y[:, :1] + rng.integers(1, 6, (X.shape[0], 1))
+        X = sp.hstack([sp.csr_matrix(first.astype(float)), X], format="csr")
     coreselect.GDSSelector(k=12).fit(X, Y)
 coreselect.GDSSelector(k="auto").fit(dense, Y[:dense.shape[0]])  # the inner cross-validation
 after = loaded()

@@ -255,7 +255,9 @@ def warm_up() -> bool:
     tiny = discretize(np.array([[0, 1], [1, 1], [1, 0], [0, 0]]), strategy="none")
     discretize(np.linspace(0.0, 1.0, 80).reshape(40, 2))  # long columns, sorted by numpy
     relevance_matrix(tiny, discretize_labels(np.array([[0, 1], [1, 1], [1, 0], [0, 0]])))
-    DistanceOracle(tiny).add_distances_from(0, np.zeros(2), np.zeros(2), np.zeros(2, bool))
+    oracle = DistanceOracle(tiny)
+    oracle.add_distances_from(0, np.zeros(2), np.zeros(2), np.zeros(2, bool))
+    oracle.distances_from(0)  # more cells than slots: the step of a pick on many rows
     add_distances(np.zeros(2), 0.0, np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2, bool),
                   use_numba=True)
     lower_gains(np.zeros(2), np.arange(2), 2, 0.0, 1.0, np.zeros(2), False)
