@@ -3,9 +3,12 @@
 
 The vectorized numpy path of that module ranks every value of a block of columns with one
 global sort; here each column sorts only its own values, which is what makes it several
-times faster on wide sparse data. Both produce the same codes, bit for bit (the tests compare
-them on random data). Integer counts are exact, and the only floating-point step (the
-``uniform`` bin of a value) is the same IEEE expression in the same order.
+times faster on wide sparse data: short columns by insertion, long ones by numpy beforehand
+(:func:`sort_plan` names them, :func:`pad_columns` lays them out as rows of one width for a
+vectorized sort), integer columns of a small range by counting. Both paths produce the same
+codes, bit for bit (the tests compare them on random data). Integer counts are exact, and the
+only floating-point step (the ``uniform`` bin of a value) is the same IEEE expression in the
+same order.
 
 One function with two phases, so that a run loads one kernel from the cache, not two:
 
