@@ -78,6 +78,8 @@ WHOLE_FILES = {
                                 "--no-baseline --timeout 600 --out docs/mutation-round17.md",
     "docs/mutation-round18.md": "python tests/tools/mutation.py --round 18 --jobs 1 --workers 2 "
                                 "--no-baseline --timeout 900 --out docs/mutation-round18.md",
+    "docs/mutation-round19.md": "python tests/tools/mutation.py --round 19 --jobs 1 --workers 2 "
+                                "--no-baseline --timeout 900 --out docs/mutation-round19.md",
     "docs/mutation-reanchored.md": "python tests/tools/mutation.py --no-baseline --jobs 1 "
                                    "--timeout 600 --match 'coefficient c without the 2,h: "
                                    "lambda weighs,old threshold (numba kernel),feature relevance "

@@ -338,15 +338,15 @@ def test_compiled_equals_numpy_on_columns_numpy_sorts(seed, n_bins, min_count, s
                                                       dense):
     """Long columns (more stored values than the insertion sort takes) are sorted by numpy in
     rows padded to a power of two: columns of every length around the widths (33, 63 to 65,
-    127 to 129, 200), fractions, integers over a span too wide to count, few distinct values,
+    127 to 129, 200, and 300 alone in its width), fractions, integers over a span too wide to count, few distinct values,
     zeros of both signs, beside short and integer columns that the kernel handles itself:
     the numpy path's codes, bit for bit, and the reference's partition."""
     from coreselect.core import _numba_discretize as kernel
 
     rng = np.random.default_rng(seed)
     cut = kernel.INSERTION_MAX
-    sizes = [cut + 1, 63, 64, 65, 127, 128, 129, 200, 5, 0]
-    n = 210
+    sizes = [cut + 1, 63, 64, 65, 127, 128, 129, 200, 300, 5, 0]  # 300: alone in its width
+    n = 320
     X = np.zeros((n, len(sizes) + 1))
     for j, m in enumerate(sizes):
         rows = rng.choice(n, m, replace=False)
@@ -367,3 +367,26 @@ def test_compiled_equals_numpy_on_columns_numpy_sorts(seed, n_bins, min_count, s
     for j in range(X.shape[1]):
         expected = ref.discretize_column(X[:, j], n_bins, strategy, min_count, not dense)
         assert ref.same_partition(codes[:, j], expected), (j, values)
+
+
+def test_numpy_sorts_exactly_the_long_columns_the_kernel_would_sort():
+    """The plan of the presorting: a column is handed to numpy's sort when it has more stored
+    values than the insertion sort takes and is not counted (integers over a small span), so a
+    slip in the plan cannot leave the path unused (or flag a column the kernel counts)."""
+    from coreselect.core._numba_discretize import INSERTION_MAX, sort_plan
+
+    rng = np.random.default_rng(0)
+    long_ = INSERTION_MAX + 1
+    columns = {  # name: (values, expected flag)
+        "empty": (np.zeros(0), 0),
+        "short fractions": (rng.random(INSERTION_MAX) + 0.5, 0),
+        "long fractions": (rng.random(long_) + 0.5, 1),
+        "long small-span integers": (rng.integers(1, 5, 90).astype(float), 0),
+        "long wide-span integers": (rng.integers(1, 10**6, 90).astype(float), 1),
+        "long mixed": (np.r_[rng.integers(1, 5, 60), 0.5].astype(float), 1),
+    }
+    vals = np.concatenate([v for v, _ in columns.values()])
+    indptr = np.r_[0, np.cumsum([v.size for v, _ in columns.values()])].astype(np.int64)
+    flags = np.full(len(columns), 7, dtype=np.uint8)
+    sort_plan(0, len(columns), indptr, vals, flags)
+    assert dict(zip(columns, flags.tolist())) == {k: f for k, (_, f) in columns.items()}

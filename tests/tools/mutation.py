@@ -1265,6 +1265,111 @@ MUTANTS += [
 ]
 
 
+# -- round 19: chosen by a helper who wrote neither the code nor the tests, in the newest code:
+# the long columns sorted by numpy before the compiled binning (core/_numba_discretize.py
+# sort_plan, pad_columns, unpad_columns; core/discretize.py _presorted: rows of a power-of-two
+# width padded with inf, sorted on the kernels' threads), the kernel's use of them (the
+# presorted/flags arguments) and its value-based code lookup for sorted columns (a binary
+# search over the runs of groups sharing a code); warm_up's new lines (the long columns'
+# kernels, the distance step of a pick on many rows).
+# Considered and left out as equivalent: every change to *which* columns sort_plan flags (> as
+# >=, counted columns flagged too, the "not" of _counted dropped or the slice it reads shifted,
+# the last column of a range never flagged, the else 0 dropped: flags start at 0): a flagged
+# column is sorted by numpy into presorted, an unflagged one by the kernel itself, and a counted
+# one never reads either; sorted values are the same whoever sorts them, so only the speed
+# changes (the one non-equivalent case, a flagged empty column, is a ZeroDivisionError, not a
+# slip anyone writes); likewise the kernel ignoring the flags the other way (never reading
+# presorted); in _sort_into, the general-sort branch (m > INSERTION_MAX: ordered.sort() dropped,
+# > as >=): sort_plan flags every column it would take, so it is unreachable from _presorted's
+# caller; in _presorted, the width one power of two too wide (log2(sizes + 1), or ceil + 1: more
+# inf padding, cut off again), np.zeros for np.empty, any positive step, cols[widths <= width]
+# (a column sorted in two tasks, to the same values); in the lookup, b = runs for runs - 1 (mid
+# stays below b, so run_top[runs] is never read and the first run whose top is >= v is in
+# 0 .. runs - 1 anyway), run_code[b] for run_code[a] (the loop ends with a == b), and runs split
+# by bins[g] != bins[g - 1] or code[g] != code[g - 1] instead of by the run's code (bins are
+# monotone in the sorted groups and the relabel is a bijection: a code's groups are
+# contiguous). Left out as writing or reading outside an array (numba checks no bounds; a kill
+# would be a crash, not an assertion): the width rounded down (floor, round, log2(sizes - 1):
+# pad_columns writes past a row and past the block), unpad writing at s + t + 1, pad_columns
+# or unpad_columns indexing indptr by the row r instead of cols[r], the flags.size > 0 guard
+# dropped (flags[j] of an empty array), run_code[runs] for run_code[runs - 1] in the run test.
+# Left out as non-deterministic (they read np.empty's garbage, killed or not by chance): the
+# padding loop starting at m + 1, unpad copying m - 1 values; the search's a = mid (a loop that
+# never ends: a kill by timeout only) is left out for the run's time. The "kernel reads
+# presorted for an unflagged column" mutant below also reads cells numpy never wrote, but no
+# garbage is a short column's values sorted: it is kept. After the run, the plan got a direct
+# test (test_numpy_sorts_exactly_the_long_columns_the_kernel_would_sort: a slip there leaves the
+# faster path unused); the first of the plan's slips considered above, > as >=, is the round's
+# last mutant.
+R19 = in_round(19)
+
+
+MUTANTS += [
+    # -- core/_numba_discretize.py: pad_columns and unpad_columns ----------------------------------
+    R19("core/_numba_discretize.py", "            padded[r, t] = np.inf\n",
+        "            padded[r, t] = 0.0\n",
+        "padded rows filled with 0, not inf (the padding sorts among the values: a column "
+        "shorter than its width with positive values loses its largest ones to zeros)"),
+    R19("core/_numba_discretize.py",
+        "        for t in range(indptr[cols[r] + 1] - s):\n"
+        "            out[s + t] = padded[r, t]\n",
+        "        m = indptr[cols[r] + 1] - s\n"
+        "        for t in range(m):\n"
+        "            out[s + t] = padded[r, padded.shape[1] - m + t]\n",
+        "unpad_columns reads a row's last m cells, as if the padding sorted first (a column "
+        "shorter than its width gets inf for its largest values and loses its smallest)"),
+    # -- core/discretize.py: _presorted ------------------------------------------------------------
+    R19("core/discretize.py", "padded.sort(axis=1)", "padded.sort(axis=0)",
+        "_presorted sorts the padded block along axis 0 (across a task's columns), not each "
+        "row"),
+    R19("core/discretize.py", "for a in range(0, group.size, step)]",
+        "for a in range(0, group.size - 1, step)]",
+        "_presorted's tasks stop one column early (range to group.size - 1): the last chunk of "
+        "a width is dropped when it starts at the last column, as a width of one column does: "
+        "that column is flagged but never sorted"),
+    # -- core/_numba_discretize.py: the kernel's use of the presorted values -----------------------
+    R19("core/_numba_discretize.py", "                ordered = presorted[s:e]\n",
+        "                ordered = x\n",
+        "the kernel takes a flagged column's own (unsorted) values, not numpy's sorted ones"),
+    R19("core/_numba_discretize.py", "if flags.size > 0 and flags[j] == 1:",
+        "if flags.size > 0:",
+        "the kernel reads presorted for every sorted column once any is flagged (a short "
+        "non-integer column reads cells numpy never wrote)"),
+    # -- core/_numba_discretize.py: the runs and the binary search ---------------------------------
+    R19("core/_numba_discretize.py", "                    run_top[runs - 1] = u_val[g]\n",
+        "                    pass\n",
+        "a group joining a run does not raise the run's top (the run ends at its first "
+        "group's value: the cells of its later groups take the next run's code)"),
+    R19("core/_numba_discretize.py", "if run_top[mid] < v:", "if run_top[mid] <= v:",
+        "binary search: the first run whose top is above v, not at least v (a cell equal to "
+        "a run's top takes the next run's code)"),
+    R19("core/_numba_discretize.py", "                        b = mid\n",
+        "                        b = mid - 1\n",
+        "binary search: b = mid - 1 (the candidate mid dropped: a cell can land one run low)"),
+    R19("core/_numba_discretize.py", "                v = x[t]\n                a = 0\n",
+        "                v = ordered[t]\n                a = 0\n",
+        "binary search by the t-th smallest value, not cell t's (the codes come out in sorted "
+        "order, not the cells')"),
+    # -- core/entropy.py: warm_up ------------------------------------------------------------------
+    R19("core/entropy.py",
+        "    discretize(np.linspace(0.0, 1.0, 80).reshape(40, 2))  # long columns, sorted by numpy\n",
+        "",
+        "warm_up no longer bins long non-integer columns (sort_plan, pad_columns and "
+        "unpad_columns left to the first fit)"),
+    R19("core/entropy.py",
+        "    oracle.distances_from(0)  # more cells than slots: the step of a pick on many rows\n",
+        "",
+        "warm_up no longer takes the distance step of a pick on many rows (its count table and "
+        "fill left to the first fit on text data)"),
+    # -- core/_numba_discretize.py: sort_plan (pinned by a direct test after the run) --------------
+    R19("core/_numba_discretize.py",
+        "flags[j] = 1 if e - s > INSERTION_MAX and not _counted(vals[s:e])[0] else 0",
+        "flags[j] = 1 if e - s >= INSERTION_MAX and not _counted(vals[s:e])[0] else 0",
+        "sort_plan also hands numpy the columns of exactly INSERTION_MAX values (the same "
+        "codes; the plan's own test fails)"),
+]
+
+
 TESTS = {
     "core": ["tests/test_core_properties.py", "tests/test_reference_paths.py",
              "tests/test_core_discretize.py", "tests/test_core_entropy.py",
@@ -1441,6 +1546,12 @@ EXTRA["core/_numba.py"] = list(dict.fromkeys(EXTRA["core/_numba.py"][:1]
                                             + ["tests/test_core_greedy.py"]
                                             + EXTRA["core/_numba.py"][1:]))
 
+# Round 19: the binning's own tests (the compiled kernel against the numpy path on the columns
+# numpy sorts and around the insertion-sort cut) first for _presorted in discretize.py, before
+# the bins-by-rows tests; the kernel's file and warm_up's already run theirs first.
+EXTRA["core/discretize.py"] = list(dict.fromkeys(["tests/test_core_discretize.py"]
+                                                + EXTRA["core/discretize.py"]))
+
 
 def tests_for(file: str) -> list[str]:
     # the most specific keys first ("store/_resume.py" before "store/")
@@ -1584,7 +1695,9 @@ def main() -> None:
                         "rows binned, in the rule, the store builders, the sources and the CLI; "
                         "18: the relevance from entropies in one compiled pass and its "
                         "dispatch, the dense labels read from their transpose, the first "
-                        "rise of a label's threshold with lower_gains(every=True))")
+                        "rise of a label's threshold with lower_gains(every=True); 19: the long "
+                        "columns sorted by numpy in padded rows before the compiled binning, "
+                        "the kernel's lookup of codes by value, warm_up's new lines)")
     p.add_argument("--check", action="store_true",
                    help="only report which snippets are stale (exit 1 if any is); run no tests")
     p.add_argument("--quick", "--smoke", dest="quick", action="store_true",
