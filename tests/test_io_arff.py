@@ -132,6 +132,28 @@ def test_missing_values(tmp_path):
     assert ds.X[0, 0] == 2 and np.isnan(ds.X[1, 1])
 
 
+def test_a_numeric_missing_value_is_refused_with_what_selection_needs(tmp_path):
+    """The message for a numeric '?' does not promise that an option makes the file
+    selectable: missing='bin' reads NaN, which selection refuses in turn (impute first); a
+    nominal '?' read that way is a category of its own, and selects."""
+    from coreselect.errors import InputError
+    from coreselect.selection import select
+
+    text = ("@relation r\n@attribute f {a,b}\n@attribute g numeric\n@attribute y {0,1}\n"
+            "@data\na,1,1\nb,?,0\n?,2,1\nb,3,0\n")
+    p = write_pair(tmp_path, text, ("y",))
+    with pytest.raises(DatasetError, match=r"toy\.arff:7: missing value '\?' in numeric "
+                       r"attribute 'g': selection needs a number in every cell"):
+        read_arff(p)
+    ds = read_arff(p, missing="bin")
+    with pytest.raises(InputError, match="NaN"):
+        select(ds.X, ds.Y, k=1)
+    nominal = read_arff(write_pair(tmp_path, text.replace("b,?,0", "b,5,0"), ("y",)),
+                        missing="bin")
+    assert nominal.X[2, 0] == 2  # the third declared category: '?'
+    assert len(select(nominal.X, nominal.Y, k=1).selected) == 1
+
+
 def test_compressed(tmp_path):
     p = write_pair(tmp_path, DENSE, ("lab1", "lab2"))
     ref = read_arff(p)

@@ -83,7 +83,8 @@ def _codes(
         a, v = attrs[int(cols[i])], str(vals[i])
         if v == "?":
             raise DatasetError(
-                f"missing value '?' in attribute {a.name!r} (pass missing='bin' to treat it as its own category)",
+                f"missing value '?' in attribute {a.name!r} (the Python reader's missing='bin' "
+                "gives it a category of its own)",
                 path,
                 where(i),
             )
@@ -106,8 +107,9 @@ def _numbers(tokens: np.ndarray, missing: str, where, path: str, attrs, cols) ->
                 out[i] = np.nan
                 continue
             raise DatasetError(
-                f"missing value '?' in numeric attribute {attrs[cols[i]].name!r} "
-                "(pass missing='bin' to read it as NaN)",
+                f"missing value '?' in numeric attribute {attrs[cols[i]].name!r}: selection "
+                "needs a number in every cell; fill the missing values first (the Python "
+                "reader's missing='bin' reads them as NaN, to impute)",
                 path,
                 where(i),
             )
