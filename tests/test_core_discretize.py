@@ -390,3 +390,20 @@ def test_numpy_sorts_exactly_the_long_columns_the_kernel_would_sort():
     flags = np.full(len(columns), 7, dtype=np.uint8)
     sort_plan(0, len(columns), indptr, vals, flags)
     assert dict(zip(columns, flags.tolist())) == {k: f for k, (_, f) in columns.items()}
+
+
+@pytest.mark.parametrize("strategy", ["auto", "uniform"])
+def test_a_tall_column_numpy_sorts_in_place_gives_the_numpy_paths_codes(strategy):
+    """A column longer than the padded rows take (PAD_MAX_WIDTH) is sorted where it lands:
+    the numpy path's codes, bit for bit, beside a column of 40 stored values (sparse input:
+    in padded rows) or of every row (dense input: sorted in place too)."""
+    from coreselect.core.discretize import PAD_MAX_WIDTH
+
+    rng = np.random.default_rng(3)
+    n = PAD_MAX_WIDTH + 4465
+    short = np.zeros(n)
+    short[rng.choice(n, 40, replace=False)] = rng.random(40) + 0.5  # sparse: 40 stored values
+    X = np.c_[rng.normal(size=n).round(3), short]
+    for data in (X, sp.csc_matrix(X)):
+        _same_bits(discretize(data, strategy=strategy, backend="numba"),
+                   discretize(data, strategy=strategy, backend="numpy"))

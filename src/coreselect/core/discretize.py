@@ -305,6 +305,10 @@ def discretize(
 #: Cells (stored values plus one per column) per block of columns discretized at once.
 BLOCK_CELLS = 1 << 20
 
+#: Columns of more stored values than this are sorted one by one where they land, not in
+#: padded rows (whose padding would add up to their own size in memory).
+PAD_MAX_WIDTH = 1 << 16
+
 
 def code_dtype(max_codes: int) -> type:
     """The smallest signed integer type that holds codes ``0 .. max_codes - 1``."""
@@ -419,6 +423,12 @@ def _presorted(col_ptr: np.ndarray, vals: np.ndarray, parts: np.ndarray,
 
     def sort_task(t: int) -> None:  # each task writes only its own columns' ranges
         group, width = tasks[t]
+        if width > PAD_MAX_WIDTH:  # a tall column: sorted where it lands, no padded copy
+            for j in group.tolist():
+                column = presorted[col_ptr[j]:col_ptr[j + 1]]
+                column[:] = vals[col_ptr[j]:col_ptr[j + 1]]
+                column.sort()
+            return
         padded = np.empty((group.size, width))
         pad_columns(group, col_ptr, vals, padded)
         padded.sort(axis=1)
