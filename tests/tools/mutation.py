@@ -1279,10 +1279,11 @@ MUTANTS += [
 # one never reads either; sorted values are the same whoever sorts them, so only the speed
 # changes (the one non-equivalent case, a flagged empty column, is a ZeroDivisionError, not a
 # slip anyone writes); likewise the kernel ignoring the flags the other way (never reading
-# presorted); in _sort_into, the general-sort branch (m > INSERTION_MAX: ordered.sort() dropped,
-# > as >=): sort_plan flags every column it would take, so it is unreachable from _presorted's
-# caller; in _presorted, the width one power of two too wide (log2(sizes + 1), or ceil + 1: more
-# inf padding, cut off again), np.zeros for np.empty, any positive step, cols[widths <= width]
+# presorted: the kernel's insertion sort then takes them, slower); in _sort_into, the
+# general-sort branch (m > INSERTION_MAX: ordered.sort() dropped, > as >=): sort_plan flags
+# every column it would take, so it was unreachable (removed after the run); in _presorted,
+# the width one power of two too wide (log2(sizes + 1), or ceil + 1: more inf padding, cut off
+# again), np.zeros for np.empty, any positive step, cols[widths <= width]
 # (a column sorted in two tasks, to the same values); in the lookup, b = runs for runs - 1 (mid
 # stays below b, so run_top[runs] is never read and the first run whose top is >= v is in
 # 0 .. runs - 1 anyway), run_code[b] for run_code[a] (the loop ends with a == b), and runs split

@@ -267,13 +267,11 @@ def _groups_sorted(ordered, z, u_val, u_w):  # pragma: no cover
 
 @njit(cache=True, nogil=True)
 def _sort_into(x, ordered):  # pragma: no cover
-    """``ordered`` = ``x`` sorted. Short columns, most of a wide sparse matrix's, by
-    insertion, which needs no allocation and beats a general sort's set-up there."""
+    """``ordered`` = ``x`` sorted, by insertion: the short columns (at most
+    :data:`INSERTION_MAX` values, most of a wide sparse matrix's), where it needs no
+    allocation and beats a general sort's set-up; the longer ones come sorted by numpy
+    (:func:`sort_plan`)."""
     m = x.size
-    if m > INSERTION_MAX:
-        ordered[:] = x
-        ordered.sort()
-        return
     for i in range(m):
         v = x[i]
         k = i
